@@ -1,0 +1,72 @@
+"""Where a calibration ran: CPU model, the cores this process may use, what the engine would see as
+cpu_count, package versions, and a fixed single-thread benchmark used to scale fill and compile
+times from this CPU to another (the same xgrammar replay every time)."""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import platform
+import statistics
+import time
+from importlib import metadata
+
+from .profile import HostInfo
+
+PACKAGES = ("maskcost", "xgrammar", "llguidance", "apache-tvm-ffi", "quicktok-v1", "simpy", "numpy",
+            "torch", "vllm")
+
+
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def package_versions() -> dict[str, str]:
+    out = {}
+    for p in PACKAGES:
+        try:
+            out[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+def bench_us(vocab, rounds: int = 30) -> float:
+    """Median µs of one fresh-matcher replay of the 'bounded' tier's instance through xgrammar:
+    fill + accept for every token, single thread. The ratio of two hosts' bench_us scales traces."""
+    from .backends import XGrammarBackend
+    from .fill import output_text
+    from .schemas import TIERS
+    be = XGrammarBackend(vocab)
+    entry = TIERS["bounded"]
+    compiled, _ = be.compile(entry.schema, cache=True)
+    tokens = vocab.encode(output_text(entry.examples[0])) + [vocab.eos_id]
+    bm = be.bitmask(1)
+    times = []
+    for _ in range(rounds):
+        m = be.matcher(compiled)
+        t0 = time.perf_counter_ns()
+        for t in tokens:
+            be.fill(m, bm, 0)
+            be.accept(m, t)
+        times.append((time.perf_counter_ns() - t0) / 1e3)
+    return statistics.median(times)
+
+
+def host_info(vocab) -> HostInfo:
+    return HostInfo(cpu_model=cpu_model(), nproc=usable_cpus(), os_cpu_count=multiprocessing.cpu_count(),
+                    bench_us=bench_us(vocab), platform=f"{platform.system()} {platform.release()} "
+                                                      f"Python {platform.python_version()}")

@@ -1,0 +1,98 @@
+"""How the fill scales on threads on this CPU, measured the way the engines run it:
+vLLM's ThreadPoolExecutor over chunks of 16 rows (xgrammar and guidance alike), and SGLang's
+llguidance batched fill on a Rust (rayon) pool. The model takes the measured inflation over
+ideal list-scheduling, so GIL time, contention and core count are this host's, not assumed."""
+from __future__ import annotations
+
+import heapq
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Sequence
+
+from .backends import Backend
+from .host import usable_cpus
+from .profile import PoolPoint
+from ..model.fill import VLLM_FILL_CHUNK_ROWS
+
+
+def list_schedule_us(job_us: Sequence[float], workers: int) -> float:
+    """Makespan of jobs taken in order by the first free of `workers` identical workers (FIFO pool)."""
+    free = [0.0] * max(1, workers)
+    for j in job_us:
+        t = heapq.heappop(free)
+        heapq.heappush(free, t + j)
+    return max(free)
+
+
+def _timed(fn, repeats: int) -> float:
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter_ns()
+        fn()
+        out.append((time.perf_counter_ns() - t0) / 1e3)
+    return statistics.median(out)
+
+
+def measure_vllm_pool(backend: Backend, matchers: list[Any], workers: Sequence[int], rows: Sequence[int],
+                      repeats: int = 5) -> list[PoolPoint]:
+    """Serial loop vs chunks of 16 on ThreadPoolExecutor(W) (vllm/v1/structured_output/__init__.py:240-262)."""
+    bitmask = backend.bitmask(max(rows))
+    points = []
+    for b in rows:
+        ms = [matchers[i % len(matchers)] for i in range(b)]
+        chunks = [list(range(i, min(i + VLLM_FILL_CHUNK_ROWS, b))) for i in range(0, b, VLLM_FILL_CHUNK_ROWS)]
+
+        def fill_chunk(idx: list[int]) -> None:
+            for r in idx:
+                backend.fill(ms[r], bitmask, r)
+
+        serial = _timed(lambda: fill_chunk(list(range(b))), repeats)
+        chunk_us = [_timed(lambda c=c: fill_chunk(c), repeats) for c in chunks]
+        for w in workers:
+            with ThreadPoolExecutor(max_workers=w) as pool:
+                def run() -> None:
+                    for f in [pool.submit(fill_chunk, c) for c in chunks]:
+                        f.result()
+                run()  # start the threads
+                par = _timed(run, repeats)
+            # ideal: the same chunks on min(W, cores) perfect workers; the rest is GIL and contention
+            points.append(PoolPoint(w, b, serial, par, list_schedule_us(chunk_us, min(w, usable_cpus()))))
+    return points
+
+
+def measure_llguidance_batched(backend: Backend, matchers: list[Any], threads: Sequence[int],
+                               rows: Sequence[int], repeats: int = 5) -> list[PoolPoint]:
+    """llguidance.torch.fill_next_token_bitmask_par on an LLExecutor of T threads (SGLang's path)."""
+    llg, lgt = backend.llg, backend.lgt
+    bitmask = backend.bitmask(max(rows))
+    points = []
+    for b in rows:
+        ms = [matchers[i % len(matchers)] for i in range(b)]
+        row_us = [_timed(lambda m=m, r=r: backend.fill(m, bitmask, r), repeats) for r, m in enumerate(ms)]
+        serial = sum(row_us)
+        for t in threads:
+            ex = llg.LLExecutor(num_threads=t)
+            pairs = [(m, r) for r, m in enumerate(ms)]
+            par = _timed(lambda: lgt.fill_next_token_bitmask_par(ex, pairs, bitmask), repeats)
+            points.append(PoolPoint(t, b, serial, par, list_schedule_us(row_us, min(t, usable_cpus()))))
+    return points
+
+
+def advanced_matchers(backend: Backend, compiled_tokens: list[tuple[Any, list[int]]], n: int) -> list[Any]:
+    """n matchers in varied states: each output advanced by 0, 1, 2, ... tokens, round robin."""
+    out: list[Any] = []
+    depth = 0
+    while len(out) < n and compiled_tokens:
+        grew = False
+        for compiled, tokens in compiled_tokens:
+            if depth < len(tokens) - 1 and len(out) < n:
+                m = backend.matcher(compiled)
+                for t in tokens[:depth]:
+                    backend.accept(m, t)
+                out.append(m)
+                grew = True
+        if not grew:
+            break
+        depth += 1
+    return out

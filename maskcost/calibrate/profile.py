@@ -1,0 +1,267 @@
+"""The profile: the one contract between calibrate and the model.
+
+A profile is versioned JSON (gzip allowed). Every number in it was measured by `maskcost
+calibrate` (or by the sweep it ran) and every section says how. Loading validates the whole
+file once and turns it into frozen dataclasses; the model trusts what it gets.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROFILE_VERSION = 1
+BACKENDS = ("xgrammar", "guidance")
+
+
+class ProfileError(ValueError):
+    """A profile file that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class HostInfo:
+    cpu_model: str
+    nproc: int  # CPUs this process may run on (affinity)
+    os_cpu_count: int  # what multiprocessing.cpu_count() sees: the whole host
+    bench_us: float  # fixed single-thread xgrammar replay (calibrate/host.py); scales traces between CPUs
+    platform: str
+
+
+@dataclass(frozen=True)
+class FillTrace:
+    """One schema replayed through a fresh matcher: one entry per emitted token (EOS included)."""
+    schema_id: str
+    fill_us: tuple[float, ...]  # fill_next_token_bitmask for the row, timed from Python as the engine calls it
+    accept_us: tuple[float, ...]  # accept/consume of the emitted token (update_from_output)
+    straddle: tuple[bool, ...]  # the emitted token holds a quote plus other bytes
+
+
+@dataclass(frozen=True)
+class CompileCost:
+    schema_id: str
+    cold_ms: float  # compile with the cache off
+    warm_ms: float  # a cache hit (xgrammar's compiler cache); llguidance has no cache in vLLM
+    memory_bytes: int  # compiled grammar size; xgrammar's LRU cache is by bytes
+
+
+@dataclass(frozen=True)
+class PoolPoint:
+    """A fill of `rows` rows the way the engine does it, serial vs on `workers` threads."""
+    workers: int
+    rows: int
+    serial_us: float
+    parallel_us: float
+    ideal_us: float  # the same chunks list-scheduled on `workers` perfect workers
+
+    @property
+    def inflation(self) -> float:
+        return self.parallel_us / self.ideal_us
+
+
+@dataclass(frozen=True)
+class BackendCosts:
+    traces: tuple[FillTrace, ...]
+    compiles: tuple[CompileCost, ...]
+    pool: tuple[PoolPoint, ...]  # vLLM ThreadPoolExecutor, chunks of 16 (xgrammar) / llguidance batched (guidance)
+    failures: tuple[tuple[str, str], ...]  # (schema_id, the backend's error)
+
+
+@dataclass(frozen=True)
+class ForwardPoint:
+    batch: float  # the engine's own mean running-request count over the window
+    step_ms: float  # mean time between engine steps (window / steps counted by the engine)
+    itl_ms: float  # the engine's own ITL histogram mean over the window
+
+
+@dataclass(frozen=True)
+class ForwardCurve:
+    source: str  # how it was measured (engine, version, flags, GPU, client)
+    points: tuple[ForwardPoint, ...]  # async scheduling (the default), no schema
+    sync_points: tuple[ForwardPoint, ...]  # --no-async-scheduling, no schema; may be empty
+    prefill_us_per_token: float
+    ttft_fixed_ms: float  # API + scheduling overhead seen in TTFT at concurrency 1
+
+
+@dataclass(frozen=True)
+class ApplyPoint:
+    rows: int
+    apply_us: float  # H2D copy of the bitmask + the masking kernel
+
+
+@dataclass(frozen=True)
+class ApplyCost:
+    source: str
+    points: tuple[ApplyPoint, ...]
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    created_utc: str
+    provenance: dict[str, Any]  # command line, package versions, notes
+    host: HostInfo
+    tokenizer: str
+    vocab_size: int
+    backends: dict[str, BackendCosts]
+    forward: ForwardCurve
+    apply: ApplyCost
+    version: int = PROFILE_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def bitmask_row_bytes(self) -> int:
+        return 4 * ((self.vocab_size + 31) // 32)
+
+    def schema_ids(self, backend: str) -> list[str]:
+        return [t.schema_id for t in self.backends[backend].traces]
+
+
+# ---------------------------------------------------------------- JSON I/O
+
+def _rounded(x: Any) -> Any:
+    if isinstance(x, float):
+        return round(x, 3)
+    if isinstance(x, dict):
+        return {k: _rounded(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_rounded(v) for v in x]
+    return x
+
+
+def profile_to_dict(p: Profile) -> dict[str, Any]:
+    d = asdict(p)
+    d["maskcost_profile_version"] = d.pop("version")
+    for b in d["backends"].values():
+        for t in b["traces"]:
+            t["straddle"] = [int(s) for s in t["straddle"]]
+        b["failures"] = [{"schema_id": s, "error": e} for s, e in b["failures"]]
+    return _rounded(d)
+
+
+def save_profile(p: Profile, path: str | Path) -> None:
+    """Write atomically: a half-written profile never exists under the final name."""
+    path = Path(path)
+    text = json.dumps(profile_to_dict(p), separators=(",", ":"))
+    tmp = path.with_name(path.name + ".tmp")
+    if path.suffix == ".gz":
+        with gzip.open(tmp, "wt") as f:
+            f.write(text)
+    else:
+        tmp.write_text(text)
+    tmp.replace(path)
+
+
+def _req(d: dict, key: str, where: str, kind: type | tuple[type, ...]) -> Any:
+    if key not in d:
+        raise ProfileError(f"{where}: missing field '{key}'")
+    v = d[key]
+    if kind is float and isinstance(v, int) and not isinstance(v, bool):
+        v = float(v)
+    if not isinstance(v, kind):
+        raise ProfileError(f"{where}.{key}: expected {kind}, got {type(v).__name__}")
+    return v
+
+
+def _nonneg(v: float, where: str) -> float:
+    if not v >= 0:
+        raise ProfileError(f"{where}: must be >= 0, got {v}")
+    return v
+
+
+def _trace(d: dict, where: str) -> FillTrace:
+    fill = tuple(_nonneg(float(x), f"{where}.fill_us") for x in _req(d, "fill_us", where, list))
+    acc = tuple(_nonneg(float(x), f"{where}.accept_us") for x in _req(d, "accept_us", where, list))
+    strad = tuple(bool(x) for x in _req(d, "straddle", where, list))
+    if not fill or not (len(fill) == len(acc) == len(strad)):
+        raise ProfileError(f"{where}: fill_us, accept_us and straddle must be non-empty and of equal length")
+    return FillTrace(_req(d, "schema_id", where, str), fill, acc, strad)
+
+
+def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
+    if not isinstance(d, dict):
+        raise ProfileError(f"{where}: not a JSON object")
+    v = d.get("maskcost_profile_version")
+    if v != PROFILE_VERSION:
+        raise ProfileError(f"{where}: maskcost_profile_version is {v!r}, this maskcost reads {PROFILE_VERSION}")
+    h = _req(d, "host", where, dict)
+    host = HostInfo(_req(h, "cpu_model", f"{where}.host", str), _req(h, "nproc", f"{where}.host", int),
+                    _req(h, "os_cpu_count", f"{where}.host", int),
+                    _nonneg(_req(h, "bench_us", f"{where}.host", float), f"{where}.host.bench_us"),
+                    _req(h, "platform", f"{where}.host", str))
+    backends: dict[str, BackendCosts] = {}
+    for name, b in _req(d, "backends", where, dict).items():
+        w = f"{where}.backends.{name}"
+        if name not in BACKENDS:
+            raise ProfileError(f"{w}: unknown backend (known: {', '.join(BACKENDS)})")
+        traces = tuple(_trace(t, f"{w}.traces[{i}]") for i, t in enumerate(_req(b, "traces", w, list)))
+        compiles = tuple(CompileCost(_req(c, "schema_id", f"{w}.compiles[{i}]", str),
+                                     _nonneg(_req(c, "cold_ms", f"{w}.compiles[{i}]", float), w),
+                                     _nonneg(_req(c, "warm_ms", f"{w}.compiles[{i}]", float), w),
+                                     _req(c, "memory_bytes", f"{w}.compiles[{i}]", int))
+                         for i, c in enumerate(_req(b, "compiles", w, list)))
+        pool = tuple(PoolPoint(_req(p, "workers", f"{w}.pool[{i}]", int), _req(p, "rows", f"{w}.pool[{i}]", int),
+                               _req(p, "serial_us", f"{w}.pool[{i}]", float),
+                               _req(p, "parallel_us", f"{w}.pool[{i}]", float),
+                               _req(p, "ideal_us", f"{w}.pool[{i}]", float))
+                     for i, p in enumerate(_req(b, "pool", w, list)))
+        failures = tuple((_req(f_, "schema_id", f"{w}.failures", str), _req(f_, "error", f"{w}.failures", str))
+                         for f_ in _req(b, "failures", w, list))
+        if not traces:
+            raise ProfileError(f"{w}.traces: no fill traces")
+        ids = {t.schema_id for t in traces}
+        missing = ids - {c.schema_id for c in compiles}
+        if missing:
+            raise ProfileError(f"{w}.compiles: no compile cost for {sorted(missing)[:3]}")
+        backends[name] = BackendCosts(traces, compiles, pool, failures)
+    if not backends:
+        raise ProfileError(f"{where}.backends: empty")
+    fw = _req(d, "forward", where, dict)
+
+    def points(key: str) -> tuple[ForwardPoint, ...]:
+        pts = tuple(ForwardPoint(_req(p, "batch", f"{where}.forward.{key}[{i}]", float),
+                                 _req(p, "step_ms", f"{where}.forward.{key}[{i}]", float),
+                                 _req(p, "itl_ms", f"{where}.forward.{key}[{i}]", float))
+                    for i, p in enumerate(_req(fw, key, f"{where}.forward", list)))
+        if any(p.batch <= 0 or p.step_ms <= 0 for p in pts):
+            raise ProfileError(f"{where}.forward.{key}: batch and step_ms must be > 0")
+        return tuple(sorted(pts, key=lambda p: p.batch))
+
+    forward = ForwardCurve(_req(fw, "source", f"{where}.forward", str), points("points"), points("sync_points"),
+                           _nonneg(_req(fw, "prefill_us_per_token", f"{where}.forward", float), where),
+                           _nonneg(_req(fw, "ttft_fixed_ms", f"{where}.forward", float), where))
+    if not forward.points:
+        raise ProfileError(f"{where}.forward.points: no forward-time points")
+    ap = _req(d, "apply", where, dict)
+    apply = ApplyCost(_req(ap, "source", f"{where}.apply", str),
+                      tuple(sorted((ApplyPoint(_req(p, "rows", f"{where}.apply.points", int),
+                                               _req(p, "apply_us", f"{where}.apply.points", float))
+                                    for p in _req(ap, "points", f"{where}.apply", list)), key=lambda p: p.rows)))
+    if not apply.points:
+        raise ProfileError(f"{where}.apply.points: no mask-apply points")
+    return Profile(name=_req(d, "name", where, str), created_utc=_req(d, "created_utc", where, str),
+                   provenance=_req(d, "provenance", where, dict), host=host,
+                   tokenizer=_req(d, "tokenizer", where, str), vocab_size=_req(d, "vocab_size", where, int),
+                   backends=backends, forward=forward, apply=apply, extra=d.get("extra", {}))
+
+
+def load_profile(path: str | Path) -> Profile:
+    path = Path(path)
+    try:
+        raw = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
+    except OSError as e:
+        raise ProfileError(f"{path}: cannot read ({e.strerror or e})") from None
+    try:
+        d = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise ProfileError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    return profile_from_dict(d, where=str(path))
+
+
+def default_profile_path() -> Path:
+    return Path(__file__).resolve().parent.parent / "profiles" / "default.json.gz"
+
+
+def load_default_profile() -> Profile:
+    return load_profile(default_profile_path())

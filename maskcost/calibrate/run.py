@@ -1,0 +1,127 @@
+"""`maskcost calibrate`: host-side measurements (fill traces, compile, pools, fingerprint), an
+optional engine-side sweep (forward curve), the GPU apply cost where a GPU is present, and the
+profile that carries all of it with its provenance."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import defaultdict
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from .backends import make_backend
+from .fill import TraceResult, output_text, trace_schema
+from .host import host_info, package_versions
+from .pool import advanced_matchers, measure_llguidance_batched, measure_vllm_pool
+from .profile import (ApplyCost, BackendCosts, CompileCost, FillTrace, ForwardCurve, HostInfo, Profile,
+                      profile_from_dict, profile_to_dict)
+from .schemas import SchemaEntry
+from .tokenizer import Vocab
+
+POOL_WORKERS = (1, 2, 4, 8)
+POOL_ROWS = (16, 32, 64, 128, 256, 512)
+RECORDED_PER_SCHEMA = 16
+
+
+def recorded_outputs(path: Path) -> dict[str, list[str]]:
+    """Valid outputs from a `maskcost sweep` raw file, by schema id (the real model's token streams)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+        except json.JSONDecodeError:
+            raise ValueError(f"--outputs {path}:{n}: not JSON lines") from None
+        if d.get("check") == "valid" and d.get("schema_id"):
+            out[d["schema_id"]].append(d["text"])
+    return dict(out)
+
+
+def _result_to_json(backend: str, r: TraceResult, schema_id: str) -> dict[str, Any]:
+    d: dict[str, Any] = {"backend": backend, "schema_id": schema_id, "error": r.error}
+    if not r.error:
+        d["traces"] = [{"fill_us": t.fill_us, "accept_us": t.accept_us, "straddle": [int(s) for s in t.straddle]}
+                       for t in r.traces]
+        d["compile"] = {"cold_ms": r.compile.cold_ms, "warm_ms": r.compile.warm_ms,
+                        "memory_bytes": r.compile.memory_bytes}
+    return d
+
+
+def _result_from_json(d: dict[str, Any]) -> TraceResult:
+    if d["error"]:
+        return TraceResult((), None, d["error"])
+    sid, c = d["schema_id"], d["compile"]
+    return TraceResult(tuple(FillTrace(sid, tuple(t["fill_us"]), tuple(t["accept_us"]),
+                                       tuple(bool(s) for s in t["straddle"])) for t in d["traces"]),
+                       CompileCost(sid, c["cold_ms"], c["warm_ms"], c["memory_bytes"]), None)
+
+
+def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path,
+                       outputs: dict[str, list[str]] | None = None, repeats: int = 3,
+                       pool_workers=POOL_WORKERS, pool_rows=POOL_ROWS,
+                       log=print) -> dict[str, BackendCosts]:
+    """Trace every schema on every backend (appending each result to `partial` so a rerun resumes),
+    then measure the pools on matchers in states taken from the traced outputs."""
+    done: dict[tuple[str, str], TraceResult] = {}
+    if partial.exists():
+        for line in partial.read_text().splitlines():
+            if line.strip():
+                d = json.loads(line)
+                done[(d["backend"], d["schema_id"])] = _result_from_json(d)
+    result: dict[str, BackendCosts] = {}
+    with open(partial, "a") as pf:
+        for bname in backends:
+            be = make_backend(bname, vocab)
+            results: dict[str, TraceResult] = {}
+            for e in tqdm(entries, desc=f"fill traces {bname}", unit="schema"):
+                key = (bname, e.schema_id)
+                if key not in done:
+                    # recorded outputs: one trace per output (up to RECORDED_PER_SCHEMA); else the first example
+                    texts = (outputs or {}).get(e.schema_id)
+                    done[key] = trace_schema(be, e, texts, repeats=repeats,
+                                             max_traces=RECORDED_PER_SCHEMA if texts else 1)
+                    pf.write(json.dumps(_result_to_json(bname, done[key], e.schema_id)) + "\n")
+                    pf.flush()
+                results[e.schema_id] = done[key]
+            fails = tuple((sid, r.error) for sid, r in results.items() if r.error)
+            for sid, err in fails:
+                log(f"skipped {bname} {sid}: {err}")
+            ok = [(e, results[e.schema_id]) for e in entries if not results[e.schema_id].error]
+            # the pool: matchers in the states the traces passed through
+            compiled_tokens = []
+            for e, r in ok[:32]:
+                compiled, _ = be.compile(e.schema, cache=True)
+                text = (outputs or {}).get(e.schema_id, [None])[0] or output_text(e.examples[0])
+                compiled_tokens.append((compiled, vocab.encode(text)))
+            matchers = advanced_matchers(be, compiled_tokens, max(pool_rows))
+            log(f"measuring the {bname} fill pool on {len(matchers)} matchers ...")
+            pool = measure_vllm_pool(be, matchers, pool_workers, pool_rows)
+            if bname == "guidance":
+                pool = pool + [replace(p, workers=-p.workers) for p in
+                               measure_llguidance_batched(be, matchers, pool_workers, pool_rows)]
+            result[bname] = BackendCosts(tuple(t for _, r in ok for t in r.traces), tuple(r.compile for _, r in ok),
+                                         tuple(pool), fails)
+    return result
+
+
+def build_profile(name: str, vocab: Vocab, host: HostInfo, backends: dict[str, BackendCosts],
+                  forward: ForwardCurve, apply: ApplyCost, command: list[str], notes: list[str]) -> Profile:
+    p = Profile(name=name, created_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                provenance={"command": " ".join(command), "packages": package_versions(), "notes": notes},
+                host=host, tokenizer=vocab.name, vocab_size=vocab.size, backends=backends,
+                forward=forward, apply=apply)
+    profile_from_dict(profile_to_dict(p))  # the same checks a reader runs
+    return p
+
+
+def host_fingerprint(vocab: Vocab) -> HostInfo:
+    return host_info(vocab)
+
+
+def argv() -> list[str]:
+    return ["maskcost"] + sys.argv[1:]

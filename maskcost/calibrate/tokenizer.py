@@ -1,0 +1,109 @@
+"""Real tokenizers for calibration: a vocabulary that quicktok-v1 ships, or a Hugging Face folder."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Callable
+
+# quicktok encoding names for the bundled vocabularies, with the EOS id a chat model stops on.
+BUNDLED = {
+    "llama3": ("llama3", "<|eot_id|>"),
+    "qwen3": ("qwen3", "<|im_end|>"),
+    "cl100k": ("cl100k_base", "<|endoftext|>"),
+    "o200k": ("o200k_base", "<|endoftext|>"),
+}
+# Llama-3's pre-tokenizer pattern (the same as ../shared/device/make_model_dir.py); llguidance only
+# uses it to tokenize strings, never for masks.
+LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                  r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+class TokenizerError(ValueError):
+    pass
+
+
+@dataclass
+class Vocab:
+    """Token bytes by id, EOS, an encoder, and the backend tokenizer objects (built lazily)."""
+    name: str
+    tokens: list[bytes]
+    eos_id: int
+    encode: Callable[[str], list[int]]
+    special_ids: frozenset[int]
+    _hf_dir: Path | None = None
+    _pattern: str = LLAMA3_PATTERN
+
+    @property
+    def size(self) -> int:
+        return len(self.tokens)
+
+    @cached_property
+    def straddle_ids(self) -> frozenset[int]:
+        """Tokens that hold a double quote plus other bytes: they straddle a JSON string boundary."""
+        return frozenset(i for i, t in enumerate(self.tokens)
+                         if i not in self.special_ids and b'"' in t and len(t) > 1)
+
+    @cached_property
+    def xgrammar_info(self):
+        import xgrammar as xgr
+        if self._hf_dir is not None:
+            from transformers import AutoTokenizer
+            return xgr.TokenizerInfo.from_huggingface(AutoTokenizer.from_pretrained(self._hf_dir),
+                                                      vocab_size=self.size)
+        return xgr.TokenizerInfo(self.tokens, vocab_type=xgr.VocabType.RAW, vocab_size=self.size,
+                                 stop_token_ids=[self.eos_id])
+
+    @cached_property
+    def llguidance_tokenizer(self):
+        import llguidance as llg
+        if self._hf_dir is not None:
+            import llguidance.hf
+            from transformers import AutoTokenizer
+            return llguidance.hf.from_tokenizer(AutoTokenizer.from_pretrained(self._hf_dir), n_vocab=self.size)
+        ranks = {t: i for i, t in enumerate(self.tokens) if i not in self.special_ids}
+        specials = {self.tokens[i].decode("utf-8", "replace"): i for i in self.special_ids}
+        return llg.LLTokenizer.from_tiktoken(encoder=ranks, special_tokens=specials, pattern=self._pattern,
+                                             eos_token=self.eos_id, n_vocab=self.size)
+
+
+def load_vocab(spec: str) -> Vocab:
+    """`spec` is a bundled name (llama3, qwen3, cl100k, o200k) or a Hugging Face tokenizer folder."""
+    if spec in BUNDLED:
+        import quicktok
+        enc_name, eos = BUNDLED[spec]
+        enc = quicktok.get_encoding(enc_name)
+        tokens = [enc.decode_single_token_bytes(i) for i in range(enc.n_vocab)]
+        specials = frozenset(i for i in range(enc.n_vocab) if enc.is_special_token(i))
+        return Vocab(spec, tokens, enc.encode_single_token(eos), enc.encode_ordinary, specials)
+    path = Path(spec)
+    if not (path / "tokenizer.json").is_file():
+        raise TokenizerError(f"--tokenizer {spec}: neither a bundled vocabulary ({', '.join(BUNDLED)}) "
+                             f"nor a folder holding tokenizer.json")
+    from tokenizers import Tokenizer
+    tok = Tokenizer.from_file(str(path / "tokenizer.json"))
+    size = tok.get_vocab_size(with_added_tokens=True)
+    added = {a.content: i for i, a in tok.get_added_tokens_decoder().items()}
+    tokens = [b""] * size
+    # byte-level BPE: map the printable stand-ins back to bytes
+    from tokenizers.decoders import ByteLevel  # noqa: F401  (ensures the decoder exists)
+    byte_dec = _bytes_to_unicode_inverse()
+    for piece, i in tok.get_vocab(with_added_tokens=True).items():
+        tokens[i] = piece.encode() if piece in added else bytes(byte_dec.get(c, 0) for c in piece)
+    eos = next((added[n] for n in ("<|eot_id|>", "<|im_end|>", "<|endoftext|>", "</s>") if n in added), None)
+    if eos is None:
+        raise TokenizerError(f"--tokenizer {spec}: no EOS token among its added tokens")
+    return Vocab(path.name, tokens, eos, lambda s: tok.encode(s, add_special_tokens=False).ids,
+                 frozenset(added.values()), _hf_dir=path)
+
+
+def _bytes_to_unicode_inverse() -> dict[str, int]:
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(bs, cs)}

@@ -1,0 +1,188 @@
+"""maskcost calibrate | predict | sweep | validate | report"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .calibrate.profile import ProfileError
+from .calibrate.schemas import TIERS, SchemaEntry, SchemaInputError
+from .calibrate.tokenizer import BUNDLED, TokenizerError
+
+
+class UsageError(ValueError):
+    pass
+
+
+def _entries(args) -> list[SchemaEntry]:
+    from .calibrate.schemas import corpus_files, load_schema_file, read_corpus, stratified_sample
+    out: list[SchemaEntry] = [load_schema_file(p) for p in (args.schema or [])]
+    for t in args.tier or []:
+        if t not in TIERS:
+            raise UsageError(f"--tier {t}: unknown (known: {', '.join(TIERS)})")
+        out.append(TIERS[t])
+    if args.corpus:
+        corpus = read_corpus(corpus_files(args.corpus))
+        out.extend(stratified_sample(corpus, args.sample, args.seed) if args.sample else corpus)
+    return out
+
+
+def _add_schema_args(p: argparse.ArgumentParser, default_tiers: list[str] | None) -> None:
+    p.add_argument("--schema", nargs="+", metavar="FILE", help="JSON schema files (or {schema, examples})")
+    p.add_argument("--tier", nargs="+", default=default_tiers, metavar="NAME",
+                   help=f"built-in schema tiers: {', '.join(TIERS)}")
+    p.add_argument("--corpus", metavar="DIR", help="gzip JSON lines of {id, subset, schema, examples}")
+    p.add_argument("--sample", type=int, default=0, help="stratified sample of N corpus schemas (0: all)")
+    p.add_argument("--seed", type=int, default=0)
+
+
+# ------------------------------------------------------------------ calibrate
+
+def cmd_calibrate(args) -> int:
+    from .calibrate.profile import load_profile, save_profile
+    if args.check:
+        p = load_profile(args.check)
+        n = {b: len(c.traces) for b, c in p.backends.items()}
+        print(f"{args.check}: valid maskcost profile v{p.version} '{p.name}': traces {n}, "
+              f"{len(p.forward.points)} forward points, host {p.host.cpu_model} (nproc {p.host.nproc})")
+        return 0
+    if not args.out:
+        raise UsageError("calibrate: --out PROFILE is required (or --check PROFILE)")
+    from .calibrate.engine import forward_from_summaries, measure_apply
+    from .calibrate.run import argv, build_profile, calibrate_backends, host_fingerprint, recorded_outputs
+    from .calibrate.tokenizer import load_vocab
+    out = Path(args.out)
+    base = load_profile(args.engine_from) if args.engine_from else None
+    forward_sweep = [json.loads(x) for x in Path(args.forward_sweep).read_text().splitlines() if x.strip()] \
+        if args.forward_sweep else None
+    sync_sweep = [json.loads(x) for x in Path(args.sync_sweep).read_text().splitlines() if x.strip()] \
+        if args.sync_sweep else []
+    if base is None and forward_sweep is None and not args.base_url:
+        raise UsageError("calibrate: forward times need a live engine: give --base-url URL, "
+                         "--forward-sweep SWEEP.jsonl or --engine-from PROFILE")
+    vocab = load_vocab(args.tokenizer)
+    entries = _entries(args)
+    if not entries:
+        raise UsageError("calibrate: no schemas (give --schema, --tier or --corpus)")
+    outputs = recorded_outputs(Path(args.outputs)) if args.outputs else None
+    notes: list[str] = list(args.note or [])
+    if args.base_url:
+        from .validate.sweep import PointSpec, run_sweep
+        sweep_out = out.with_name(out.name.split(".")[0] + ".forward-sweep.jsonl")
+        pts = [PointSpec("off", c, r, max(args.min_requests, args.rounds * c))
+               for c in args.concurrency for r in range(args.repeats)]
+        forward_sweep = run_sweep(args.base_url, pts, [], sweep_out, off_tokens=args.off_tokens)
+        notes.append(f"forward sweep: {sweep_out.name}")
+    if forward_sweep is not None:
+        srv = forward_sweep[0]["provenance"]["server"]
+        forward = forward_from_summaries(
+            forward_sweep, f"schema-off closed-loop sweep of {srv.get('base_url')} (server version "
+                           f"{srv.get('version')}); step_ms = window / engine steps, itl_ms = engine ITL "
+                           f"histogram mean, batch = engine running-request gauge mean. {args.engine_note or ''}",
+            sync_sweep)
+    else:
+        forward = base.forward
+    try:
+        apply = measure_apply(vocab.size)
+    except (RuntimeError, ImportError) as e:
+        if base is None:
+            raise UsageError(f"calibrate: {e}; give --engine-from PROFILE for the apply cost") from None
+        apply = base.apply
+        notes.append(f"apply cost copied from {args.engine_from} ({e})")
+    if base is not None:
+        notes.append(f"forward curve copied from {args.engine_from}" if forward is base.forward else "")
+    host = host_fingerprint(vocab)
+    partial = out.with_name(out.name + ".partial.jsonl")
+    backends = calibrate_backends(vocab, entries, args.backend, partial, outputs, repeats=args.repeats_fill,
+                                  log=lambda m: print(m, file=sys.stderr))
+    p = build_profile(args.name or out.name.split(".")[0], vocab, host, backends, forward, apply, argv(),
+                      [n for n in notes if n])
+    save_profile(p, out)
+    partial.unlink(missing_ok=True)
+    print(f"wrote {out}: {', '.join(f'{b}: {len(c.traces)} traced, {len(c.failures)} skipped' for b, c in backends.items())}")
+    return 0
+
+
+# ------------------------------------------------------------------ sweep
+
+def cmd_sweep(args) -> int:
+    from .validate.sweep import PointSpec, run_sweep
+    entries = _entries(args)
+    if "on" in args.arms and not entries:
+        raise UsageError("sweep: the 'on' arm needs schemas (--schema, --tier or --corpus)")
+    pts = [PointSpec(a, c, r, max(args.min_requests, args.rounds * c))
+           for r in range(args.repeats) for c in args.concurrency for a in args.arms]
+    res = run_sweep(args.base_url, pts, entries, Path(args.out), max_tokens=args.max_tokens,
+                    off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
+                    config={"label": args.label} if args.label else None)
+    for s in res:
+        e = s["engine"]
+        print(f"{s['point']:>14}  running {e['running_mean'] or 0:6.1f}  itl {s['itl_ms_mean'] or 0:7.2f} ms"
+              f"  engine itl {e['itl_ms'] or 0:7.2f} ms  step {e['step_ms'] or 0:7.2f} ms"
+              f"  ttft p50 {s['ttft_ms_p50'] or 0:8.1f} ms  {s['out_tok_per_s'] or 0:8.0f} tok/s  {s['checks']}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="maskcost", description=__doc__)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    c = sub.add_parser("calibrate", help="measure fill/compile/pool/forward costs and write a profile")
+    c.add_argument("--check", metavar="PROFILE", help="validate a profile and say what is wrong")
+    c.add_argument("--out", metavar="PROFILE", help="profile to write (.json or .json.gz)")
+    c.add_argument("--name")
+    c.add_argument("--tokenizer", "--vocab", default="llama3",
+                   help=f"bundled vocabulary ({', '.join(BUNDLED)}) or a Hugging Face tokenizer folder")
+    _add_schema_args(c, None)
+    c.add_argument("--outputs", metavar="RAW.jsonl", help="replay recorded outputs (a sweep's raw file)")
+    c.add_argument("--backend", nargs="+", default=["xgrammar", "guidance"], choices=["xgrammar", "guidance"])
+    c.add_argument("--repeats-fill", type=int, default=3, help="fresh-matcher replays per schema (median)")
+    c.add_argument("--base-url", help="live server: run a schema-off sweep for the forward curve")
+    c.add_argument("--forward-sweep", metavar="SWEEP.jsonl", help="use a finished schema-off sweep instead")
+    c.add_argument("--sync-sweep", metavar="SWEEP.jsonl", help="schema-off sweep of the same server with "
+                                                              "--no-async-scheduling")
+    c.add_argument("--engine-from", metavar="PROFILE", help="take forward and apply costs from this profile")
+    c.add_argument("--engine-note", help="engine flags/GPU to record with the forward curve")
+    c.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64, 128, 192, 256])
+    c.add_argument("--repeats", type=int, default=1)
+    c.add_argument("--rounds", type=int, default=3)
+    c.add_argument("--min-requests", type=int, default=16)
+    c.add_argument("--off-tokens", type=int, default=128)
+    c.add_argument("--note", action="append")
+    c.set_defaults(func=cmd_calibrate)
+
+    s = sub.add_parser("sweep", help="run a live sweep (client only)")
+    s.add_argument("--base-url", required=True)
+    s.add_argument("--out", required=True, metavar="SWEEP.jsonl")
+    s.add_argument("--arms", nargs="+", default=["on", "off"], choices=["on", "off"])
+    s.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
+    s.add_argument("--repeats", type=int, default=1)
+    s.add_argument("--rounds", type=int, default=3, help="requests per point = max(min, rounds x concurrency)")
+    s.add_argument("--min-requests", type=int, default=16)
+    s.add_argument("--max-tokens", type=int, default=512)
+    s.add_argument("--off-tokens", type=int, default=128, help="schema-off arm output length (ignore_eos)")
+    s.add_argument("--unique-schemas", action="store_true")
+    s.add_argument("--label")
+    _add_schema_args(s, None)
+    s.set_defaults(func=cmd_sweep)
+
+    from . import predict_cli
+    predict_cli.add_parsers(sub)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (UsageError, ProfileError, SchemaInputError, TokenizerError, ValueError, OSError) as e:
+        print(f"maskcost {args.cmd}: error: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:
+        print(f"maskcost {args.cmd}: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""The live client: OpenAI chat completions over httpx, streamed, closed-loop concurrency.
+
+Each request records its send time, the arrival time of every streamed chunk with the engine's
+running completion-token count (vLLM's continuous usage stats, where the server gives them),
+TTFT, finish reason, text, and the output check. The schema-off arm is the same server and the
+same prompt with no response_format.
+"""
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import random
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any, Awaitable, Callable
+
+import httpx
+
+from .checks import check_output
+from .metrics import parse_metrics
+
+
+class ServerError(RuntimeError):
+    """The server is unreachable or answered with an error; the message says which URL and what."""
+
+
+@dataclass(frozen=True)
+class RequestSpec:
+    schema_id: str | None  # None: the schema-off arm
+    schema: dict[str, Any] | None
+    max_tokens: int
+    ignore_eos: bool = False
+
+
+@dataclass
+class RequestRecord:
+    point: str
+    index: int
+    schema_id: str | None
+    t_send: float
+    ttft_ms: float | None = None
+    chunk_ms: list[float] = field(default_factory=list)  # chunk arrival, ms after send
+    chunk_tokens: list[int] = field(default_factory=list)  # cumulative completion tokens at each chunk
+    completion_tokens: int = 0
+    prompt_tokens: int = 0
+    finish_reason: str | None = None
+    text: str = ""
+    check: str = ""
+    error: str | None = None
+    e2e_ms: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["chunk_ms"] = [round(x, 3) for x in self.chunk_ms]
+        return d
+
+
+def unique_schema(schema: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """Add a random optional property (as vLLM's json-unique benchmark does) so that no two requests
+    share a compiled grammar; the instance the model writes does not change."""
+    s = copy.deepcopy(schema)
+    if s.get("type") == "object" and isinstance(s.get("properties"), dict):
+        s["properties"][f"__maskcost_{uuid.UUID(int=rng.getrandbits(128)).hex[:12]}"] = {"type": "boolean"}
+    return s
+
+
+def prompt_for(spec: RequestSpec) -> str:
+    if spec.schema is None:
+        return "Write a short JSON object describing a person."
+    return "Write a JSON object that follows this schema:\n" + json.dumps(spec.schema)
+
+
+def request_body(model: str, spec: RequestSpec, schema: dict[str, Any] | None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": model, "messages": [{"role": "user", "content": prompt_for(spec)}],
+        "max_tokens": spec.max_tokens, "temperature": 1.0, "stream": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True},
+    }
+    if spec.ignore_eos:
+        body["ignore_eos"] = True
+    if schema is not None:
+        body["response_format"] = {"type": "json_schema",
+                                   "json_schema": {"name": "out", "schema": schema, "strict": True}}
+    return body
+
+
+async def send_one(client: httpx.AsyncClient, base_url: str, model: str, spec: RequestSpec,
+                   schema: dict[str, Any] | None, point: str, index: int) -> RequestRecord:
+    rec = RequestRecord(point, index, spec.schema_id, time.time())
+    t0 = time.perf_counter()
+    parts: list[str] = []
+    try:
+        async with client.stream("POST", f"{base_url}/v1/chat/completions",
+                                 json=request_body(model, spec, schema)) as r:
+            if r.status_code != 200:
+                body = (await r.aread()).decode(errors="replace")[:300]
+                rec.error = f"HTTP {r.status_code}: {body}"
+                rec.check = "error"
+                return rec
+            async for line in r.aiter_lines():
+                if not line.startswith("data: "):
+                    continue
+                data = line[6:]
+                if data.strip() == "[DONE]":
+                    break
+                ev = json.loads(data)
+                now_ms = (time.perf_counter() - t0) * 1e3
+                usage = ev.get("usage") or {}
+                for ch in ev.get("choices") or []:
+                    delta = (ch.get("delta") or {}).get("content") or ""
+                    if delta:
+                        if rec.ttft_ms is None:
+                            rec.ttft_ms = now_ms
+                        parts.append(delta)
+                        rec.chunk_ms.append(now_ms)
+                        rec.chunk_tokens.append(int(usage.get("completion_tokens") or len(rec.chunk_ms)))
+                    if ch.get("finish_reason"):
+                        rec.finish_reason = ch["finish_reason"]
+                if usage.get("completion_tokens") is not None:
+                    rec.completion_tokens = int(usage["completion_tokens"])
+                    rec.prompt_tokens = int(usage.get("prompt_tokens") or 0)
+    except (httpx.HTTPError, json.JSONDecodeError) as e:
+        rec.error = f"{type(e).__name__}: {str(e)[:200]}"
+        rec.check = "error"
+        return rec
+    rec.e2e_ms = (time.perf_counter() - t0) * 1e3
+    rec.text = "".join(parts)
+    if not rec.completion_tokens:
+        rec.completion_tokens = len(rec.chunk_ms)
+    rec.check = check_output(rec.text, schema, rec.finish_reason)
+    return rec
+
+
+async def closed_loop(base_url: str, model: str, specs: list[RequestSpec], concurrency: int, point: str,
+                      unique: bool, seed: int, on_record: Callable[[RequestRecord], None],
+                      on_last_issued: Callable[[], Awaitable[None]] | None = None,
+                      timeout_s: float = 600.0) -> list[RequestRecord]:
+    """`concurrency` workers, each sending its next request as soon as the previous one ends, until
+    every spec was sent. `on_last_issued` runs when the last request goes out (the end of the window
+    in which the offered concurrency is really held)."""
+    rng = random.Random(seed)
+    schemas = [None if s.schema is None else (unique_schema(s.schema, rng) if unique else s.schema) for s in specs]
+    queue = list(range(len(specs)))[::-1]
+    out: list[RequestRecord] = []
+    limits = httpx.Limits(max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8)
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=10.0), limits=limits) as client:
+        async def worker() -> None:
+            while queue:
+                i = queue.pop()
+                if not queue and on_last_issued is not None:
+                    await on_last_issued()
+                rec = await send_one(client, base_url, model, specs[i], schemas[i], point, i)
+                out.append(rec)
+                on_record(rec)
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, len(specs)))))
+    return out
+
+
+def get_json(base_url: str, path: str, timeout_s: float = 10.0) -> Any:
+    try:
+        r = httpx.get(f"{base_url}{path}", timeout=timeout_s)
+    except httpx.HTTPError as e:
+        raise ServerError(f"{base_url}{path}: unreachable ({type(e).__name__}: {e})") from None
+    if r.status_code != 200:
+        raise ServerError(f"{base_url}{path}: HTTP {r.status_code}")
+    return r.json()
+
+
+async def scrape(client: httpx.AsyncClient, base_url: str) -> dict[str, float]:
+    r = await client.get(f"{base_url}/metrics")
+    if r.status_code != 200:
+        raise ServerError(f"{base_url}/metrics: HTTP {r.status_code} (start the server with metrics on)")
+    return parse_metrics(r.text)

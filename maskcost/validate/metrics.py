@@ -1,0 +1,74 @@
+"""Engine metrics from /metrics, parsed with prometheus_client's own parser.
+
+vLLM (engines.md Q5): vllm:num_requests_running (gauge), vllm:inter_token_latency_seconds and
+vllm:iteration_tokens_total (histograms: _sum/_count give exact means over a window; the
+iteration histogram's _count grows once per engine step), vllm:generation_tokens_total,
+vllm:num_requests_waiting_by_reason{reason=deferred} (includes requests waiting for a grammar).
+SGLang (Q10): sglang:num_running_reqs, sglang:num_grammar_queue_reqs, sglang:inter_token_latency_seconds.
+llama.cpp: llamacpp:requests_processing, llamacpp:n_decode_total, llamacpp:tokens_predicted_total.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prometheus_client.parser import text_string_to_metric_families
+
+IGNORED_LABELS = {"model_name", "engine", "le", "quantile"}
+
+# per engine: (running gauge, steps counter, itl histogram base, generated tokens counter)
+ENGINE_METRICS = {
+    "vllm": ("vllm:num_requests_running", "vllm:iteration_tokens_total_count",
+             "vllm:inter_token_latency_seconds", "vllm:generation_tokens_total"),
+    "sglang": ("sglang:num_running_reqs", None, "sglang:inter_token_latency_seconds",
+               "sglang:generation_tokens_total"),
+    "llamacpp": ("llamacpp:requests_processing", "llamacpp:n_decode_total", None,
+                 "llamacpp:tokens_predicted_total"),
+}
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    """Flatten an exposition into {name or name{label=v,...}: value}, summed over ignored labels;
+    histogram buckets are dropped (sums and counts are kept)."""
+    out: dict[str, float] = {}
+    for fam in text_string_to_metric_families(text):
+        for s in fam.samples:
+            if s.name.endswith("_bucket"):
+                continue
+            labels = {k: v for k, v in s.labels.items() if k not in IGNORED_LABELS}
+            key = s.name + ("{" + ",".join(f"{k}={v}" for k, v in sorted(labels.items())) + "}" if labels else "")
+            out[key] = out.get(key, 0.0) + float(s.value)
+    return out
+
+
+def detect_engine(m: dict[str, float]) -> str | None:
+    for name, (running, *_rest) in ENGINE_METRICS.items():
+        if running in m:
+            return name
+    return None
+
+
+@dataclass(frozen=True)
+class WindowStats:
+    """What the engine itself says happened between two snapshots."""
+    window_s: float
+    steps: float | None
+    step_ms: float | None
+    itl_ms: float | None
+    gen_tokens_per_s: float | None
+
+
+def window_stats(engine: str, before: dict[str, float], after: dict[str, float], window_s: float) -> WindowStats:
+    _running, steps_key, itl_base, gen_key = ENGINE_METRICS[engine]
+
+    def delta(key: str | None) -> float | None:
+        if key is None or key not in before or key not in after:
+            return None
+        return after[key] - before[key]
+
+    steps = delta(steps_key)
+    itl_sum, itl_n = delta(itl_base and itl_base + "_sum"), delta(itl_base and itl_base + "_count")
+    gen = delta(gen_key)
+    return WindowStats(window_s, steps,
+                       window_s * 1e3 / steps if steps else None,
+                       itl_sum * 1e3 / itl_n if itl_sum is not None and itl_n else None,
+                       gen / window_s if gen is not None and window_s > 0 else None)

@@ -1,0 +1,190 @@
+"""A sweep: points (arm x concurrency x repeat) run one after another against one live server.
+
+Raw per-request records are appended to `<out>.raw.jsonl` as they arrive; one summary line per
+finished point goes to `<out>.jsonl`, carrying the resolved sweep config and provenance. A rerun
+with the same output skips the points already summarised, so an interrupted sweep resumes, and a
+server that dies mid-sweep leaves every finished point on disk.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+from tqdm import tqdm
+
+from ..calibrate.host import cpu_model, package_versions, usable_cpus
+from ..calibrate.schemas import SchemaEntry
+from .client import RequestRecord, RequestSpec, ServerError, closed_loop, get_json, scrape
+from .metrics import ENGINE_METRICS, detect_engine, window_stats
+
+METRICS_POLL_S = 0.25
+
+
+@dataclass(frozen=True)
+class PointSpec:
+    arm: str  # "on": with response_format; "off": the same server, no schema
+    concurrency: int
+    repeat: int
+    requests: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.arm}-c{self.concurrency}-r{self.repeat}"
+
+
+def percentiles(x: list[float] | np.ndarray, qs=(50, 90, 99)) -> dict[str, float | None]:
+    a = np.asarray(x, dtype=float)
+    return {f"p{q}": (float(np.percentile(a, q)) if a.size else None) for q in qs}
+
+
+def itl_samples_ms(records: list[RequestRecord]) -> np.ndarray:
+    """Per-token inter-token latency: each chunk gap divided over the tokens it brought."""
+    out: list[np.ndarray] = []
+    for r in records:
+        if len(r.chunk_ms) < 2:
+            continue
+        gaps = np.diff(np.asarray(r.chunk_ms))
+        toks = np.maximum(1, np.diff(np.asarray(r.chunk_tokens)))
+        out.append(np.repeat(gaps / toks, toks))
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def summarize(point: PointSpec, records: list[RequestRecord], engine: dict[str, Any]) -> dict[str, Any]:
+    ok = [r for r in records if r.error is None]
+    itl = itl_samples_ms(ok)
+    ttft = [r.ttft_ms for r in ok if r.ttft_ms is not None]
+    checks: dict[str, int] = {}
+    for r in records:
+        k = r.check.split(":")[0]
+        checks[k] = checks.get(k, 0) + 1
+    span_s = (max(r.t_send + (r.e2e_ms or 0) / 1e3 for r in ok) - min(r.t_send for r in ok)) if ok else 0.0
+    toks = sum(r.completion_tokens for r in ok)
+    p_itl, p_ttft = percentiles(itl), percentiles(ttft)
+    return {
+        "point": point.key, "arm": point.arm, "concurrency": point.concurrency, "repeat": point.repeat,
+        "requests": len(records), "errors": len(records) - len(ok), "checks": checks,
+        "output_tokens_mean": toks / len(ok) if ok else None,
+        "out_tok_per_s": toks / span_s if span_s > 0 else None,
+        "itl_ms_mean": float(itl.mean()) if itl.size else None,
+        "itl_ms_p50": p_itl["p50"], "itl_ms_p90": p_itl["p90"], "itl_ms_p99": p_itl["p99"],
+        "ttft_ms_p50": p_ttft["p50"], "ttft_ms_p90": p_ttft["p90"], "ttft_ms_p99": p_ttft["p99"],
+        "engine": engine,
+    }
+
+
+async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[RequestSpec], unique: bool,
+                     seed: int, raw) -> tuple[list[RequestRecord], dict[str, Any]]:
+    async with httpx.AsyncClient(timeout=10.0) as mc:
+        before = await scrape(mc, base_url)
+        engine = detect_engine(before)
+        if engine is None:
+            raise ServerError(f"{base_url}/metrics: no vLLM, SGLang or llama.cpp running-request gauge")
+        running_key = ENGINE_METRICS[engine][0]
+        samples: list[tuple[float, float, float]] = []
+        state: dict[str, Any] = {"done": False}
+        t_start = time.perf_counter()
+
+        async def poll() -> None:
+            while not state["done"]:
+                m = await scrape(mc, base_url)
+                samples.append((time.perf_counter() - t_start, m.get(running_key, 0.0),
+                                m.get("vllm:num_requests_waiting_by_reason{reason=deferred}", 0.0)))
+                await asyncio.sleep(METRICS_POLL_S)
+
+        async def last_issued() -> None:
+            state["after"] = await scrape(mc, base_url)
+            state["t_end"] = time.perf_counter()
+            state["done"] = True
+
+        def on_record(rec: RequestRecord) -> None:
+            raw.write(json.dumps(rec.to_json()) + "\n")
+            raw.flush()
+
+        poller = asyncio.create_task(poll())
+        records = await closed_loop(base_url, model, specs, point.concurrency, point.key, unique, seed,
+                                    on_record, last_issued)
+        state["done"] = True
+        await poller
+        after = state.get("after") or await scrape(mc, base_url)
+        window_s = state.get("t_end", time.perf_counter()) - t_start
+    # the window where the offered concurrency was held: skip the first second of ramp-up
+    run = [s[1] for s in samples if s[0] >= min(1.0, window_s / 4)] or [s[1] for s in samples]
+    ws = window_stats(engine, before, after, window_s)
+    eng = {"engine": engine, "running_mean": float(np.mean(run)) if run else None,
+           "running_max": float(np.max(run)) if run else None,
+           "deferred_mean": float(np.mean([s[2] for s in samples])) if samples else None,
+           "window_s": ws.window_s, "steps": ws.steps, "step_ms": ws.step_ms, "itl_ms": ws.itl_ms,
+           "gen_tokens_per_s": ws.gen_tokens_per_s}
+    return records, eng
+
+
+def server_provenance(base_url: str) -> dict[str, Any]:
+    prov: dict[str, Any] = {"base_url": base_url}
+    try:
+        prov["version"] = get_json(base_url, "/version")
+    except ServerError as e:
+        prov["version"] = f"not exposed ({e})"
+    models = get_json(base_url, "/v1/models")
+    prov["models"] = [m.get("id") for m in models.get("data", [])]
+    return prov
+
+
+def client_host() -> dict[str, Any]:
+    return {"cpu_model": cpu_model(), "nproc": usable_cpus(), "packages": package_versions()}
+
+
+def make_specs(point: PointSpec, entries: list[SchemaEntry], max_tokens: int, off_tokens: int,
+               seed: int) -> list[RequestSpec]:
+    rng = random.Random(f"{seed}-{point.key}")
+    if point.arm == "off":
+        return [RequestSpec(None, None, off_tokens, ignore_eos=True) for _ in range(point.requests)]
+    return [RequestSpec(e.schema_id, e.schema, max_tokens) for e in
+            (entries[rng.randrange(len(entries))] for _ in range(point.requests))]
+
+
+def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry], out: Path, *,
+              model: str | None = None, max_tokens: int = 512, off_tokens: int = 128, unique: bool = False,
+              warmup: int = 4, seed: int = 0, config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """Run every point not yet in `out` (JSON lines), appending as it goes; returns all summaries."""
+    base_url = base_url.rstrip("/")
+    prov = server_provenance(base_url)
+    model = model or prov["models"][0]
+    done: dict[str, dict[str, Any]] = {}
+    if out.exists():
+        for line in out.read_text().splitlines():
+            if line.strip():
+                d = json.loads(line)
+                done[d["point"]] = d
+    todo = [p for p in points if p.key not in done]
+    resolved = {"base_url": base_url, "model": model, "max_tokens": max_tokens, "off_tokens": off_tokens,
+                "unique_schemas": unique, "warmup": warmup, "seed": seed,
+                "schemas": [e.schema_id for e in entries], **(config or {})}
+    raw_path = out.with_name(out.name.replace(".jsonl", "") + ".raw.jsonl")
+    with open(raw_path, "a") as raw, open(out, "a") as summ:
+        bar = tqdm(todo, desc="sweep points", unit="pt")
+        for p in bar:
+            bar.set_postfix_str(p.key)
+            specs = make_specs(p, entries, max_tokens, off_tokens, seed)
+            if warmup and not unique:
+                asyncio.run(closed_loop(base_url, model, specs[:warmup], min(warmup, p.concurrency),
+                                        p.key + "-warmup", False, seed, lambda r: None))
+            records, eng = asyncio.run(_run_point(base_url, model, p, specs, unique, seed + p.repeat, raw))
+            s = summarize(p, records, eng)
+            s["config"] = resolved
+            s["provenance"] = {"server": prov, "client_host": client_host(),
+                               "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            summ.write(json.dumps(s) + "\n")
+            summ.flush()
+            done[p.key] = s
+            if s["errors"] > len(records) // 2:
+                first = next(r.error for r in records if r.error)
+                raise ServerError(f"{base_url}: {s['errors']} of {len(records)} requests failed at point "
+                                  f"{p.key} (first: {first}); finished points are in {out}")
+    return [done[p.key] for p in points if p.key in done]
