@@ -32,6 +32,8 @@ def forward_from_summaries(summaries: list[dict[str, Any]], source: str,
 def measure_apply(vocab_size: int, rows=(1, 8, 32, 64, 128, 256, 512, 1024), repeats: int = 30) -> ApplyCost:
     """Pinned int32 bitmask -> GPU (non_blocking), then xgrammar's Triton masking kernel on float32
     logits, as vLLM's V1 runner does (engines.md Q1); wall time with a device sync, median."""
+    from importlib import metadata
+
     import torch
     import xgrammar as xgr
     if not torch.cuda.is_available():
@@ -52,6 +54,6 @@ def measure_apply(vocab_size: int, rows=(1, 8, 32, 64, 128, 256, 512, 1024), rep
                 times.append((time.perf_counter() - t0) * 1e6)
         points.append(ApplyPoint(b, statistics.median(times)))
     name = torch.cuda.get_device_name(0)
-    return ApplyCost(f"measured: pinned H2D + xgrammar {xgr.__version__} Triton apply_token_bitmask_inplace, "
+    return ApplyCost(f"measured: pinned H2D + xgrammar {metadata.version('xgrammar')} Triton apply_token_bitmask_inplace, "
                      f"float32 logits, vocab {vocab_size}, {name}, torch {torch.__version__}, median of {repeats}",
                      tuple(points))

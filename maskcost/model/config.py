@@ -1,0 +1,65 @@
+"""What a prediction is asked about: the engine and host (EngineConfig) and the load (Workload)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ENGINES = ("vllm", "sglang")
+SPEC_METHODS = ("ngram", "eagle")
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    engine: str = "vllm"
+    backend: str = "xgrammar"
+    max_num_seqs: int = 256
+    cpu_count: int = 16  # what multiprocessing.cpu_count() says: sizes vLLM's pools
+    usable_cores: int = 16  # cores the server may really run on (affinity, cgroup)
+    async_scheduling: bool = True  # vLLM default; SGLang: the overlap scheduler (default on)
+    spec_tokens: int = 0
+    spec_acceptance: float = 0.7  # probability each draft token is accepted
+    spec_method: str = "ngram"
+    cpu_speed: float = 1.0  # single-thread speed relative to the profile's host
+    xgrammar_cache_mb: int = 512  # VLLM_XGRAMMAR_CACHE_MB
+
+    def __post_init__(self) -> None:
+        if self.engine not in ENGINES:
+            raise ValueError(f"--engine {self.engine}: unknown (known: {', '.join(ENGINES)})")
+        if self.max_num_seqs < 1 or self.cpu_count < 1 or self.usable_cores < 1:
+            raise ValueError("--max-num-seqs, --cpu-count and --cores must be >= 1")
+        if self.spec_tokens < 0 or not 0.0 <= self.spec_acceptance <= 1.0:
+            raise ValueError("--spec-tokens must be >= 0 and --spec-acceptance in [0, 1]")
+        if self.spec_method not in SPEC_METHODS:
+            raise ValueError(f"--spec-method {self.spec_method}: unknown (known: {', '.join(SPEC_METHODS)})")
+
+    @property
+    def effective_async(self) -> bool:
+        # vllm/config/vllm.py:992-1040 (0.25.1): async scheduling is turned off for speculative
+        # methods outside the EAGLE/MTP family, ngram included.
+        if self.engine == "vllm" and self.spec_tokens and self.spec_method == "ngram":
+            return False
+        return self.async_scheduling
+
+
+@dataclass(frozen=True)
+class Workload:
+    concurrency: int | None = 64  # closed loop: this many clients, each sends on completion
+    rate_per_s: float | None = None  # open loop: Poisson arrivals (concurrency must be None)
+    requests: int = 2000
+    prompt_tokens: int = 200
+    output_tokens: int | None = None  # None: each structured output ends where its trace (JSON) ends
+    structured_fraction: float = 1.0
+    schemas: tuple[str, ...] = ()  # schema ids in the profile; () means all of them
+    unique_schemas: bool = False  # every request compiles (cache defeated)
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if (self.concurrency is None) == (self.rate_per_s is None):
+            raise ValueError("give exactly one of --concurrency (closed loop) or --rate (Poisson)")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ValueError(f"--concurrency {self.concurrency}: must be >= 1")
+        if self.rate_per_s is not None and not self.rate_per_s > 0:
+            raise ValueError(f"--rate {self.rate_per_s}: must be > 0")
+        if self.requests < 1 or not 0.0 <= self.structured_fraction <= 1.0:
+            raise ValueError("--requests must be >= 1 and --structured-fraction in [0, 1]")
+        if self.output_tokens is not None and self.output_tokens < 1:
+            raise ValueError(f"--output-tokens {self.output_tokens}: must be >= 1")

@@ -1,0 +1,117 @@
+"""The profile turned into the cost functions the simulation calls: forward time by batch, mask
+apply by rows, per-row fill/accept traces (flattened for vectorised lookup), compile costs, and
+the pool inflation measured on the calibration host."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.interpolate import PchipInterpolator
+
+from ..calibrate.profile import BackendCosts, ForwardPoint, Profile
+
+
+class Curve:
+    """Monotone (PCHIP) in the measured range, linear beyond it from the last two knots."""
+
+    def __init__(self, x: list[float], y: list[float]) -> None:
+        xs: dict[float, list[float]] = {}
+        for a, b in zip(x, y):
+            xs.setdefault(round(float(a), 3), []).append(float(b))
+        self.x = np.array(sorted(xs))
+        self.y = np.maximum.accumulate(np.array([np.mean(xs[k]) for k in self.x]))
+        self._f = PchipInterpolator(self.x, self.y) if len(self.x) > 1 else None
+
+    def __call__(self, v: float) -> float:
+        x, y = self.x, self.y
+        if len(x) == 1:
+            return float(y[0] * max(v, 1e-9) / x[0]) if v > x[0] else float(y[0])
+        if v <= x[0]:
+            return float(y[0])
+        if v >= x[-1]:
+            slope = (y[-1] - y[-2]) / (x[-1] - x[-2])
+            return float(y[-1] + max(0.0, slope) * (v - x[-1]))
+        return float(self._f(v))
+
+
+def _forward_curve(points: tuple[ForwardPoint, ...]) -> Curve:
+    # the engine's own per-token ITL is the decode step period the model reproduces
+    return Curve([p.batch for p in points], [p.itl_ms for p in points])
+
+
+@dataclass
+class Traces:
+    """All traces of one backend flattened: row r at position p costs fill[off[r] + p % n[r]]."""
+    schema_ids: list[str]
+    by_schema: dict[str, np.ndarray]  # schema id -> trace indices
+    off: np.ndarray
+    n: np.ndarray
+    fill_us: np.ndarray
+    accept_us: np.ndarray
+    straddle: np.ndarray
+
+
+def flatten(b: BackendCosts) -> Traces:
+    off, n, f, a, s = [], [], [], [], []
+    by: dict[str, list[int]] = {}
+    pos = 0
+    for i, t in enumerate(b.traces):
+        off.append(pos)
+        n.append(len(t.fill_us))
+        pos += len(t.fill_us)
+        f.append(t.fill_us)
+        a.append(t.accept_us)
+        s.append(t.straddle)
+        by.setdefault(t.schema_id, []).append(i)
+    return Traces(list(by), {k: np.array(v) for k, v in by.items()}, np.array(off), np.array(n),
+                  np.concatenate(f).astype(float), np.concatenate(a).astype(float),
+                  np.concatenate(s).astype(bool))
+
+
+class Costs:
+    def __init__(self, profile: Profile, backend: str, cpu_speed: float = 1.0) -> None:
+        if backend not in profile.backends:
+            raise ValueError(f"--backend {backend}: the profile '{profile.name}' has no {backend} traces "
+                             f"(it has {', '.join(profile.backends)})")
+        if not cpu_speed > 0:
+            raise ValueError(f"--cpu-speed {cpu_speed}: must be > 0")
+        self.profile = profile
+        b = profile.backends[backend]
+        self.traces = flatten(b)
+        self.cpu_scale = 1.0 / cpu_speed  # host CPU work scales with single-thread speed
+        self.compile = {c.schema_id: c for c in b.compiles}
+        self.forward = _forward_curve(profile.forward.points)
+        self.forward_sync = _forward_curve(profile.forward.sync_points) if profile.forward.sync_points else None
+        self.apply = Curve([p.rows for p in profile.apply.points], [p.apply_us / 1e3 for p in profile.apply.points])
+        self.pool = [p for p in b.pool if p.workers > 0]
+        self.batched = [p for p in b.pool if p.workers < 0]
+        self.calib_cores = profile.host.nproc
+
+    def forward_ms(self, batch: float) -> float:
+        return self.forward(batch)
+
+    def cpu_overhead_ms(self, batch: float) -> float:
+        """Engine CPU work per step that async scheduling hides when no grammar is present:
+        schema-off ITL with --no-async-scheduling minus with it (0 where not measured)."""
+        if self.forward_sync is None:
+            return 0.0
+        return max(0.0, self.forward_sync(batch) - self.forward(batch))
+
+    def apply_ms(self, rows: int) -> float:
+        return self.apply(rows) if rows else 0.0
+
+    def pool_excess_ms(self, workers: int, rows: int, batched: bool = False) -> float:
+        """What the pool costs beyond ideal list scheduling on this many workers (thread hand-off,
+        GIL, contention), measured on the calibration host: parallel wall - ideal wall at the
+        nearest measured worker count (capped at the calibration host's cores) and row count.
+        Additive, not a factor: the calibration shows it is a fixed cost per fill (a factor of up
+        to 13 on cheap 128-row fills, under 1.5 on heavy 256-row ones)."""
+        pts = self.batched if batched else self.pool
+        if workers <= 1 or not pts:
+            return 0.0
+        w_want = min(workers, self.calib_cores)
+        ws = sorted({abs(p.workers) for p in pts})
+        w = max([x for x in ws if x <= w_want] or [ws[0]])
+        cand = [p for p in pts if abs(p.workers) == w]
+        p = min(cand, key=lambda p: abs(np.log(p.rows / max(rows, 1))))
+        return max(0.0, p.parallel_us - p.ideal_us) / 1e3 * self.cpu_scale

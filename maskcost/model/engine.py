@@ -1,0 +1,344 @@
+"""The engine step as simpy processes: clients, compile workers, the engine loop, fill workers.
+
+Each engine step (vLLM v1 0.25.1 / SGLang 0.5.23; facts and citations: engines.md):
+  schedule -> launch the forward (GPU lane, non-blocking) -> on the CPU: advance the matchers by
+  the previous step's tokens, fill the bitmask (engine thread, or the fill pool) -> join ->
+  copy + apply the mask -> sample.
+With async scheduling (vLLM) / the overlap scheduler (SGLang) and any grammar in the batch, the
+CPU branch (advance + fill + the engine's own per-step CPU work that async scheduling normally
+hides) races the GPU forward, and sampling of the whole batch waits for it. Without it (sync
+step), the fill overlaps the forward but the advance and the engine's CPU work are serial.
+
+Running requests live in slot arrays (one slot per max_num_seqs) so that a step's rows are
+gathered with numpy: a step of 256 rows costs a few vector operations, not 256 Python calls.
+"""
+from __future__ import annotations
+
+import heapq
+from collections import OrderedDict, deque
+from dataclasses import dataclass
+
+import numpy as np
+import simpy
+
+from .config import EngineConfig, Workload
+from .costs import Costs
+from .fill import (SGLANG_GRAMMAR_MAX_POLLS, SGLANG_GRAMMAR_POLL_MS, VLLM_FILL_CHUNK_ROWS,
+                   llguidance_batched_threads, sglang_compile_workers, vllm_compile_workers,
+                   vllm_fill_pool_workers, vllm_pool_exists, vllm_uses_pool)
+
+# vllm/v1/core/sched/scheduler.py: each step probes every request still waiting for its grammar
+# with future.result(timeout=1e-4) on the engine thread (engines.md, "extra CPU costs").
+VLLM_COMPILE_PROBE_MS = 0.1
+
+STEP_FIELDS = ("t_start_ms", "period_ms", "batch", "structured_rows", "decode_rows", "tokens",
+               "forward_ms", "fill_ms", "pool_wait_ms", "apply_ms", "advance_ms", "compile_wait_ms",
+               "cpu_overhead_ms", "exposed_ms", "pool_used")
+
+
+@dataclass
+class TraceEvent:
+    name: str
+    lane: str
+    start_ms: float
+    dur_ms: float
+
+
+class Simulation:
+    def __init__(self, costs: Costs, cfg: EngineConfig, wl: Workload, record_trace: bool = False,
+                 max_trace_steps: int = 400) -> None:
+        self.costs, self.cfg, self.wl = costs, cfg, wl
+        self.env = simpy.Environment()
+        self.rng = np.random.default_rng(wl.seed)
+        tr = costs.traces
+        ids = list(wl.schemas) or tr.schema_ids
+        missing = [s for s in ids if s not in tr.by_schema]
+        if missing:
+            raise ValueError(f"--schema-id {missing[0]}: not in the profile for {cfg.backend} "
+                             f"(it has {len(tr.schema_ids)} schemas, e.g. {tr.schema_ids[:3]})")
+        self.schema_ids = ids
+        n = wl.requests
+        # per request
+        self.arrival = np.full(n, np.nan)
+        self.first_t = np.full(n, np.nan)
+        self.done_t = np.full(n, np.nan)
+        self.structured = self.rng.random(n) < wl.structured_fraction
+        pick = self.rng.integers(0, len(ids), n)
+        self.req_schema = [ids[i] for i in pick]
+        self.req_trace = np.array([tr.by_schema[ids[i]][self.rng.integers(0, len(tr.by_schema[ids[i]]))]
+                                   for i in pick])
+        lens = tr.n[self.req_trace]
+        self.out_len = np.full(n, wl.output_tokens) if wl.output_tokens else lens.copy()
+        self.aborted = np.zeros(n, bool)
+        # slots
+        m = cfg.max_num_seqs
+        self.s_active = np.zeros(m, bool)
+        self.s_rid = np.zeros(m, int)
+        self.s_pos = np.zeros(m, int)
+        self.free_slots = list(range(m))[::-1]
+        self.waiting: deque[int] = deque()
+        self.wakeup = self.env.event()
+        self.done_events: dict[int, simpy.Event] = {}
+        # compile state
+        cw = vllm_compile_workers(cfg.cpu_count) if cfg.engine == "vllm" else sglang_compile_workers(cfg.cpu_count)
+        self.compile_pool = simpy.Resource(self.env, capacity=cw)
+        self.cache: OrderedDict[str, int] = OrderedDict()
+        self.cache_bytes = 0
+        self.inflight: dict[str, simpy.Event] = {}
+        self.pending: dict[int, int] = {}  # request -> polls while waiting for its grammar
+        self.compile_end: dict[str, float] = {}
+        self.cores = simpy.Resource(self.env, capacity=cfg.usable_cores)
+        self.issued = 0
+        self.t_last_issue = 0.0
+        self.steps: list[tuple] = []
+        self.itl_w: list[tuple[float, float]] = []  # (per-token gap ms, tokens) for spec decoding
+        self.record_trace = record_trace
+        self.max_trace_steps = max_trace_steps
+        self.events: list[TraceEvent] = []
+        self.env.process(self.engine_loop())
+        if wl.concurrency is not None:
+            for c in range(min(wl.concurrency, n)):
+                self.env.process(self.client(c))
+        else:
+            self.env.process(self.poisson_arrivals())
+
+    # ------------------------------------------------------------ clients
+    def _next_request(self) -> int | None:
+        if self.issued >= self.wl.requests:
+            return None
+        rid = self.issued
+        self.issued += 1
+        self.t_last_issue = self.env.now
+        self.arrival[rid] = self.env.now
+        self.env.process(self.admit(rid))
+        return rid
+
+    def client(self, cid: int):
+        while True:
+            rid = self._next_request()
+            if rid is None:
+                return
+            ev = self.done_events[rid] = self.env.event()
+            yield ev
+
+    def poisson_arrivals(self):
+        rate_per_ms = self.wl.rate_per_s / 1e3
+        while self._next_request() is not None:
+            yield self.env.timeout(self.rng.exponential(1.0 / rate_per_ms))
+
+    # ------------------------------------------------------------ grammar compile
+    def _grammar_key(self, rid: int) -> str:
+        sid = self.req_schema[rid]
+        return f"{sid}#unique{rid}" if self.wl.unique_schemas else sid
+
+    def _cached(self, key: str) -> bool:
+        if self.cfg.engine == "vllm" and self.cfg.backend == "guidance":
+            return False  # vLLM's guidance backend builds a new matcher (and grammar) per request
+        if key in self.cache:
+            self.cache.move_to_end(key)
+            return True
+        return False
+
+    def _store(self, key: str, nbytes: int) -> None:
+        if self.cfg.engine == "vllm" and self.cfg.backend == "guidance":
+            return
+        self.cache[key] = nbytes
+        self.cache_bytes += nbytes
+        if self.cfg.engine == "vllm":  # xgrammar's compiler cache: LRU by bytes
+            limit = self.cfg.xgrammar_cache_mb * 1024 * 1024
+            while self.cache_bytes > limit and len(self.cache) > 1:
+                _, b = self.cache.popitem(last=False)
+                self.cache_bytes -= b
+        # SGLang: an unbounded dict (base_grammar_backend.py:206)
+
+    def admit(self, rid: int):
+        if self.structured[rid]:
+            key = self._grammar_key(rid)
+            if not self._cached(key):
+                self.pending[rid] = 0
+                ev = self.inflight.get(key)
+                if ev is None:
+                    ev = self.inflight[key] = self.env.event()
+                    self.env.process(self.compile_worker(key, self.req_schema[rid], ev))
+                yield ev
+                self.pending.pop(rid, None)
+                if self.aborted[rid]:
+                    return
+        self.waiting.append(rid)
+        if not self.wakeup.triggered:
+            self.wakeup.succeed()
+
+    def compile_worker(self, key: str, sid: str, done: simpy.Event):
+        cc = self.costs.compile[sid]
+        with self.compile_pool.request() as slot:
+            yield slot
+            busy = self.compile_pool.count
+            dur = cc.cold_ms * self.costs.cpu_scale * max(1.0, busy / self.cfg.usable_cores)
+            self.compile_end[key] = self.env.now + dur
+            self._event("compile", "compile pool", self.env.now, dur)
+            yield self.env.timeout(dur)
+        self._store(key, cc.memory_bytes)
+        self.inflight.pop(key, None)
+        self.compile_end.pop(key, None)
+        done.succeed()
+
+    # ------------------------------------------------------------ fill
+    def fill_worker(self, chunks: list[float], lane: int):
+        """One thread of vLLM's fill ThreadPoolExecutor: takes the next chunk of 16 rows, runs it
+        on a free core (threads beyond the usable cores wait for one)."""
+        while chunks:
+            c = chunks.pop()
+            with self.cores.request() as core:
+                yield core
+                dur = c
+                self._event("fill chunk", f"fill worker {lane}", self.env.now, dur)
+                yield self.env.timeout(dur)
+
+    def pool_fill(self, row_ms: np.ndarray, workers: int):
+        chunks = [float(row_ms[i:i + VLLM_FILL_CHUNK_ROWS].sum()) for i in range(0, len(row_ms), VLLM_FILL_CHUNK_ROWS)]
+        chunks.reverse()  # workers pop from the end: submission order
+        yield simpy.AllOf(self.env, [self.env.process(self.fill_worker(chunks, w)) for w in range(workers)])
+        # thread hand-off, GIL and contention beyond ideal scheduling, as measured on the calibration host
+        yield self.env.timeout(self.costs.pool_excess_ms(min(workers, self.cfg.usable_cores), len(row_ms)))
+
+    def batched_fill_ms(self, row_ms: np.ndarray) -> float:
+        """llguidance's rayon pool (SGLang, all rows plain GuidanceGrammar): rows spread over
+        clamp(0.8 x usable cores, 1, 32) threads, at the measured inflation."""
+        t = min(llguidance_batched_threads(self.cfg.usable_cores), self.cfg.usable_cores)
+        free = [0.0] * t
+        for r in row_ms:
+            heapq.heappush(free, heapq.heappop(free) + r)
+        return max(free) + self.costs.pool_excess_ms(t, len(row_ms), batched=True)
+
+    # ------------------------------------------------------------ engine loop
+    def _event(self, name: str, lane: str, start: float, dur: float) -> None:
+        if self.record_trace and len(self.steps) < self.max_trace_steps and dur > 0:
+            self.events.append(TraceEvent(name, lane, start, dur))
+
+    def _admit_waiting(self) -> np.ndarray:
+        new = []
+        while self.waiting and self.free_slots:
+            rid = self.waiting.popleft()
+            s = self.free_slots.pop()
+            self.s_active[s], self.s_rid[s], self.s_pos[s] = True, rid, 0
+            new.append(s)
+        return np.array(new, int)
+
+    def engine_loop(self):
+        env, cfg, costs = self.env, self.cfg, self.costs
+        tr = costs.traces
+        k = cfg.spec_tokens
+        sglang = cfg.engine == "sglang"
+        async_on = cfg.effective_async
+        pool_workers = vllm_fill_pool_workers(cfg.cpu_count) if vllm_pool_exists(cfg.max_num_seqs) else 0
+        while True:
+            new = self._admit_waiting()
+            act = np.flatnonzero(self.s_active)
+            if act.size == 0:
+                self.wakeup = env.event()
+                yield self.wakeup
+                continue
+            t0 = env.now
+            rids = self.s_rid[act]
+            is_new = np.isin(act, new)
+            struct = self.structured[rids]
+            s_slots = act[struct]
+            S = int(s_slots.size)
+            B = int(act.size)
+            # decode tokens per row: 1, or 1 + accepted drafts (each accepted with p, in order)
+            if k:
+                acc = np.minimum(self.rng.geometric(1.0 - cfg.spec_acceptance, B) - 1, k) \
+                    if cfg.spec_acceptance < 1 else np.full(B, k)
+                toks = np.where(is_new, 1, 1 + acc)
+            else:
+                toks = np.ones(B, int)
+            forward_ms = costs.forward_ms(B * (1 + k))
+            # rows of the bitmask: one per structured request, or 1 + k with drafts
+            fill_ms = adv_ms = 0.0
+            row_ms = np.zeros(0)
+            if S:
+                srid = self.s_rid[s_slots]
+                tid = self.req_trace[srid]
+                off, n = tr.off[tid], tr.n[tid]
+                pos = self.s_pos[s_slots]
+                rows = [tr.fill_us[off + (pos + j) % n] for j in range(k + 1)]
+                row_ms = (np.stack(rows, 1).ravel() if k else rows[0]) * costs.cpu_scale / 1e3
+                acc_us = tr.accept_us[off + pos % n]
+                # advance by the tokens of this step; with drafts also advance over each draft and roll back
+                adv_ms = float(acc_us.sum() * (1 + 2 * k)) * costs.cpu_scale / 1e3
+                fill_ms = float(row_ms.sum())
+            overhead_ms = costs.cpu_overhead_ms(B)
+            compile_wait_ms = 0.0
+            if sglang and self.pending:
+                ends = [self.compile_end.get(self._grammar_key(r), t0 + SGLANG_GRAMMAR_POLL_MS) for r in self.pending]
+                compile_wait_ms = min(SGLANG_GRAMMAR_POLL_MS, max(0.0, max(ends) - t0))
+                for r in list(self.pending):
+                    self.pending[r] += 1
+                    if self.pending[r] > SGLANG_GRAMMAR_MAX_POLLS:
+                        self._abort(r)
+            elif not sglang:
+                compile_wait_ms = VLLM_COMPILE_PROBE_MS * len(self.pending)
+            apply_rows = (B if sglang else S * (1 + k)) if S else 0
+            apply_ms = costs.apply_ms(apply_rows)
+            use_pool = not sglang and vllm_uses_pool(cfg.max_num_seqs, S, k)
+            # --- the step: GPU forward and the CPU branch run together
+            gpu = env.timeout(forward_ms)
+            self._event("forward", "GPU", t0, forward_ms)
+            cpu_serial = (adv_ms + overhead_ms if async_on else 0.0) + compile_wait_ms
+            t_cpu = env.now
+            if cpu_serial:
+                self._event("advance + engine CPU", "engine thread", t_cpu, cpu_serial)
+                yield env.timeout(cpu_serial)
+            pool_wait_ms = 0.0
+            if use_pool:
+                tp = env.now
+                yield env.process(self.pool_fill(row_ms, pool_workers))
+                pool_wait_ms = env.now - tp
+                self._event("wait for fill pool", "engine thread", tp, pool_wait_ms)
+            elif S:
+                fdur = self.batched_fill_ms(row_ms) if (sglang and cfg.backend == "guidance" and not k) else fill_ms
+                self._event("fill bitmask", "engine thread", env.now, fdur)
+                yield env.timeout(fdur)
+            if not gpu.processed:
+                yield gpu
+            if apply_ms:
+                self._event("mask copy + apply", "GPU", env.now, apply_ms)
+                yield env.timeout(apply_ms)
+            if not async_on:
+                # sync step: sampling, then update_from_output advances the matchers; plus the
+                # engine CPU work that the schema-off async ITL hides
+                serial = adv_ms + overhead_ms
+                self._event("advance + engine CPU", "engine thread", env.now, serial)
+                yield env.timeout(serial)
+            period = env.now - t0
+            # --- outputs of the step
+            self.s_pos[act] += toks
+            dec = ~is_new
+            if k and dec.any():
+                self.itl_w.append((period, toks[dec]))
+            first = rids[is_new]
+            self.first_t[first] = env.now
+            finished = act[self.s_pos[act] >= self.out_len[rids]]
+            self.steps.append((t0, period, B, S, int(dec.sum()), int(toks[dec].sum()), forward_ms, fill_ms,
+                               pool_wait_ms, apply_ms, adv_ms, compile_wait_ms, overhead_ms,
+                               period - forward_ms, use_pool))
+            for s in finished:
+                self._finish(int(self.s_rid[s]))
+                self.s_active[s] = False
+                self.free_slots.append(int(s))
+
+    def _finish(self, rid: int) -> None:
+        self.done_t[rid] = self.env.now
+        ev = self.done_events.pop(rid, None)
+        if ev is not None:
+            ev.succeed()
+
+    def _abort(self, rid: int) -> None:
+        """SGLang: 'Grammar preprocessing timed out' after SGLANG_GRAMMAR_MAX_POLLS polls."""
+        self.aborted[rid] = True
+        self.pending.pop(rid, None)
+        self._finish(rid)
+
+    def run(self) -> "Simulation":
+        self.env.run()
+        return self

@@ -1,0 +1,74 @@
+"""What a simulated point reports, measured the way `maskcost sweep` measures a live server: over
+the window in which the offered load is held (after a short ramp-up, until the last request is
+sent), per-token ITL, TTFT of every request, output tokens per second, the engine's running
+batch, and the mean per-step time breakdown."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .engine import STEP_FIELDS, Simulation
+
+RAMP_FRACTION = 0.1  # the first 10% of the window is ramp-up
+
+
+def _pct(a: np.ndarray, w: np.ndarray | None, q: float) -> float | None:
+    if a.size == 0:
+        return None
+    if w is None:
+        return float(np.percentile(a, q))
+    order = np.argsort(a)
+    cw = np.cumsum(w[order])
+    return float(a[order][np.searchsorted(cw, q / 100.0 * cw[-1])])
+
+
+def summarize(sim: Simulation) -> dict[str, Any]:
+    steps = np.array(sim.steps, dtype=float).reshape(-1, len(STEP_FIELDS))
+    col = {f: steps[:, i] for i, f in enumerate(STEP_FIELDS)}
+    t_hi = sim.t_last_issue if sim.t_last_issue > 0 else float(col["t_start_ms"][-1] + col["period_ms"][-1])
+    t_lo = RAMP_FRACTION * t_hi
+    win = (col["t_start_ms"] >= t_lo) & (col["t_start_ms"] + col["period_ms"] <= t_hi)
+    if win.sum() < 5:  # tiny runs: use every step
+        win = np.ones(len(steps), bool)
+    if sim.cfg.spec_tokens:
+        gaps, wts = [], []
+        for period, toks in sim.itl_w:
+            gaps.append(period / toks)
+            wts.append(toks.astype(float))
+        itl = np.concatenate(gaps) if gaps else np.zeros(0)
+        itl_w = np.concatenate(wts) if wts else np.zeros(0)
+    else:
+        itl, itl_w = col["period_ms"][win], col["decode_rows"][win]
+        keep = itl_w > 0
+        itl, itl_w = itl[keep], itl_w[keep]
+    mean_itl = float(np.average(itl, weights=itl_w)) if itl.size else None
+    ttft = (sim.first_t - sim.arrival)[~np.isnan(sim.first_t) & ~sim.aborted] + sim.costs.profile.forward.ttft_fixed_ms
+    span = float(col["period_ms"][win].sum())
+    tokens = float(col["tokens"][win].sum() + (col["batch"][win] - col["decode_rows"][win]).sum())
+    dur = col["period_ms"][win]
+    running_mean = float(np.average(col["batch"][win], weights=dur)) if dur.sum() > 0 else None
+    tr = sim.costs.traces
+    strad = tr.straddle
+    served = sim.req_trace[sim.structured & ~np.isnan(sim.done_t)]
+    strad_rate = float(np.mean(np.concatenate([strad[tr.off[t]:tr.off[t] + tr.n[t]] for t in served]))) \
+        if served.size else None
+    breakdown = {f"{f}": float(np.mean(col[f][win])) for f in
+                 ("forward_ms", "fill_ms", "pool_wait_ms", "apply_ms", "advance_ms", "compile_wait_ms",
+                  "cpu_overhead_ms", "exposed_ms")}
+    breakdown["step_ms"] = float(np.mean(dur)) if dur.size else None
+    breakdown["pool_step_fraction"] = float(np.mean(col["pool_used"][win]))
+    return {
+        "itl_ms_mean": mean_itl,
+        "itl_ms_p50": _pct(itl, itl_w, 50), "itl_ms_p90": _pct(itl, itl_w, 90), "itl_ms_p99": _pct(itl, itl_w, 99),
+        "tpot_ms_mean": mean_itl,
+        "ttft_ms_p50": _pct(ttft, None, 50), "ttft_ms_p90": _pct(ttft, None, 90), "ttft_ms_p99": _pct(ttft, None, 99),
+        "out_tok_per_s": tokens / span * 1e3 if span > 0 else None,
+        "running_mean": running_mean,
+        "structured_rows_mean": float(np.mean(col["structured_rows"][win])),
+        "output_tokens_mean": float(np.mean(sim.out_len)),
+        "straddle_rate": strad_rate,
+        "aborted": int(sim.aborted.sum()),
+        "steps": int(len(steps)),
+        "breakdown": breakdown,
+    }
