@@ -1,5 +1,214 @@
-"""Parsers for predict / validate / report (filled in with the model)."""
+"""`maskcost predict`, `maskcost report` and `maskcost validate`."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .calibrate.profile import Profile, default_profile_path, load_profile
+
+
+def _profile(args) -> Profile:
+    return load_profile(args.profile or default_profile_path())
+
+
+def add_local_schemas(profile: Profile, files: list[str], backends: list[str]) -> tuple[Profile, list[str]]:
+    """Trace the user's schema files on this host with the profile's tokenizer, and scale the
+    times to the profile's CPU by the ratio of the fixed single-thread benchmark (bench_us)."""
+    from .calibrate.backends import make_backend
+    from .calibrate.fill import trace_schema
+    from .calibrate.host import bench_us
+    from .calibrate.schemas import load_schema_file
+    from .calibrate.tokenizer import load_vocab
+    vocab = load_vocab(profile.tokenizer)
+    factor = profile.host.bench_us / bench_us(vocab)
+    entries = [load_schema_file(f) for f in files]
+    new_backends = dict(profile.backends)
+    for b in backends:
+        be = make_backend(b, vocab)
+        costs = new_backends[b]
+        for e in entries:
+            r = trace_schema(be, e)
+            if r.error:
+                raise ValueError(f"--schema {e.schema_id}: {b}: {r.error}")
+            traces = tuple(replace(t, fill_us=tuple(x * factor for x in t.fill_us),
+                                   accept_us=tuple(x * factor for x in t.accept_us)) for t in r.traces)
+            costs = replace(costs, traces=costs.traces + traces,
+                            compiles=costs.compiles + (replace(r.compile, cold_ms=r.compile.cold_ms * factor,
+                                                               warm_ms=r.compile.warm_ms * factor),))
+        new_backends[b] = costs
+    return replace(profile, backends=new_backends), [e.schema_id for e in entries]
+
+
+def _engine_configs(args, profile: Profile):
+    from .model.config import EngineConfig
+    cores_list = args.cores or [profile.host.nproc]
+    out = []
+    for engine in args.engine:
+        for backend in args.backend:
+            for mns in args.max_num_seqs:
+                for cores in cores_list:
+                    for cpu_count in (args.cpu_count or [profile.host.os_cpu_count]):
+                        for k in args.spec_tokens:
+                            out.append(EngineConfig(engine=engine, backend=backend, max_num_seqs=mns,
+                                                    cpu_count=cpu_count, usable_cores=cores,
+                                                    async_scheduling=args.async_scheduling, spec_tokens=k,
+                                                    spec_acceptance=args.spec_acceptance,
+                                                    spec_method=args.spec_method, cpu_speed=args.cpu_speed))
+    return out
+
+
+def _workloads(args, schema_ids: tuple[str, ...]):
+    from .model.config import Workload
+    from .model.predict import default_requests
+    loads = [("c", c) for c in (args.concurrency or [])] + [("r", r) for r in (args.rate or [])]
+    if not loads:
+        loads = [("c", c) for c in (1, 8, 32, 64, 128, 160, 192, 256)]
+    return [Workload(concurrency=v if kind == "c" else None, rate_per_s=v if kind == "r" else None,
+                     requests=args.requests or default_requests(v if kind == "c" else None),
+                     prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens,
+                     structured_fraction=args.structured_fraction, schemas=schema_ids,
+                     unique_schemas=args.unique_schemas, seed=args.seed) for kind, v in loads]
+
+
+def _fmt(v: Any, nd: int = 1) -> str:
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+def print_table(points: list[dict[str, Any]]) -> None:
+    hdr = (f"{'engine':7}{'backend':9}{'mns':>5}{'cores':>6}{'conc':>6}{'running':>8}{'ITL on':>9}{'p50':>8}"
+           f"{'p99':>8}{'ITL off':>9}{'overhd%':>9}{'tok/s on':>10}{'tok/s off':>10}{'TTFT p50':>9}"
+           f"{'fill/step':>10}{'pool':>6}")
+    print(hdr)
+    for p in points:
+        b = p["breakdown"]
+        print(f"{p['engine']:7}{p['backend']:9}{p['max_num_seqs']:>5}{p['cores']:>6}"
+              f"{p['concurrency'] if p['concurrency'] is not None else 'r' + str(p['rate_per_s']):>6}"
+              f"{_fmt(p['running_mean']):>8}{_fmt(p['itl_ms_mean'], 2):>9}{_fmt(p['itl_ms_p50'], 2):>8}"
+              f"{_fmt(p['itl_ms_p99'], 2):>8}{_fmt(p['off']['itl_ms_mean'], 2):>9}{_fmt(p['overhead_pct']):>9}"
+              f"{_fmt(p['out_tok_per_s'], 0):>10}{_fmt(p['off']['out_tok_per_s'], 0):>10}"
+              f"{_fmt(p['ttft_ms_p50']):>9}{_fmt(b['fill_ms'], 2):>10}{_fmt(100 * b['pool_step_fraction'], 0):>5}%")
+    print("ITL in ms (mean/p50/p99, per output token); overhd% = ITL on / ITL off - 1; fill/step = host fill work "
+          "per step in ms; pool = share of steps that used vLLM's fill pool")
+
+
+def cmd_predict(args) -> int:
+    from .model.predict import grid, plot_overhead
+    profile = _profile(args)
+    schema_ids = tuple(args.schema_id or ())
+    if args.schema:
+        profile, ids = add_local_schemas(profile, args.schema, args.backend)
+        schema_ids += tuple(ids)
+    if not schema_ids:
+        schema_ids = tuple(sorted(set(profile.schema_ids(args.backend[0]))))
+        # only schemas every requested backend could compile
+        for b in args.backend[1:]:
+            schema_ids = tuple(s for s in schema_ids if s in set(profile.schema_ids(b)))
+    points = grid(profile, _engine_configs(args, profile), _workloads(args, schema_ids),
+                  trace_out=Path(args.trace) if args.trace else None)
+    print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
+          f"{profile.forward.source[:90]}...)")
+    print_table(points)
+    result = {"profile": {"name": profile.name, "created_utc": profile.created_utc, "host": profile.host.__dict__,
+                          "provenance": profile.provenance},
+              "command": "maskcost " + " ".join(os.sys.argv[1:]), "points": points}
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+        print(f"wrote {args.json}")
+    png = args.png or (str(Path(args.json).with_suffix(".png")) if args.json else None)
+    if png:
+        plot_overhead(points, Path(png), f"maskcost predict, profile {profile.name}")
+        print(f"wrote {png}")
+    return 0
+
+
+# ------------------------------------------------------------------ report / validate
+
+def read_jsonl(path: str) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
+
+
+def cmd_report(args) -> int:
+    from .validate.report import compare, write_report
+    profile = _profile(args)
+    measured = [s for p in args.sweep for s in read_jsonl(p)]
+    cfg = _engine_configs(args, profile)[0]
+    rows = compare(profile, cfg, measured, requests_factor=args.requests_factor)
+    write_report(rows, Path(args.out), profile, cfg, args.sweep, args.title)
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from .cli import _entries
+    from .validate.sweep import PointSpec, run_sweep
+    entries = _entries(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pts = [PointSpec(a, c, r, max(args.min_requests, args.rounds * c))
+           for r in range(args.repeats) for c in (args.concurrency or [1, 8, 32]) for a in ("on", "off")]
+    run_sweep(args.base_url, pts, entries, out / "sweep.jsonl", max_tokens=args.max_tokens,
+              off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed)
+    args.sweep = [str(out / "sweep.jsonl")]
+    args.out = str(out)
+    return cmd_report(args)
+
+
+def _add_engine_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", help="profile file (default: the embedded H200 / vLLM 0.25.1 profile)")
+    p.add_argument("--engine", nargs="+", default=["vllm"], choices=["vllm", "sglang"])
+    p.add_argument("--backend", nargs="+", default=["xgrammar"], choices=["xgrammar", "guidance"])
+    p.add_argument("--max-num-seqs", type=int, nargs="+", default=[256])
+    p.add_argument("--cores", type=int, nargs="+", help="cores the server may use (default: the profile host's)")
+    p.add_argument("--cpu-count", type=int, nargs="+", help="cpu_count the engine sees (default: the profile host's)")
+    p.add_argument("--cpu-speed", type=float, default=1.0, help="single-thread speed relative to the profile host")
+    p.add_argument("--spec-tokens", type=int, nargs="+", default=[0])
+    p.add_argument("--spec-acceptance", type=float, default=0.7)
+    p.add_argument("--spec-method", default="ngram", choices=["ngram", "eagle"])
+    p.add_argument("--async-scheduling", action=argparse.BooleanOptionalAction, default=True)
 
 
 def add_parsers(sub) -> None:
-    pass
+    p = sub.add_parser("predict", help="what-if grid from a profile (no GPU needed)")
+    _add_engine_args(p)
+    p.add_argument("--concurrency", type=int, nargs="+", help="closed-loop clients (default 1 8 32 64 128 160 192 256)")
+    p.add_argument("--rate", type=float, nargs="+", help="open-loop Poisson arrivals per second")
+    p.add_argument("--requests", type=int, help="requests per point (default max(200, 4 x concurrency))")
+    p.add_argument("--prompt-tokens", type=int, default=200)
+    p.add_argument("--output-tokens", type=int, help="fixed output length (default: where each JSON output ends)")
+    p.add_argument("--structured-fraction", type=float, default=1.0)
+    p.add_argument("--schema", nargs="+", metavar="FILE", help="your schema files, traced on this host now")
+    p.add_argument("--schema-id", nargs="+", metavar="ID", help="schemas of the profile (default: all)")
+    p.add_argument("--unique-schemas", action="store_true", help="every request compiles its grammar")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", metavar="OUT.json")
+    p.add_argument("--png", metavar="OUT.png", help="default: next to --json")
+    p.add_argument("--trace", metavar="OUT.json", help="Chrome/Perfetto trace of the first point")
+    p.set_defaults(func=cmd_predict)
+
+    r = sub.add_parser("report", help="predicted vs measured for finished sweeps")
+    _add_engine_args(r)
+    r.add_argument("--sweep", nargs="+", required=True, metavar="SWEEP.jsonl")
+    r.add_argument("--out", required=True, metavar="DIR")
+    r.add_argument("--title", default="maskcost: predicted vs measured")
+    r.add_argument("--requests-factor", type=int, default=4)
+    r.set_defaults(func=cmd_report)
+
+    v = sub.add_parser("validate", help="sweep a live server, then report predicted vs measured")
+    _add_engine_args(v)
+    from .cli import _add_schema_args
+    _add_schema_args(v, ["flat", "bounded"])
+    v.add_argument("--base-url", required=True)
+    v.add_argument("--out", required=True, metavar="DIR")
+    v.add_argument("--concurrency", type=int, nargs="+")
+    v.add_argument("--repeats", type=int, default=2)
+    v.add_argument("--rounds", type=int, default=3)
+    v.add_argument("--min-requests", type=int, default=16)
+    v.add_argument("--max-tokens", type=int, default=512)
+    v.add_argument("--off-tokens", type=int, default=96)
+    v.add_argument("--unique-schemas", action="store_true")
+    v.add_argument("--title", default="maskcost validate: predicted vs measured")
+    v.add_argument("--requests-factor", type=int, default=4)
+    v.set_defaults(func=cmd_validate)

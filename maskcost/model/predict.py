@@ -1,0 +1,102 @@
+"""A what-if grid: every combination of the given engine/host/load values, each run twice (with
+the schemas, and the schema-off arm of the same point), reported with the overhead."""
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+from tqdm import tqdm
+
+from ..calibrate.profile import Profile
+from .config import EngineConfig, Workload
+from .costs import Costs
+from .engine import Simulation
+from .metrics import summarize
+
+
+def default_requests(concurrency: int | None) -> int:
+    return max(200, 4 * (concurrency or 0))
+
+
+def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: dict | None = None,
+              trace_out: Path | None = None) -> dict[str, Any]:
+    key = (cfg.backend, cfg.cpu_speed)
+    costs_cache = {} if costs_cache is None else costs_cache
+    if key not in costs_cache:
+        costs_cache[key] = Costs(profile, cfg.backend, cfg.cpu_speed)
+    costs = costs_cache[key]
+    on_sim = Simulation(costs, cfg, wl, record_trace=trace_out is not None).run()
+    on = summarize(on_sim)
+    off = summarize(Simulation(costs, cfg, replace(wl, structured_fraction=0.0)).run())
+    if trace_out is not None:
+        write_chrome_trace(on_sim, trace_out)
+    point = {
+        "engine": cfg.engine, "backend": cfg.backend, "concurrency": wl.concurrency, "rate_per_s": wl.rate_per_s,
+        "max_num_seqs": cfg.max_num_seqs, "cores": cfg.usable_cores, "cpu_count": cfg.cpu_count,
+        "async_scheduling": cfg.effective_async, "spec_tokens": cfg.spec_tokens,
+        "schema": ",".join(wl.schemas) if wl.schemas else "all",
+        **{k: v for k, v in on.items()},
+        "off": {k: off[k] for k in ("itl_ms_mean", "itl_ms_p50", "ttft_ms_p50", "out_tok_per_s", "running_mean")},
+    }
+    point["overhead_pct"] = (100.0 * (on["itl_ms_mean"] / off["itl_ms_mean"] - 1.0)
+                             if on["itl_ms_mean"] and off["itl_ms_mean"] else None)
+    point["throughput_loss_pct"] = (100.0 * (1.0 - on["out_tok_per_s"] / off["out_tok_per_s"])
+                                    if on["out_tok_per_s"] and off["out_tok_per_s"] else None)
+    point["config"] = {"engine": asdict(cfg), "workload": asdict(wl)}
+    return point
+
+
+def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[Workload],
+         trace_out: Path | None = None, progress: bool = True) -> list[dict[str, Any]]:
+    combos = list(itertools.product(engines, workloads))
+    cache: dict = {}
+    out = []
+    for i, (cfg, wl) in enumerate(tqdm(combos, desc="predict", unit="pt", disable=not progress)):
+        out.append(run_point(profile, cfg, wl, cache, trace_out if i == 0 else None))
+    return out
+
+
+def write_chrome_trace(sim: Simulation, path: Path) -> None:
+    """Chrome / Perfetto trace (JSON): one lane (tid) per thread: GPU, engine thread, fill workers,
+    compile pool. Times in µs."""
+    lanes: dict[str, int] = {}
+    events = []
+    for e in sim.events:
+        tid = lanes.setdefault(e.lane, len(lanes) + 1)
+        events.append({"name": e.name, "ph": "X", "ts": e.start_ms * 1e3, "dur": e.dur_ms * 1e3, "pid": 1, "tid": tid})
+    meta = [{"name": "thread_name", "ph": "M", "pid": 1, "tid": t, "args": {"name": n}} for n, t in lanes.items()]
+    path.write_text(json.dumps({"traceEvents": meta + events, "displayTimeUnit": "ms",
+                                "otherData": {"config": {"engine": asdict(sim.cfg), "workload": asdict(sim.wl)}}}))
+
+
+def plot_overhead(points: list[dict[str, Any]], path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    series: dict[str, list[dict]] = {}
+    for p in points:
+        label = f"{p['engine']} {p['backend']} mns={p['max_num_seqs']} cores={p['cores']}" + \
+                (f" spec={p['spec_tokens']}" if p["spec_tokens"] else "") + ("" if p["async_scheduling"] else " sync")
+        series.setdefault(label, []).append(p)
+    for label, ps in series.items():
+        ps = sorted(ps, key=lambda p: p["running_mean"] or 0)
+        xs = [p["concurrency"] or p["running_mean"] for p in ps]
+        a1.plot(xs, [p["overhead_pct"] for p in ps], marker="o", label=label)
+        a2.plot(xs, [p["itl_ms_mean"] for p in ps], marker="o", label=label)
+        a2.plot(xs, [p["off"]["itl_ms_mean"] for p in ps], ls="--", color=a2.lines[-1].get_color(), alpha=0.6)
+    a1.set_xlabel("concurrency (batch)")
+    a1.set_ylabel("ITL overhead vs schema-off (%)")
+    a2.set_xlabel("concurrency (batch)")
+    a2.set_ylabel("ITL mean (ms); dashed: schema-off")
+    for a in (a1, a2):
+        a.set_xscale("log", base=2)
+        a.grid(alpha=0.3)
+    a1.legend(fontsize=7)
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,141 @@
+"""Predicted vs measured: the model run on the very points a sweep measured, signed errors, MAPE,
+the engine's own run-to-run spread beside each error, a Markdown report, a PNG and the JSON."""
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..calibrate.profile import Profile
+from ..model.config import EngineConfig, Workload
+from ..model.predict import run_point
+
+METRICS = (  # (name in the report, measured getter, predicted key)
+    ("engine ITL ms", lambda s: s["engine"].get("itl_ms"), "itl_ms_mean"),
+    ("client ITL ms", lambda s: s.get("itl_ms_mean"), "itl_ms_mean"),
+    ("TTFT p50 ms", lambda s: s.get("ttft_ms_p50"), "ttft_ms_p50"),
+    ("out tok/s", lambda s: s.get("out_tok_per_s"), "out_tok_per_s"),
+    ("running", lambda s: s["engine"].get("running_mean"), "running_mean"),
+)
+
+
+def _err(pred: float | None, meas: float | None) -> float | None:
+    if pred is None or not meas:
+        return None
+    return 100.0 * (pred - meas) / meas
+
+
+def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
+            requests_factor: int = 4) -> list[dict[str, Any]]:
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for s in measured:
+        key = (s["arm"], s["concurrency"], bool(s["config"].get("unique_schemas")),
+               tuple(s["config"].get("schemas") or ()))
+        groups.setdefault(key, []).append(s)
+    rows = []
+    cache: dict = {}
+    known = set(profile.schema_ids(cfg.backend))
+    for (arm, conc, unique, schemas), ss in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        ids = tuple(x for x in schemas if x in known)
+        if arm == "on" and not ids:
+            raise ValueError(f"sweep point {ss[0]['point']}: none of its schemas {list(schemas)[:3]} is in the "
+                             f"profile for {cfg.backend}; calibrate them first")
+        off_len = ss[0]["config"].get("off_tokens")
+        wl = Workload(concurrency=conc, requests=max(200, requests_factor * conc),
+                      schemas=ids if arm == "on" else (), unique_schemas=unique,
+                      structured_fraction=1.0 if arm == "on" else 0.0,
+                      output_tokens=None if arm == "on" else off_len)
+        pred = run_point(profile, cfg, wl, cache)
+        row: dict[str, Any] = {"arm": arm, "concurrency": conc, "unique_schemas": unique, "repeats": len(ss),
+                               "fitted": arm == "off",  # the forward curve comes from schema-off sweeps
+                               "checks": ss[0].get("checks"), "metrics": {}}
+        for name, get, pkey in METRICS:
+            vals = [v for v in (get(s) for s in ss) if v is not None]
+            meas = statistics.mean(vals) if vals else None
+            spread = 100.0 * (max(vals) - min(vals)) / meas if len(vals) > 1 and meas else None
+            row["metrics"][name] = {"measured": meas, "predicted": pred[pkey], "error_pct": _err(pred[pkey], meas),
+                                    "spread_pct": spread}
+        row["predicted_breakdown"] = pred["breakdown"]
+        row["predicted_overhead_pct"] = pred["overhead_pct"]
+        rows.append(row)
+    return rows
+
+
+def score(rows: list[dict[str, Any]], metric: str = "engine ITL ms") -> dict[str, Any]:
+    errs = [r["metrics"][metric]["error_pct"] for r in rows
+            if not r["fitted"] and r["metrics"][metric]["error_pct"] is not None]
+    if not errs:
+        return {"metric": metric, "points": 0}
+    return {"metric": metric, "points": len(errs), "median_abs_error_pct": statistics.median(abs(e) for e in errs),
+            "mape_pct": statistics.mean(abs(e) for e in errs), "worst_error_pct": max(errs, key=abs)}
+
+
+def _plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for arm, unique, color in (("on", False, "C0"), ("on", True, "C2"), ("off", False, "C1")):
+        rs = sorted([r for r in rows if r["arm"] == arm and r["unique_schemas"] == unique], key=lambda r: r["concurrency"])
+        if not rs:
+            continue
+        label = {"on": "schema on", "off": "schema off (fitted)"}[arm] + (" unique" if unique else "")
+        m = rs and [r["metrics"]["engine ITL ms"] for r in rs]
+        ax.plot([r["concurrency"] for r in rs], [x["measured"] for x in m], "o-", color=color, label=f"{label}: measured")
+        ax.plot([r["concurrency"] for r in rs], [x["predicted"] for x in m], "x--", color=color, label=f"{label}: predicted")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("offered concurrency")
+    ax.set_ylabel("engine ITL mean (ms)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _f(v: Any, nd: int = 1) -> str:
+    return "-" if v is None else (f"{v:+.{nd}f}" if isinstance(v, float) and nd == 0 else f"{v:.{nd}f}")
+
+
+def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: EngineConfig,
+                 sweeps: list[str], title: str) -> dict[str, Any]:
+    out.mkdir(parents=True, exist_ok=True)
+    sc = {m: score(rows, m) for m, _, _ in METRICS}
+    doc = {"title": title, "profile": {"name": profile.name, "created_utc": profile.created_utc,
+                                       "host": asdict(profile.host), "provenance": profile.provenance,
+                                       "forward_source": profile.forward.source},
+           "engine_config": asdict(cfg), "sweeps": sweeps, "score": sc, "rows": rows}
+    (out / "report.json").write_text(json.dumps(doc, indent=1))
+    _plot(rows, out / "itl_measured_vs_predicted.png", title)
+    lines = [f"# {title}", "",
+             f"Profile `{profile.name}` ({profile.created_utc}; calibration host {profile.host.cpu_model}, "
+             f"nproc {profile.host.nproc}). Engine config predicted: `{cfg.engine}` backend `{cfg.backend}`, "
+             f"max_num_seqs {cfg.max_num_seqs}, cores {cfg.usable_cores}, cpu_count {cfg.cpu_count}, "
+             f"async scheduling {cfg.effective_async}, spec tokens {cfg.spec_tokens}.", "",
+             f"Measured: {', '.join(sweeps)}. Forward curve: {profile.forward.source}", "",
+             "Signed error = (predicted - measured) / measured. Schema-off points are marked *fitted*: the "
+             "forward curve was calibrated from them, so they are not scored.", "",
+             "| arm | conc | unique | n | engine ITL ms meas | pred | err % | spread % | TTFT p50 meas | pred | err % "
+             "| tok/s meas | pred | err % | running meas | pred |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        m = r["metrics"]
+        e, t, o, ru = m["engine ITL ms"], m["TTFT p50 ms"], m["out tok/s"], m["running"]
+        lines.append(f"| {r['arm']}{' (fitted)' if r['fitted'] else ''} | {r['concurrency']} | "
+                     f"{'yes' if r['unique_schemas'] else ''} | {r['repeats']} | {_f(e['measured'], 2)} | "
+                     f"{_f(e['predicted'], 2)} | {_f(e['error_pct'], 0)} | {_f(e['spread_pct'])} | "
+                     f"{_f(t['measured'])} | {_f(t['predicted'])} | {_f(t['error_pct'], 0)} | {_f(o['measured'], 0)} | "
+                     f"{_f(o['predicted'], 0)} | {_f(o['error_pct'], 0)} | {_f(ru['measured'])} | {_f(ru['predicted'])} |")
+    lines += ["", "## Score (held-out points only)", ""]
+    for m, s in sc.items():
+        if s["points"]:
+            lines.append(f"- {m}: {s['points']} points, median |error| {s['median_abs_error_pct']:.1f}%, "
+                         f"MAPE {s['mape_pct']:.1f}%, worst {s['worst_error_pct']:+.1f}%")
+    lines += ["", "![ITL](itl_measured_vs_predicted.png)", ""]
+    (out / "report.md").write_text("\n".join(lines))
+    print("\n".join(lines[:2] + lines[8:]))
+    return doc

@@ -1,0 +1,94 @@
+"""Calibration with the real engines (xgrammar, llguidance) and the real Llama-3 vocabulary."""
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from maskcost.calibrate.backends import make_backend
+from maskcost.calibrate.fill import output_text, trace_schema
+from maskcost.calibrate.profile import ProfileError, load_profile, profile_from_dict, profile_to_dict, save_profile
+from maskcost.calibrate.run import calibrate_backends
+from maskcost.calibrate.schemas import TIERS, SchemaEntry, SchemaInputError, read_corpus
+from maskcost.calibrate.tokenizer import load_vocab
+from synth import constant_profile
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    return load_vocab("llama3")
+
+
+def test_vocab_and_straddle_set(vocab):
+    assert vocab.size == 128256
+    assert vocab.tokens[vocab.eos_id] == b"<|eot_id|>"
+    ids = vocab.encode('{"name": "Bob"}')
+    assert any(t in vocab.straddle_ids for t in ids)  # '{"' holds a quote and a brace
+    assert 0.002 < len(vocab.straddle_ids) / vocab.size < 0.05
+
+
+@pytest.mark.parametrize("backend", ["xgrammar", "guidance"])
+def test_trace_has_one_entry_per_emitted_token(vocab, backend):
+    be = make_backend(backend, vocab)
+    entry = TIERS["flat"]
+    r = trace_schema(be, entry, repeats=1)
+    assert r.error is None
+    n = len(vocab.encode(output_text(entry.examples[0]))) + 1  # + EOS
+    t = r.traces[0]
+    assert len(t.fill_us) == len(t.accept_us) == len(t.straddle) == n
+    assert all(x > 0 for x in t.fill_us)
+    assert r.compile.cold_ms > 0 and r.compile.memory_bytes > 0
+
+
+def test_unsupported_schema_is_reported_and_skipped(vocab, tmp_path):
+    bad = SchemaEntry("bad/not", "t", {"not": {"type": "string"}}, ({"a": 1},))
+    wrong = SchemaEntry("bad/example", "t", {"type": "integer"}, ("text",))
+    res = calibrate_backends(vocab, [TIERS["flat"], bad, wrong], ["guidance"], tmp_path / "p.jsonl",
+                             repeats=1, pool_workers=(1, 2), pool_rows=(16,), log=lambda m: None)
+    g = res["guidance"]
+    assert [t.schema_id for t in g.traces] == ["tier/flat"]
+    failed = dict(g.failures)
+    assert "not" in failed["bad/not"] and "replay failed" in failed["bad/example"]
+    assert {abs(p.workers) for p in g.pool} == {1, 2} and any(p.workers < 0 for p in g.pool)
+    # the partial file lets a rerun resume without measuring again
+    lines = (tmp_path / "p.jsonl").read_text().splitlines()
+    assert len(lines) == 3
+
+
+def test_corpus_reader_and_errors(tmp_path):
+    entries = read_corpus([DATA / "corpus_sample.jsonl.gz"])
+    assert len(entries) == 6 and all(e.examples for e in entries)
+    bad = tmp_path / "bad.jsonl.gz"
+    with gzip.open(bad, "wt") as f:
+        f.write('{"id": "a", "schema": {}}\nnot json\n')
+    with pytest.raises(SchemaInputError, match=r"bad.jsonl.gz:2: not JSON lines"):
+        read_corpus([bad])
+
+
+def test_profile_roundtrip_and_errors(tmp_path):
+    p = constant_profile()
+    path = tmp_path / "p.json.gz"
+    save_profile(p, path)
+    q = load_profile(path)
+    assert q.backends["xgrammar"].traces[0].fill_us == p.backends["xgrammar"].traces[0].fill_us
+    d = profile_to_dict(p)
+    d["maskcost_profile_version"] = 99
+    with pytest.raises(ProfileError, match="version is 99"):
+        profile_from_dict(d)
+    d = profile_to_dict(p)
+    del d["forward"]["points"]
+    with pytest.raises(ProfileError, match=r"profile.forward: missing field 'points'"):
+        profile_from_dict(d)
+    (tmp_path / "x.json").write_text("{nope")
+    with pytest.raises(ProfileError, match="x.json: not JSON"):
+        load_profile(tmp_path / "x.json")
+
+
+def test_embedded_default_profile_is_real_and_valid():
+    from maskcost.calibrate.profile import load_default_profile
+    p = load_default_profile()
+    assert p.tokenizer == "llama3" and p.vocab_size == 128256
+    assert "H200" in p.apply.source and "vLLM 0.25.1" in p.forward.source
+    assert len(p.forward.points) >= 6 and set(p.backends) == {"xgrammar", "guidance"}

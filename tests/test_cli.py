@@ -1,0 +1,39 @@
+"""The command line as a user meets it."""
+import json
+import subprocess
+import sys
+
+
+def mc(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "maskcost.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_predict_on_the_default_profile_writes_json_png_and_trace(tmp_path):
+    out = tmp_path / "p.json"
+    r = mc("predict", "--concurrency", "8", "160", "--max-num-seqs", "128", "256", "--schema-id", "tier/flat",
+           "tier/bounded", "--json", str(out), "--trace", str(tmp_path / "t.json"))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    pts = doc["points"]
+    assert len(pts) == 4
+    for k in ("concurrency", "schema", "backend", "itl_ms_mean", "itl_ms_p50", "ttft_ms_p50", "out_tok_per_s",
+              "running_mean", "overhead_pct", "breakdown", "config"):
+        assert k in pts[0]
+    pooled = [p for p in pts if p["max_num_seqs"] == 256 and p["concurrency"] == 160][0]
+    capped = [p for p in pts if p["max_num_seqs"] == 128 and p["concurrency"] == 160][0]
+    assert pooled["breakdown"]["pool_step_fraction"] > 0.9 and capped["breakdown"]["pool_step_fraction"] == 0
+    assert (tmp_path / "p.png").stat().st_size > 1000
+    trace = json.loads((tmp_path / "t.json").read_text())
+    names = {e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M"}
+    assert {"GPU", "engine thread"} <= names
+
+
+def test_bad_inputs_are_one_line_errors(tmp_path):
+    r = mc("predict", "--profile", str(tmp_path / "missing.json"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "missing.json: cannot read" in r.stderr
+    r = mc("predict", "--schema-id", "nope/nope", "--concurrency", "1")
+    assert r.returncode == 2 and "--schema-id nope/nope: not in the profile" in r.stderr
+    r = mc("calibrate", "--check", str(tmp_path / "missing.json"))
+    assert r.returncode == 2
+    r = mc("calibrate", "--out", str(tmp_path / "p.json"), "--tier", "flat")
+    assert r.returncode == 2 and "forward times need a live engine" in r.stderr

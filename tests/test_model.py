@@ -1,0 +1,123 @@
+"""Mechanism tests: each against an expectation computed by hand from the engine's rules."""
+import pytest
+
+from maskcost.model.config import EngineConfig, Workload
+from maskcost.model.costs import Costs, Curve
+from maskcost.model.engine import Simulation
+from maskcost.model.metrics import summarize
+from synth import constant_profile
+
+
+def run(profile, backend="xgrammar", requests=None, **kw):
+    ekw = {k: kw.pop(k) for k in list(kw) if k in EngineConfig.__dataclass_fields__}
+    wl = Workload(requests=requests or max(200, 4 * kw.get("concurrency", 1)), **kw)
+    sim = Simulation(Costs(profile, backend), EngineConfig(backend=backend, **ekw), wl).run()
+    return summarize(sim)
+
+
+def test_closed_form_step_time():
+    # async scheduling, constant costs: period = max(forward, rows x fill) + apply
+    p = constant_profile(fill_us=500.0, forward_ms=6.0, apply_us=100.0)
+    assert run(p, concurrency=4)["itl_ms_mean"] == pytest.approx(6.0 + 0.1, rel=1e-6)  # fill 2 ms hidden
+    assert run(p, concurrency=32)["itl_ms_mean"] == pytest.approx(32 * 0.5 + 0.1, rel=1e-6)  # fill exposed
+    off = run(p, concurrency=32, structured_fraction=0.0)
+    assert off["itl_ms_mean"] == pytest.approx(6.0, rel=1e-6)
+
+
+def test_parallel_fill_knee_at_128_with_max_num_seqs_256_only():
+    p = constant_profile(fill_us=100.0, forward_ms=5.0)
+    serial = run(p, concurrency=128, max_num_seqs=256)
+    pooled = run(p, concurrency=129, max_num_seqs=256)
+    assert serial["breakdown"]["pool_step_fraction"] == 0.0
+    assert serial["itl_ms_mean"] == pytest.approx(12.8, rel=1e-6)  # 128 x 0.1 ms on the engine thread
+    assert pooled["breakdown"]["pool_step_fraction"] == 1.0
+    # 129 rows = 9 chunks on min(16 // 2, 8) = 8 workers: 1.6 + 0.1 ms < forward 5 ms
+    assert pooled["breakdown"]["pool_wait_ms"] == pytest.approx(1.7, rel=1e-6)
+    assert pooled["itl_ms_mean"] == pytest.approx(5.0, rel=1e-6)
+    # max_num_seqs 128: no pool is ever built; 160 offered -> 128 running, serial
+    capped = run(p, concurrency=160, max_num_seqs=128)
+    assert capped["breakdown"]["pool_step_fraction"] == 0.0
+    assert 126 <= capped["running_mean"] <= 128
+    assert capped["itl_ms_mean"] == pytest.approx(12.8, rel=1e-2)
+
+
+def test_pool_size_follows_cpu_count_and_contends_for_usable_cores():
+    p = constant_profile(fill_us=100.0, forward_ms=1.0)
+    # cpu_count 4 -> 2 workers: 16 chunks of 1.6 ms over 2 workers = 12.8 ms
+    two = run(p, concurrency=256, cpu_count=4, usable_cores=16)
+    assert two["breakdown"]["pool_wait_ms"] == pytest.approx(12.8, rel=1e-6)
+    # 8 workers on 2 usable cores: the same as 2 workers
+    squeezed = run(p, concurrency=256, cpu_count=16, usable_cores=2)
+    assert squeezed["breakdown"]["pool_wait_ms"] == pytest.approx(12.8, rel=1e-6)
+    free = run(p, concurrency=256, cpu_count=16, usable_cores=16)
+    assert free["breakdown"]["pool_wait_ms"] == pytest.approx(3.2, rel=1e-6)
+
+
+def test_speculative_decoding_keeps_the_fill_serial_at_256_rows():
+    p = constant_profile(fill_us=10.0, forward_ms=5.0)
+    r = run(p, concurrency=256, max_num_seqs=256, spec_tokens=3, spec_method="eagle", spec_acceptance=0.5)
+    assert r["breakdown"]["pool_step_fraction"] == 0.0
+    # serial: 256 requests x (3 drafts + 1) rows x 10 us
+    assert r["breakdown"]["fill_ms"] == pytest.approx(256 * 4 * 0.010, rel=0.05)
+    # ngram turns async scheduling off in vLLM 0.25.1
+    assert EngineConfig(spec_tokens=3, spec_method="ngram").effective_async is False
+    assert EngineConfig(spec_tokens=3, spec_method="eagle").effective_async is True
+
+
+def test_unique_schemas_raise_ttft_but_not_itl():
+    p = constant_profile(fill_us=50.0, forward_ms=5.0, compile_ms=400.0)
+    same = run(p, concurrency=8, requests=200)
+    uniq = run(p, concurrency=8, requests=200, unique_schemas=True)
+    assert same["ttft_ms_p50"] < 50
+    assert uniq["ttft_ms_p50"] >= 400
+    assert uniq["itl_ms_mean"] == pytest.approx(same["itl_ms_mean"], rel=0.01)
+
+
+def test_async_scheduling_moves_the_fill_on_and_off_the_critical_path():
+    # forward 10 ms (async), 14 ms sync: 4 ms of engine CPU that async hides without grammars.
+    # 8 rows x 1 ms fill. Async: max(10, 4 + 8) = 12 ms. Sync: fill hidden under the forward
+    # (max(10, 8) = 10) but the 4 ms CPU work is serial: 14 ms.
+    p = constant_profile(fill_us=1000.0, forward_ms=10.0, sync_forward_ms=14.0)
+    a = run(p, concurrency=8, async_scheduling=True)
+    s = run(p, concurrency=8, async_scheduling=False)
+    assert a["itl_ms_mean"] == pytest.approx(12.0, rel=1e-6)
+    assert s["itl_ms_mean"] == pytest.approx(14.0, rel=1e-6)
+    assert a["breakdown"]["exposed_ms"] == pytest.approx(2.0, rel=1e-6)
+
+
+def test_sglang_grammar_queue_stalls_while_compiling_and_llguidance_fills_in_parallel():
+    p = constant_profile(fill_us=100.0, forward_ms=2.0, compile_ms=30.0)
+    r = run(p, engine="sglang", concurrency=None, rate_per_s=200.0, requests=200, unique_schemas=True)
+    assert r["breakdown"]["compile_wait_ms"] > 0
+    x = run(p, engine="sglang", backend="xgrammar", concurrency=64)
+    g = run(p, engine="sglang", backend="guidance", concurrency=64, usable_cores=10)
+    assert x["breakdown"]["step_ms"] == pytest.approx(6.4 + 0.0, rel=1e-6)  # 64 x 0.1 ms serial
+    # llguidance: clamp(0.8 x 10, 1, 32) = 8 threads -> 64 rows in 0.8 ms, under the 2 ms forward
+    assert g["itl_ms_mean"] == pytest.approx(2.0, rel=1e-6)
+
+
+def test_same_seed_same_result_other_seed_differs():
+    p = constant_profile(fill_us=100.0, forward_ms=3.0, heavy_tail=True)
+    a = run(p, concurrency=16, seed=1, structured_fraction=0.5)
+    b = run(p, concurrency=16, seed=1, structured_fraction=0.5)
+    c = run(p, concurrency=16, seed=2, structured_fraction=0.5)
+    assert a == b
+    assert a["itl_ms_mean"] != c["itl_ms_mean"]
+
+
+def test_open_loop_poisson_and_bad_workloads():
+    p = constant_profile(fill_us=10.0, forward_ms=5.0)
+    r = run(p, concurrency=None, rate_per_s=100.0, requests=300)
+    # Little: 100 req/s x 50 steps x ~5 ms = ~25 running
+    assert 15 < r["running_mean"] < 40 and r["out_tok_per_s"] > 0
+    with pytest.raises(ValueError, match="exactly one"):
+        Workload(concurrency=4, rate_per_s=3.0)
+    with pytest.raises(ValueError, match="--engine"):
+        EngineConfig(engine="trt")
+
+
+def test_curve_is_monotone_and_extrapolates_linearly():
+    c = Curve([1, 8, 64, 64], [5.0, 4.9, 6.0, 6.2])
+    assert c(1) == 5.0 and c(8) == 5.0  # a measured dip is flattened (running max)
+    assert c(64) == pytest.approx(6.1)
+    assert c(128) > c(64)

@@ -1,0 +1,79 @@
+"""The live client, metrics parsing, output checks and sweep bookkeeping, against a small fake
+OpenAI-compatible server on loopback (tests/fake_server.py)."""
+import json
+
+import pytest
+
+from fake_server import FakeEngine, FakeServer
+from maskcost.calibrate.schemas import TIERS
+from maskcost.validate.checks import check_output
+from maskcost.validate.client import ServerError, unique_schema
+from maskcost.validate.metrics import parse_metrics, window_stats
+from maskcost.validate.sweep import PointSpec, run_sweep
+
+FLAT = TIERS["flat"]
+
+
+def test_checks():
+    s = FLAT.schema
+    assert check_output(json.dumps(FLAT.examples[0]), s, "stop") == "valid"
+    assert check_output('{"name": "x"', s, "length") == "truncated"
+    assert check_output('{"name": "x"', s, "stop") == "invalid_json"
+    assert check_output('{"name": "x"}', s, "stop").startswith("schema_violation")
+    assert check_output("anything", None, "stop") == "unconstrained"
+
+
+def test_parse_metrics_sums_engines_and_drops_buckets():
+    text = FakeEngine("x").metrics() + 'vllm:num_requests_running{engine="1",model_name="fake"} 3\n'
+    m = parse_metrics(text)
+    assert m["vllm:num_requests_running"] == 3
+    assert "vllm:iteration_tokens_total_count" in m
+    assert not any(k.endswith("_bucket") for k in m)
+    w = window_stats("vllm", {"vllm:iteration_tokens_total_count": 10, "vllm:inter_token_latency_seconds_sum": 1.0,
+                              "vllm:inter_token_latency_seconds_count": 100, "vllm:generation_tokens_total": 0},
+                     {"vllm:iteration_tokens_total_count": 110, "vllm:inter_token_latency_seconds_sum": 2.0,
+                      "vllm:inter_token_latency_seconds_count": 300, "vllm:generation_tokens_total": 500}, 2.0)
+    assert w.step_ms == pytest.approx(20.0) and w.itl_ms == pytest.approx(5.0) and w.gen_tokens_per_s == 250
+
+
+def test_unique_schema_adds_one_optional_property():
+    import random
+    a = unique_schema(FLAT.schema, random.Random(1))
+    b = unique_schema(FLAT.schema, random.Random(2))
+    assert a != b and a["required"] == FLAT.schema["required"]
+    assert len(a["properties"]) == len(FLAT.schema["properties"]) + 1
+
+
+def test_sweep_records_checks_and_resumes(tmp_path):
+    out = tmp_path / "s.jsonl"
+    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
+        pts = [PointSpec("on", 4, 0, 12), PointSpec("off", 4, 0, 8)]
+        res = run_sweep(srv.url, pts, [FLAT], out, off_tokens=10, warmup=2)
+        assert [r["point"] for r in res] == ["on-c4-r0", "off-c4-r0"]
+        on, off = res
+        assert on["checks"] == {"valid": 12} and off["checks"] == {"unconstrained": 8}
+        assert on["output_tokens_mean"] == pytest.approx(len(json.dumps(FLAT.examples[0])) / 3, abs=1)
+        assert off["output_tokens_mean"] == 10
+        assert on["itl_ms_mean"] > 1.0 and on["engine"]["engine"] == "vllm"
+        assert on["config"]["schemas"] == ["tier/flat"] and "client_host" in on["provenance"]
+        raw = (tmp_path / "s.raw.jsonl").read_text().splitlines()
+        assert len(raw) == 20
+        # a rerun resumes: nothing is sent again for finished points
+        served = srv.engine.served
+        res2 = run_sweep(srv.url, pts + [PointSpec("on", 2, 1, 4)], [FLAT], out, off_tokens=10, warmup=0)
+        assert len(res2) == 3 and srv.engine.served == served + 4
+
+
+def test_dead_server_keeps_finished_points(tmp_path):
+    out = tmp_path / "s.jsonl"
+    eng = FakeEngine(json.dumps(FLAT.examples[0]))
+    with FakeServer(eng) as srv:
+        eng.fail_after = 10
+        with pytest.raises(ServerError, match="requests failed at point on-c2-r1"):
+            run_sweep(srv.url, [PointSpec("on", 2, 0, 8), PointSpec("on", 2, 1, 8)], [FLAT], out, warmup=0)
+    assert [json.loads(x)["point"] for x in out.read_text().splitlines()] == ["on-c2-r0", "on-c2-r1"]
+
+
+def test_unreachable_server_is_one_clear_error(tmp_path):
+    with pytest.raises(ServerError, match="127.0.0.1:9/v1/models: unreachable"):
+        run_sweep("http://127.0.0.1:9", [PointSpec("on", 1, 0, 1)], [FLAT], tmp_path / "x.jsonl")
