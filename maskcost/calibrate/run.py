@@ -3,6 +3,7 @@ optional engine-side sweep (forward curve), the GPU apply cost where a GPU is pr
 profile that carries all of it with its provenance."""
 from __future__ import annotations
 
+import gzip
 import json
 import sys
 import time
@@ -30,7 +31,8 @@ RECORDED_PER_SCHEMA = 16
 def recorded_outputs(path: Path) -> dict[str, list[str]]:
     """Valid outputs from a `maskcost sweep` raw file, by schema id (the real model's token streams)."""
     out: dict[str, list[str]] = defaultdict(list)
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    text = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Iterable
@@ -49,14 +51,43 @@ def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: di
     return point
 
 
+_WORKER_PROFILE: Profile | None = None
+
+
+def _init_worker(profile: Profile) -> None:
+    global _WORKER_PROFILE
+    _WORKER_PROFILE = profile
+
+
+def _run_in_worker(combo: tuple[EngineConfig, Workload]) -> dict[str, Any]:
+    return run_point(_WORKER_PROFILE, combo[0], combo[1], _WORKER_CACHE)
+
+
+_WORKER_CACHE: dict = {}
+
+
 def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[Workload],
-         trace_out: Path | None = None, progress: bool = True) -> list[dict[str, Any]]:
+         trace_out: Path | None = None, progress: bool = True, jobs: int | None = None) -> list[dict[str, Any]]:
+    """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores)."""
     combos = list(itertools.product(engines, workloads))
-    cache: dict = {}
-    out = []
-    for i, (cfg, wl) in enumerate(tqdm(combos, desc="predict", unit="pt", disable=not progress)):
-        out.append(run_point(profile, cfg, wl, cache, trace_out if i == 0 else None))
-    return out
+    jobs = jobs or len(os.sched_getaffinity(0))
+    first = run_point(profile, combos[0][0], combos[0][1], {}, trace_out)
+    rest = combos[1:]
+    bar = tqdm(total=len(combos), initial=1, desc="predict", unit="pt", disable=not progress)
+    if jobs > 1 and len(rest) >= 8:
+        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(profile,)) as ex:
+            out = []
+            for r in ex.map(_run_in_worker, rest, chunksize=max(1, len(rest) // (4 * jobs))):
+                out.append(r)
+                bar.update()
+    else:
+        cache: dict = {}
+        out = []
+        for cfg, wl in rest:
+            out.append(run_point(profile, cfg, wl, cache))
+            bar.update()
+    bar.close()
+    return [first] + out
 
 
 def write_chrome_trace(sim: Simulation, path: Path) -> None:

@@ -14,7 +14,7 @@ pip install -q --no-index --no-deps --target /tmp/mc .device-wheels/*.whl > $R/p
 export PYTHONPATH=/tmp/site:/tmp/mc:$PWD
 A=validation/h200-vllm-0.25.1/a
 timeout 420 python3 -m maskcost.cli calibrate --out $R/profile.json.gz --name h200-vllm-0.25.1 --tokenizer llama3 \
-  --tier flat nested deep bounded --corpus .device-wheels/corpus40.jsonl.gz --outputs $A/on.raw.jsonl --traces-per-schema 96 \
+  --tier flat nested deep bounded --corpus .device-wheels/corpus40.jsonl.gz --outputs $A/on.raw.jsonl.gz --traces-per-schema 96 \
   --forward-sweep $A/off.jsonl \
   --engine-note "vLLM 0.25.1 serve --load-format dummy --max-num-seqs 256 --structured-outputs-config.backend xgrammar --structured-outputs-config.disable_any_whitespace true, TP=1, H200, client pinned to core 15" \
   > $R/calibrate.log 2>&1

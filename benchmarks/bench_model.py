@@ -1,0 +1,41 @@
+"""Speed goals of the model (issue 2), printed as ratios (goal time / measured time; > 1 is met).
+
+  1. one 10,000-request, concurrency-256 simulation on the embedded profile: under 10 s
+  2. a 200-point what-if grid (each point = schema-on + schema-off arms): under 60 s
+Also reports simulated output tokens per wall second. Run: python benchmarks/bench_model.py
+"""
+import os
+import platform
+import time
+
+from maskcost.calibrate.host import cpu_model
+from maskcost.calibrate.profile import load_default_profile
+from maskcost.model.config import EngineConfig, Workload
+from maskcost.model.costs import Costs
+from maskcost.model.engine import Simulation
+from maskcost.model.metrics import summarize
+from maskcost.model.predict import default_requests, grid
+
+
+def main() -> None:
+    p = load_default_profile()
+    costs = Costs(p, "xgrammar")
+    print(f"host: {cpu_model()}, nproc {len(os.sched_getaffinity(0))}, Python {platform.python_version()}")
+    t = time.perf_counter()
+    sim = Simulation(costs, EngineConfig(max_num_seqs=256), Workload(concurrency=256, requests=10_000)).run()
+    r = summarize(sim)
+    dt = time.perf_counter() - t
+    toks = float(sim.out_len.sum())
+    print(f"10k requests @ c256: {dt:.2f} s wall, {len(sim.steps)} steps, {toks / dt:,.0f} simulated tokens/wall s, "
+          f"ratio {10.0 / dt:.1f}x (goal 10 s)  [ITL {r['itl_ms_mean']:.1f} ms]")
+    engines = [EngineConfig(backend=b, max_num_seqs=m, usable_cores=c)
+               for b in ("xgrammar", "guidance") for m in (128, 256) for c in (4, 8, 16, 32, 64)]
+    loads = [Workload(concurrency=c, requests=default_requests(c)) for c in (1, 8, 32, 64, 128, 160, 192, 224, 256, 320)]
+    t = time.perf_counter()
+    pts = grid(p, engines, loads, progress=False)
+    dt = time.perf_counter() - t
+    print(f"{len(pts)}-point grid: {dt:.1f} s wall, ratio {60.0 / dt:.1f}x (goal 60 s)")
+
+
+if __name__ == "__main__":
+    main()
