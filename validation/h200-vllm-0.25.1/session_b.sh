@@ -4,7 +4,7 @@
 # schema-off sweep; the recorded outputs of session A's schema-on sweep replayed for the two
 # validation schemas. No server runs.
 set -u
-R=$OUT/b; mkdir -p $R
+R=$OUT/${SESSION:-b}; mkdir -p $R
 if [ ! -d /tmp/site ]; then
   cat /tmp/stage-part00 .device-stage/b/part0* > /tmp/bundle.tar.xz && mkdir -p /tmp/x && \
   tar -C /tmp/x -xJf /tmp/bundle.tar.xz && mv /tmp/x/site /tmp/site && mv /tmp/x/llama3-8b /tmp/llama3-8b
@@ -13,7 +13,7 @@ pip install -q --no-index --no-deps --target /tmp/mc .device-wheels/*.whl > $R/p
 export PYTHONPATH=/tmp/site:/tmp/mc:$PWD
 A=validation/h200-vllm-0.25.1/a
 timeout 420 python3 -m maskcost.cli calibrate --out $R/profile.json.gz --name h200-vllm-0.25.1 --tokenizer llama3 \
-  --tier flat nested deep bounded --corpus .device-wheels/corpus40.jsonl.gz --outputs $A/on.raw.jsonl.gz \
+  --tier flat nested deep bounded --corpus .device-wheels/corpus40.jsonl.gz --outputs $A/on.raw.jsonl.gz --traces-per-schema ${TRACES_PER_SCHEMA:-16} \
   --forward-sweep $A/off.jsonl \
   --engine-note "vLLM 0.25.1 serve --load-format dummy --max-num-seqs 256 --structured-outputs-config.backend xgrammar --structured-outputs-config.disable_any_whitespace true, TP=1, H200, client pinned to core 15" \
   > $R/calibrate.log 2>&1
