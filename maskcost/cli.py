@@ -50,7 +50,8 @@ def cmd_calibrate(args) -> int:
     if not args.out:
         raise UsageError("calibrate: --out PROFILE is required (or --check PROFILE)")
     from .calibrate.engine import forward_from_summaries, measure_apply
-    from .calibrate.run import argv, build_profile, calibrate_backends, host_fingerprint, recorded_outputs
+    from .calibrate.host import host_info
+    from .calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs
     from .calibrate.tokenizer import load_vocab
     out = Path(args.out)
     base = load_profile(args.engine_from) if args.engine_from else None
@@ -90,15 +91,15 @@ def cmd_calibrate(args) -> int:
             raise UsageError(f"calibrate: {e}; give --engine-from PROFILE for the apply cost") from None
         apply = base.apply
         notes.append(f"apply cost copied from {args.engine_from} ({e})")
-    if base is not None:
-        notes.append(f"forward curve copied from {args.engine_from}" if forward is base.forward else "")
-    host = host_fingerprint(vocab)
+    if base is not None and forward is base.forward:
+        notes.append(f"forward curve copied from {args.engine_from}")
+    host = host_info(vocab)
     partial = out.with_name(out.name + ".partial.jsonl")
     backends = calibrate_backends(vocab, entries, args.backend, partial, outputs, repeats=args.repeats_fill,
                                   traces_per_schema=args.traces_per_schema,
                                   log=lambda m: print(m, file=sys.stderr))
     p = build_profile(args.name or out.name.split(".")[0], vocab, host, backends, forward, apply, argv(),
-                      [n for n in notes if n])
+                      notes)
     save_profile(p, out)
     partial.unlink(missing_ok=True)
     print(f"wrote {out}: {', '.join(f'{b}: {len(c.traces)} traced, {len(c.failures)} skipped' for b, c in backends.items())}")

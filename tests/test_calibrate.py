@@ -1,6 +1,5 @@
 """Calibration with the real engines (xgrammar, llguidance) and the real Llama-3 vocabulary."""
 import gzip
-import json
 from pathlib import Path
 
 import pytest

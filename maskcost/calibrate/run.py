@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from .backends import make_backend
 from .fill import TraceResult, output_text, trace_schema
-from .host import host_info, package_versions
+from .host import package_versions
 from .pool import advanced_matchers, measure_llguidance_batched, measure_vllm_pool
 from .profile import (ApplyCost, BackendCosts, CompileCost, FillTrace, ForwardCurve, HostInfo, Profile,
                       profile_from_dict, profile_to_dict)
@@ -120,10 +120,6 @@ def build_profile(name: str, vocab: Vocab, host: HostInfo, backends: dict[str, B
                 forward=forward, apply=apply)
     profile_from_dict(profile_to_dict(p))  # the same checks a reader runs
     return p
-
-
-def host_fingerprint(vocab: Vocab) -> HostInfo:
-    return host_info(vocab)
 
 
 def argv() -> list[str]:

@@ -86,7 +86,6 @@ def load_vocab(spec: str) -> Vocab:
     added = {a.content: i for i, a in tok.get_added_tokens_decoder().items()}
     tokens = [b""] * size
     # byte-level BPE: map the printable stand-ins back to bytes
-    from tokenizers.decoders import ByteLevel  # noqa: F401  (ensures the decoder exists)
     byte_dec = _bytes_to_unicode_inverse()
     for piece, i in tok.get_vocab(with_added_tokens=True).items():
         tokens[i] = piece.encode() if piece in added else bytes(byte_dec.get(c, 0) for c in piece)
