@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from .calibrate.profile import ProfileError
@@ -62,6 +63,8 @@ def cmd_calibrate(args) -> int:
     if base is None and forward_sweep is None and not args.base_url:
         raise UsageError("calibrate: forward times need a live engine: give --base-url URL, "
                          "--forward-sweep SWEEP.jsonl or --engine-from PROFILE")
+    if args.engine_only:
+        return _calibrate_engine_only(args, base, forward_sweep, sync_sweep, out)
     vocab = load_vocab(args.tokenizer)
     entries = _entries(args)
     if not entries:
@@ -106,6 +109,35 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
+def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, out: Path) -> int:
+    """Re-measure only the engine side of a profile (a server started with other flags): keep the
+    host, grammar costs and apply cost of --engine-from, replace the forward curve and/or its
+    sync points from schema-off sweeps of that server."""
+    from dataclasses import replace
+
+    from .calibrate.engine import forward_points
+    from .calibrate.profile import profile_from_dict, profile_to_dict, save_profile
+    from .calibrate.run import argv
+    if base is None or (forward_sweep is None and not sync_sweep):
+        raise UsageError("calibrate --engine-only: give --engine-from PROFILE and --forward-sweep and/or "
+                         "--sync-sweep SWEEP.jsonl")
+    fw = base.forward
+    if forward_sweep is not None:
+        fw = replace(fw, points=forward_points(forward_sweep),
+                     source=f"schema-off sweep {args.forward_sweep}. {args.engine_note or ''}")
+    if sync_sweep:
+        fw = replace(fw, sync_points=forward_points(sync_sweep),
+                     source=f"{fw.source} Sync points (--no-async-scheduling): {args.sync_sweep}.")
+    prov = {**base.provenance, "engine_only": {"command": " ".join(argv()), "utc": time.strftime(
+        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "notes": list(args.note or [])}}
+    p = replace(base, name=args.name or base.name, forward=fw, provenance=prov)
+    profile_from_dict(profile_to_dict(p))
+    save_profile(p, out)
+    print(f"wrote {out}: {base.name}'s host and grammar costs, forward {len(fw.points)} points, "
+          f"sync {len(fw.sync_points)} points")
+    return 0
+
+
 # ------------------------------------------------------------------ sweep
 
 def cmd_sweep(args) -> int:
@@ -147,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
                                                               "--no-async-scheduling")
     c.add_argument("--engine-from", metavar="PROFILE", help="take forward and apply costs from this profile")
     c.add_argument("--engine-note", help="engine flags/GPU to record with the forward curve")
+    c.add_argument("--engine-only", action="store_true", help="keep --engine-from's host and grammar costs; "
+                                                               "replace only the forward/sync curves")
     c.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64, 128, 192, 256])
     c.add_argument("--repeats", type=int, default=1)
     c.add_argument("--rounds", type=int, default=3)

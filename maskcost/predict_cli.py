@@ -57,6 +57,7 @@ def _engine_configs(args, profile: Profile):
                                                     cpu_count=cpu_count, usable_cores=cores,
                                                     async_scheduling=args.async_scheduling, spec_tokens=k,
                                                     spec_acceptance=args.spec_acceptance,
+                                                    spec_draft_rate=args.spec_draft_rate,
                                                     spec_method=args.spec_method, cpu_speed=args.cpu_speed))
     return out
 
@@ -136,8 +137,9 @@ def cmd_report(args) -> int:
     profile = _profile(args)
     measured = [s for p in args.sweep for s in read_jsonl(p)]
     cfg = _engine_configs(args, profile)[0]
-    rows = compare(profile, cfg, measured, requests_factor=args.requests_factor)
-    write_report(rows, Path(args.out), profile, cfg, args.sweep, args.title)
+    predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
+    rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted)
+    write_report(rows, Path(args.out), profile, cfg, args.sweep, args.title, args.predicted)
     return 0
 
 
@@ -153,6 +155,7 @@ def cmd_validate(args) -> int:
               off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed)
     args.sweep = [str(out / "sweep.jsonl")]
     args.out = str(out)
+    args.predicted = None
     return cmd_report(args)
 
 
@@ -166,6 +169,8 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cpu-speed", type=float, default=1.0, help="single-thread speed relative to the profile host")
     p.add_argument("--spec-tokens", type=int, nargs="+", default=[0])
     p.add_argument("--spec-acceptance", type=float, default=0.7)
+    p.add_argument("--spec-draft-rate", type=float, default=1.0,
+                   help="fraction of decode rows with drafts per step (EAGLE 1; ngram: as measured)")
     p.add_argument("--spec-method", default="ngram", choices=["ngram", "eagle"])
     p.add_argument("--async-scheduling", action=argparse.BooleanOptionalAction, default=True)
 
@@ -194,6 +199,8 @@ def add_parsers(sub) -> None:
     r.add_argument("--out", required=True, metavar="DIR")
     r.add_argument("--title", default="maskcost: predicted vs measured")
     r.add_argument("--requests-factor", type=int, default=4)
+    r.add_argument("--predicted", metavar="PREDICT.json", help="compare with the points of a `maskcost predict "
+                                                               "--json` file made before the sweep, not a new run")
     r.set_defaults(func=cmd_report)
 
     v = sub.add_parser("validate", help="sweep a live server, then report predicted vs measured")

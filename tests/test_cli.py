@@ -37,3 +37,19 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert r.returncode == 2
     r = mc("calibrate", "--out", str(tmp_path / "p.json"), "--tier", "flat")
     assert r.returncode == 2 and "forward times need a live engine" in r.stderr
+
+
+def test_calibrate_engine_only_replaces_the_sync_curve_and_keeps_the_rest(tmp_path):
+    from maskcost.calibrate.profile import default_profile_path, load_profile
+    sweep = tmp_path / "sync.jsonl"
+    sweep.write_text("\n".join(json.dumps({"arm": "off", "concurrency": c, "engine": {
+        "running_mean": float(c), "step_ms": 6.0 + c / 10, "itl_ms": 6.0 + c / 10}}) for c in (1, 8, 64)))
+    out = tmp_path / "p.json.gz"
+    r = mc("calibrate", "--engine-only", "--engine-from", str(default_profile_path()), "--sync-sweep", str(sweep),
+           "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    base, p = load_profile(default_profile_path()), load_profile(out)
+    assert [x.itl_ms for x in p.forward.sync_points] == [6.1, 6.8, 12.4]
+    assert p.forward.points == base.forward.points and p.backends == base.backends
+    bad = mc("calibrate", "--engine-only", "--sync-sweep", str(sweep), "--out", str(out), "--forward-sweep", str(sweep))
+    assert bad.returncode == 2 and "--engine-from" in bad.stderr

@@ -77,3 +77,41 @@ def test_dead_server_keeps_finished_points(tmp_path):
 def test_unreachable_server_is_one_clear_error(tmp_path):
     with pytest.raises(ServerError, match="127.0.0.1:9/v1/models: unreachable"):
         run_sweep("http://127.0.0.1:9", [PointSpec("on", 1, 0, 1)], [FLAT], tmp_path / "x.jsonl")
+
+
+def test_spec_decode_acceptance_from_counter_deltas():
+    def expo(drafted: int, accepted: int) -> dict[str, float]:
+        return parse_metrics(
+            "# TYPE vllm:spec_decode_num_draft_tokens counter\n"
+            f'vllm:spec_decode_num_draft_tokens_total{{engine="0"}} {drafted}\n'
+            "# TYPE vllm:spec_decode_num_accepted_tokens counter\n"
+            f'vllm:spec_decode_num_accepted_tokens_total{{engine="0"}} {accepted}\n'
+            "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3\n")
+    ws = window_stats("vllm", expo(300, 100), expo(900, 250), 2.0)
+    assert ws.spec_acceptance == pytest.approx(150 / 600)
+    assert ws.counters["vllm:spec_decode_num_draft_tokens_total"] == 600
+    assert window_stats("vllm", expo(300, 100), expo(300, 100), 2.0).spec_acceptance is None
+
+
+def test_report_uses_committed_predictions_unchanged():
+    from dataclasses import asdict
+
+    from maskcost.model.config import EngineConfig
+    from maskcost.validate.report import compare
+    from synth import constant_profile
+    cfg = EngineConfig(max_num_seqs=128)
+    # a prediction file's points: the numbers must come through as written, not re-simulated
+    pts = [{"concurrency": c, "config": {"engine": asdict(cfg)}, "itl_ms_mean": 100.0 + c, "ttft_ms_p50": 1.0,
+            "out_tok_per_s": 10.0, "running_mean": 8.0, "breakdown": {}, "overhead_pct": 1.0,
+            "off": {"itl_ms_mean": 5.0, "itl_ms_p50": 5.0, "ttft_ms_p50": 1.0, "out_tok_per_s": 1.0,
+                    "running_mean": 8.0}} for c in (8, 64)]
+    meas = [{"point": f"{a}-c8-r{r}", "arm": a, "concurrency": 8, "config": {"schemas": ["s"]},
+             "itl_ms_mean": 50.0, "ttft_ms_p50": 2.0, "out_tok_per_s": 20.0,
+             "engine": {"itl_ms": 54.0 * (r + 1), "running_mean": 8.0}} for a in ("on", "off") for r in (0, 1)]
+    rows = compare(constant_profile(), cfg, meas, predicted=pts)
+    on = next(r for r in rows if r["arm"] == "on")
+    e = on["metrics"]["engine ITL ms"]
+    assert e["predicted"] == 108.0 and e["measured"] == 81.0
+    assert e["error_pct"] == pytest.approx(100 * 27 / 81) and e["spread_pct"] == pytest.approx(100 * 54 / 81)
+    with pytest.raises(ValueError, match="no point made for"):
+        compare(constant_profile(), EngineConfig(max_num_seqs=256), meas, predicted=pts)

@@ -17,6 +17,10 @@ class EngineConfig:
     async_scheduling: bool = True  # vLLM default; SGLang: the overlap scheduler (default on)
     spec_tokens: int = 0
     spec_acceptance: float = 0.7  # probability each draft token is accepted
+    # fraction of decode rows that carry k drafts in a step: 1 for EAGLE/MTP; ngram proposes only
+    # where the last n tokens recur (vllm:spec_decode_num_drafts / decode row-steps; 0 measured on
+    # the H200 with random weights, validation/h200-vllm-0.25.1/d)
+    spec_draft_rate: float = 1.0
     spec_method: str = "ngram"
     cpu_speed: float = 1.0  # single-thread speed relative to the profile's host
     xgrammar_cache_mb: int = 512  # VLLM_XGRAMMAR_CACHE_MB
@@ -26,8 +30,8 @@ class EngineConfig:
             raise ValueError(f"--engine {self.engine}: unknown (known: {', '.join(ENGINES)})")
         if self.max_num_seqs < 1 or self.cpu_count < 1 or self.usable_cores < 1:
             raise ValueError("--max-num-seqs, --cpu-count and --cores must be >= 1")
-        if self.spec_tokens < 0 or not 0.0 <= self.spec_acceptance <= 1.0:
-            raise ValueError("--spec-tokens must be >= 0 and --spec-acceptance in [0, 1]")
+        if self.spec_tokens < 0 or not 0.0 <= self.spec_acceptance <= 1.0 or not 0.0 <= self.spec_draft_rate <= 1.0:
+            raise ValueError("--spec-tokens must be >= 0, --spec-acceptance and --spec-draft-rate in [0, 1]")
         if self.spec_method not in SPEC_METHODS:
             raise ValueError(f"--spec-method {self.spec_method}: unknown (known: {', '.join(SPEC_METHODS)})")
 

@@ -245,15 +245,17 @@ class Simulation:
             s_slots = act[struct]
             S = int(s_slots.size)
             B = int(act.size)
-            # decode tokens per row: 1, or 1 + accepted drafts (each accepted with p, in order)
+            # decode tokens per row: 1, or 1 + accepted drafts (each accepted with p, in order) on
+            # the rows that got drafts this step (a fraction spec_draft_rate of the decode rows)
+            drafted = np.zeros(B, bool)
+            toks = np.ones(B, int)
             if k:
+                drafted = ~is_new & (self.rng.random(B) < cfg.spec_draft_rate)
                 acc = np.minimum(self.rng.geometric(1.0 - cfg.spec_acceptance, B) - 1, k) \
                     if cfg.spec_acceptance < 1 else np.full(B, k)
-                toks = np.where(is_new, 1, 1 + acc)
-            else:
-                toks = np.ones(B, int)
-            forward_ms = costs.forward_ms(B * (1 + k))
-            # rows of the bitmask: one per structured request, or 1 + k with drafts
+                toks = np.where(drafted, 1 + acc, 1)
+            forward_ms = costs.forward_ms(B + k * int(drafted.sum()))
+            # rows of the bitmask: one per structured request, 1 + k for a request with drafts
             fill_ms = adv_ms = 0.0
             row_ms = np.zeros(0)
             if S:
@@ -261,11 +263,17 @@ class Simulation:
                 tid = self.req_trace[srid]
                 off, n = tr.off[tid], tr.n[tid]
                 pos = self.s_pos[s_slots]
-                rows = [tr.fill_us[off + (pos + j) % n] for j in range(k + 1)]
-                row_ms = (np.stack(rows, 1).ravel() if k else rows[0]) * costs.cpu_scale / 1e3
+                d = drafted[struct]
+                if k:
+                    rows = np.stack([tr.fill_us[off + (pos + j) % n] for j in range(k + 1)], 1)
+                    keep = np.ones(rows.shape, bool)
+                    keep[:, 1:] = d[:, None]
+                    row_ms = rows[keep] * costs.cpu_scale / 1e3
+                else:
+                    row_ms = tr.fill_us[off + pos % n] * costs.cpu_scale / 1e3
                 acc_us = tr.accept_us[off + pos % n]
                 # advance by the tokens of this step; with drafts also advance over each draft and roll back
-                adv_ms = float(acc_us.sum() * (1 + 2 * k)) * costs.cpu_scale / 1e3
+                adv_ms = float((acc_us * (1 + 2 * k * d)).sum()) * costs.cpu_scale / 1e3
                 fill_ms = float(row_ms.sum())
             overhead_ms = costs.cpu_overhead_ms(B)
             compile_wait_ms = 0.0
@@ -278,7 +286,7 @@ class Simulation:
                         self._abort(r)
             elif not sglang:
                 compile_wait_ms = VLLM_COMPILE_PROBE_MS * len(self.pending)
-            apply_rows = (B if sglang else S * (1 + k)) if S else 0
+            apply_rows = (B if sglang else int(row_ms.size)) if S else 0
             apply_ms = costs.apply_ms(apply_rows)
             use_pool = not sglang and vllm_uses_pool(cfg.max_num_seqs, S, k)
             # --- the step: GPU forward and the CPU branch run together

@@ -25,6 +25,11 @@ ENGINE_METRICS = {
                  "llamacpp:tokens_predicted_total"),
 }
 
+# counters kept as window deltas when the engine has them: vLLM's speculative-decoding counters
+# (num_drafts, num_draft_tokens, num_accepted_tokens, accepted_tokens_per_pos{position}) give the
+# draft acceptance rate, an input of the model.
+EXTRA_COUNTER_PREFIXES = {"vllm": ("vllm:spec_decode_num_",), "sglang": (), "llamacpp": ()}
+
 
 def parse_metrics(text: str) -> dict[str, float]:
     """Flatten an exposition into {name or name{label=v,...}: value}, summed over ignored labels;
@@ -55,6 +60,20 @@ class WindowStats:
     step_ms: float | None
     itl_ms: float | None
     gen_tokens_per_s: float | None
+    counters: dict[str, float]
+
+    @property
+    def spec_acceptance(self) -> float | None:
+        """Accepted / proposed draft tokens over the window (vLLM), None without drafts."""
+        drafted = self.counters.get("vllm:spec_decode_num_draft_tokens_total")
+        return self.counters.get("vllm:spec_decode_num_accepted_tokens_total", 0.0) / drafted if drafted else None
+
+    def spec_draft_rate(self, gen_tokens: float) -> float | None:
+        """Requests that got drafts / decode row-steps (each row-step makes 1 + accepted tokens)."""
+        if "vllm:spec_decode_num_drafts_total" not in self.counters:
+            return None
+        row_steps = gen_tokens - self.counters.get("vllm:spec_decode_num_accepted_tokens_total", 0.0)
+        return self.counters["vllm:spec_decode_num_drafts_total"] / row_steps if row_steps > 0 else None
 
 
 def window_stats(engine: str, before: dict[str, float], after: dict[str, float], window_s: float) -> WindowStats:
@@ -68,7 +87,9 @@ def window_stats(engine: str, before: dict[str, float], after: dict[str, float],
     steps = delta(steps_key)
     itl_sum, itl_n = delta(itl_base and itl_base + "_sum"), delta(itl_base and itl_base + "_count")
     gen = delta(gen_key)
+    counters = {k: after[k] - before.get(k, 0.0) for k in after
+                if k.startswith(EXTRA_COUNTER_PREFIXES[engine]) and not k.endswith("_created")}
     return WindowStats(window_s, steps,
                        window_s * 1e3 / steps if steps else None,
                        itl_sum * 1e3 / itl_n if itl_sum is not None and itl_n else None,
-                       gen / window_s if gen is not None and window_s > 0 else None)
+                       gen / window_s if gen is not None and window_s > 0 else None, counters)

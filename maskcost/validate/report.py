@@ -27,8 +27,22 @@ def _err(pred: float | None, meas: float | None) -> float | None:
     return 100.0 * (pred - meas) / meas
 
 
+def committed_predictions(points: list[dict[str, Any]], cfg: EngineConfig) -> dict[int, dict[str, Any]]:
+    """The points of a `maskcost predict --json` file made for this engine config, by concurrency."""
+    want = asdict(cfg)
+    out = {p["concurrency"]: p for p in points if p["config"]["engine"] == want}
+    if not out:
+        have = sorted({json.dumps(p["config"]["engine"], sort_keys=True) for p in points})
+        raise ValueError(f"--predicted: no point made for {json.dumps(want, sort_keys=True)} (the file has "
+                         f"{len(have)} engine configs, e.g. {have[0] if have else 'none'})")
+    return out
+
+
 def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
-            requests_factor: int = 4) -> list[dict[str, Any]]:
+            requests_factor: int = 4, predicted: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Measured points against the model: run now on the same points, or (`predicted`) the points of
+    a prediction file committed before the measurement, unchanged."""
+    before = committed_predictions(predicted, cfg) if predicted is not None else None
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in measured:
         key = (s["arm"], s["concurrency"], bool(s["config"].get("unique_schemas")),
@@ -42,15 +56,27 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
         if arm == "on" and not ids:
             raise ValueError(f"sweep point {ss[0]['point']}: none of its schemas {list(schemas)[:3]} is in the "
                              f"profile for {cfg.backend}; calibrate them first")
-        off_len = ss[0]["config"].get("off_tokens")
-        wl = Workload(concurrency=conc, requests=max(200, requests_factor * conc),
-                      schemas=ids if arm == "on" else (), unique_schemas=unique,
-                      structured_fraction=1.0 if arm == "on" else 0.0,
-                      output_tokens=None if arm == "on" else off_len)
-        pred = run_point(profile, cfg, wl, cache)
+        if before is not None:
+            if conc not in before:
+                if arm == "on":
+                    raise ValueError(f"--predicted: no prediction at concurrency {conc} (it has {sorted(before)})")
+                continue  # a schema-off point only measured (it calibrates, it is never scored)
+            p = before[conc]
+            pred = p if arm == "on" else {**p["off"], "breakdown": None, "overhead_pct": None}
+        else:
+            off_len = ss[0]["config"].get("off_tokens")
+            wl = Workload(concurrency=conc, requests=max(200, requests_factor * conc),
+                          schemas=ids if arm == "on" else (), unique_schemas=unique,
+                          structured_fraction=1.0 if arm == "on" else 0.0,
+                          output_tokens=None if arm == "on" else off_len)
+            pred = run_point(profile, cfg, wl, cache)
         row: dict[str, Any] = {"arm": arm, "concurrency": conc, "unique_schemas": unique, "repeats": len(ss),
-                               "fitted": arm == "off",  # the forward curve comes from schema-off sweeps
-                               "checks": ss[0].get("checks"), "metrics": {}}
+                               "fitted": arm == "off",  # schema-off arms calibrate the forward curve: not scored
+                               "checks": ss[0].get("checks"), "metrics": {},
+                               "spec_acceptance": [s["engine"].get("spec_acceptance") for s in ss
+                                                   if "counters" in s["engine"]] or None,
+                               "spec_draft_rate": [s["engine"].get("spec_draft_rate") for s in ss
+                                                   if "counters" in s["engine"]] or None}
         for name, get, pkey in METRICS:
             vals = [v for v in (get(s) for s in ss) if v is not None]
             meas = statistics.mean(vals) if vals else None
@@ -98,17 +124,22 @@ def _plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
 
 
 def _f(v: Any, nd: int = 1) -> str:
-    return "-" if v is None else (f"{v:+.{nd}f}" if isinstance(v, float) and nd == 0 else f"{v:.{nd}f}")
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:+.0f}"
 
 
 def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: EngineConfig,
-                 sweeps: list[str], title: str) -> dict[str, Any]:
+                 sweeps: list[str], title: str, predicted_from: str | None = None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     sc = {m: score(rows, m) for m, _, _ in METRICS}
     doc = {"title": title, "profile": {"name": profile.name, "created_utc": profile.created_utc,
                                        "host": asdict(profile.host), "provenance": profile.provenance,
                                        "forward_source": profile.forward.source},
-           "engine_config": asdict(cfg), "sweeps": sweeps, "score": sc, "rows": rows}
+           "engine_config": asdict(cfg), "sweeps": sweeps, "predicted_from": predicted_from, "score": sc,
+           "rows": rows}
     (out / "report.json").write_text(json.dumps(doc, indent=1))
     _plot(rows, out / "itl_measured_vs_predicted.png", title)
     lines = [f"# {title}", "",
@@ -117,8 +148,10 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
              f"max_num_seqs {cfg.max_num_seqs}, cores {cfg.usable_cores}, cpu_count {cfg.cpu_count}, "
              f"async scheduling {cfg.effective_async}, spec tokens {cfg.spec_tokens}.", "",
              f"Measured: {', '.join(sweeps)}. Forward curve: {profile.forward.source}", "",
-             "Signed error = (predicted - measured) / measured. Schema-off points are marked *fitted*: the "
-             "forward curve was calibrated from them, so they are not scored.", "",
+             (f"Predicted: the points of `{predicted_from}`, written before the measurement and used unchanged."
+              if predicted_from else "Predicted: the model run now on the measured points."), "",
+             "Signed error = (predicted - measured) / measured. Schema-off points are marked *fitted* and not "
+             "scored: the forward curve is calibrated from schema-off sweeps.", "",
              "| arm | conc | unique | n | engine ITL ms meas | pred | err % | spread % | TTFT p50 meas | pred | err % "
              "| tok/s meas | pred | err % | running meas | pred |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -127,9 +160,9 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
         e, t, o, ru = m["engine ITL ms"], m["TTFT p50 ms"], m["out tok/s"], m["running"]
         lines.append(f"| {r['arm']}{' (fitted)' if r['fitted'] else ''} | {r['concurrency']} | "
                      f"{'yes' if r['unique_schemas'] else ''} | {r['repeats']} | {_f(e['measured'], 2)} | "
-                     f"{_f(e['predicted'], 2)} | {_f(e['error_pct'], 0)} | {_f(e['spread_pct'])} | "
-                     f"{_f(t['measured'])} | {_f(t['predicted'])} | {_f(t['error_pct'], 0)} | {_f(o['measured'], 0)} | "
-                     f"{_f(o['predicted'], 0)} | {_f(o['error_pct'], 0)} | {_f(ru['measured'])} | {_f(ru['predicted'])} |")
+                     f"{_f(e['predicted'], 2)} | {_pct(e['error_pct'])} | {_f(e['spread_pct'])} | "
+                     f"{_f(t['measured'])} | {_f(t['predicted'])} | {_pct(t['error_pct'])} | {_f(o['measured'], 0)} | "
+                     f"{_f(o['predicted'], 0)} | {_pct(o['error_pct'])} | {_f(ru['measured'])} | {_f(ru['predicted'])} |")
     lines += ["", "## Score (held-out points only)", ""]
     for m, s in sc.items():
         if s["points"]:
@@ -137,5 +170,5 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
                          f"MAPE {s['mape_pct']:.1f}%, worst {s['worst_error_pct']:+.1f}%")
     lines += ["", "![ITL](itl_measured_vs_predicted.png)", ""]
     (out / "report.md").write_text("\n".join(lines))
-    print("\n".join(lines[:2] + lines[8:]))
+    print("\n".join(lines[:2] + lines[10:]))
     return doc

@@ -122,6 +122,11 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
            "deferred_mean": float(np.mean([s[2] for s in samples])) if samples else None,
            "window_s": ws.window_s, "steps": ws.steps, "step_ms": ws.step_ms, "itl_ms": ws.itl_ms,
            "gen_tokens_per_s": ws.gen_tokens_per_s}
+    if ws.counters:
+        eng["counters"] = ws.counters
+        eng["spec_acceptance"] = ws.spec_acceptance
+        if ws.gen_tokens_per_s is not None:
+            eng["spec_draft_rate"] = ws.spec_draft_rate(ws.gen_tokens_per_s * ws.window_s)
     return records, eng
 
 
