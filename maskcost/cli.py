@@ -65,6 +65,8 @@ def cmd_calibrate(args) -> int:
                          "--forward-sweep SWEEP.jsonl or --engine-from PROFILE")
     if args.engine_only:
         return _calibrate_engine_only(args, base, forward_sweep, sync_sweep, out)
+    if args.blackbox:
+        return _calibrate_blackbox(args, base, forward_sweep, out)
     vocab = load_vocab(args.tokenizer)
     entries = _entries(args)
     if not entries:
@@ -138,6 +140,58 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, out: Path) -> 
     return 0
 
 
+def _calibrate_blackbox(args, base, forward_sweep, out: Path) -> int:
+    """The grammar's cost measured through the engine (schema-on minus schema-off ITL per running
+    row): the only way to calibrate llama.cpp, and a cross-check of the library traces on vLLM."""
+    import statistics
+    from dataclasses import replace
+
+    from .calibrate.blackbox import (blackbox_from_sweeps, blackbox_method, blackbox_profile,
+                                     output_tokens_by_schema, raw_records_path)
+    from .calibrate.profile import BackendCosts, save_profile
+    from .calibrate.run import argv
+    from .validate.sweep import PointSpec, run_sweep
+    entries = _entries(args)
+    if args.on_sweep:
+        if forward_sweep is None:
+            raise UsageError("calibrate --blackbox --on-sweep: give the schema-off arm with --forward-sweep")
+        on_path = Path(args.on_sweep)
+        on = [json.loads(x) for x in on_path.read_text().splitlines() if x.strip()]
+        off = forward_sweep
+    elif args.base_url:
+        if not entries:
+            raise UsageError("calibrate --blackbox: the schema-on arm needs schemas (--schema, --tier or --corpus)")
+        stem = out.name.split(".")[0]
+        pts = [(c, r, max(args.min_requests, args.rounds * c)) for c in args.concurrency for r in range(args.repeats)]
+        off = forward_sweep or run_sweep(args.base_url, [PointSpec("off", *p) for p in pts], [],
+                                         out.with_name(stem + ".off.jsonl"), off_tokens=args.off_tokens)
+        on_path = out.with_name(stem + ".on.jsonl")
+        on = run_sweep(args.base_url, [PointSpec("on", *p) for p in pts], entries, on_path, max_tokens=args.max_tokens)
+    else:
+        raise UsageError("calibrate --blackbox: give --base-url URL (a live server) or --on-sweep with --forward-sweep")
+    name = args.backend_name
+    if base is None:
+        p = blackbox_profile(args.name or out.name.split(".")[0], on, off, on_path, args.tokenizer, name, argv(),
+                             list(args.note or []), args.engine_note)
+        bb = p.backends[name].blackbox
+    else:  # attach to a measured profile: library traces and black box side by side
+        bb = blackbox_from_sweeps(on, off, output_tokens_by_schema(raw_records_path(on_path)),
+                                  blackbox_method(on, on_path, args.engine_note))
+        b = base.backends[name] if name in base.backends else BackendCosts((), (), (), ())
+        p = replace(base, backends={**base.backends, name: replace(b, blackbox=bb)})
+    for pt in bb.points:
+        print(f"c{pt.concurrency}: running {pt.running:.2f}  ITL on {pt.itl_on_ms:.2f} ms  off {pt.itl_off_ms:.2f} ms"
+              f"  -> {pt.row_us:.0f} us per constrained row")
+    print(f"row cost {bb.row_us:.0f} us (median), grammar build {bb.launch_ms:.2f} ms per request")
+    if base is not None and base.backends.get(name) and base.backends[name].traces:
+        lib = statistics.mean(f + a for t in base.backends[name].traces for f, a in zip(t.fill_us, t.accept_us))
+        print(f"library traces of {name} in {args.engine_from}: {lib:.0f} us per row (fill + accept, mean); "
+              f"black box / library = {bb.row_us / lib:.2f}")
+    save_profile(p, out)
+    print(f"wrote {out}")
+    return 0
+
+
 # ------------------------------------------------------------------ sweep
 
 def cmd_sweep(args) -> int:
@@ -155,6 +209,12 @@ def cmd_sweep(args) -> int:
         print(f"{s['point']:>14}  running {e['running_mean'] or 0:6.1f}  itl {s['itl_ms_mean'] or 0:7.2f} ms"
               f"  engine itl {e['itl_ms'] or 0:7.2f} ms  step {e['step_ms'] or 0:7.2f} ms"
               f"  ttft p50 {s['ttft_ms_p50'] or 0:8.1f} ms  {s['out_tok_per_s'] or 0:8.0f} tok/s  {s['checks']}")
+    return 0
+
+
+def cmd_llamacpp_loop(args) -> int:
+    from .llamacpp.loop import LoopPlan, run_loop
+    run_loop(Path(args.out), LoopPlan(repeats=args.repeats, threads=args.threads))
     return 0
 
 
@@ -179,6 +239,13 @@ def build_parser() -> argparse.ArgumentParser:
                                                               "--no-async-scheduling")
     c.add_argument("--engine-from", metavar="PROFILE", help="take forward and apply costs from this profile")
     c.add_argument("--engine-note", help="engine flags/GPU to record with the forward curve")
+    c.add_argument("--blackbox", action="store_true", help="measure the grammar's cost through the engine: "
+                                                             "schema-on minus schema-off ITL (llama.cpp; any engine)")
+    c.add_argument("--on-sweep", metavar="SWEEP.jsonl", help="--blackbox from a finished schema-on sweep "
+                                                             "(with --forward-sweep as its schema-off arm)")
+    c.add_argument("--backend-name", default="gbnf", choices=["gbnf", "xgrammar", "guidance"],
+                   help="--blackbox: which backend the engine ran (gbnf: llama.cpp's own)")
+    c.add_argument("--max-tokens", type=int, default=512, help="--blackbox: max_tokens of schema-on requests")
     c.add_argument("--engine-only", action="store_true", help="keep --engine-from's host and grammar costs; "
                                                                "replace only the forward/sync curves")
     c.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64, 128, 192, 256])
@@ -203,6 +270,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--label")
     _add_schema_args(s, None)
     s.set_defaults(func=cmd_sweep)
+
+    lp = sub.add_parser("llamacpp-loop", help="calibrate -> predict -> validate against a real llama.cpp server "
+                                              "on this CPU (tiny random-weight Llama-3 model)")
+    lp.add_argument("--out", required=True, metavar="DIR")
+    lp.add_argument("--repeats", type=int, default=2)
+    lp.add_argument("--threads", type=int, default=2, help="llama-server -t")
+    lp.set_defaults(func=cmd_llamacpp_loop)
 
     from . import predict_cli
     predict_cli.add_parsers(sub)

@@ -12,7 +12,12 @@ from .calibrate.profile import Profile, default_profile_path, load_profile
 
 
 def _profile(args) -> Profile:
-    return load_profile(args.profile or default_profile_path())
+    p = load_profile(args.profile or default_profile_path())
+    for b in args.backend:
+        if b not in p.backends:
+            raise ValueError(f"--backend {b}: the profile '{p.name}' has no {b} costs (it has "
+                             f"{', '.join(p.backends)}; llama.cpp profiles: --engine llamacpp --backend gbnf)")
+    return p
 
 
 def add_local_schemas(profile: Profile, files: list[str], backends: list[str]) -> tuple[Profile, list[str]]:
@@ -80,13 +85,13 @@ def _fmt(v: Any, nd: int = 1) -> str:
 
 
 def print_table(points: list[dict[str, Any]]) -> None:
-    hdr = (f"{'engine':7}{'backend':9}{'mns':>5}{'cores':>6}{'conc':>6}{'running':>8}{'ITL on':>9}{'p50':>8}"
+    hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}{'conc':>6}{'running':>8}{'ITL on':>9}{'p50':>8}"
            f"{'p99':>8}{'ITL off':>9}{'overhd%':>9}{'tok/s on':>10}{'tok/s off':>10}{'TTFT p50':>9}"
            f"{'fill/step':>10}{'pool':>6}")
     print(hdr)
     for p in points:
         b = p["breakdown"]
-        print(f"{p['engine']:7}{p['backend']:9}{p['max_num_seqs']:>5}{p['cores']:>6}"
+        print(f"{p['engine']:9}{p['backend']:9}{p['max_num_seqs']:>5}{p['cores']:>6}"
               f"{p['concurrency'] if p['concurrency'] is not None else 'r' + str(p['rate_per_s']):>6}"
               f"{_fmt(p['running_mean']):>8}{_fmt(p['itl_ms_mean'], 2):>9}{_fmt(p['itl_ms_p50'], 2):>8}"
               f"{_fmt(p['itl_ms_p99'], 2):>8}{_fmt(p['off']['itl_ms_mean'], 2):>9}{_fmt(p['overhead_pct']):>9}"
@@ -161,8 +166,9 @@ def cmd_validate(args) -> int:
 
 def _add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", help="profile file (default: the embedded H200 / vLLM 0.25.1 profile)")
-    p.add_argument("--engine", nargs="+", default=["vllm"], choices=["vllm", "sglang"])
-    p.add_argument("--backend", nargs="+", default=["xgrammar"], choices=["xgrammar", "guidance"])
+    p.add_argument("--engine", nargs="+", default=["vllm"], choices=["vllm", "sglang", "llamacpp"])
+    p.add_argument("--backend", nargs="+", default=["xgrammar"], choices=["xgrammar", "guidance", "gbnf"],
+                   help="gbnf: llama.cpp's own grammar sampler (a black-box profile)")
     p.add_argument("--max-num-seqs", type=int, nargs="+", default=[256])
     p.add_argument("--cores", type=int, nargs="+", help="cores the server may use (default: the profile host's)")
     p.add_argument("--cpu-count", type=int, nargs="+", help="cpu_count the engine sees (default: the profile host's)")

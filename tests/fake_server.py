@@ -94,7 +94,8 @@ def make_handler(engine: FakeEngine):
             self.end_headers()
 
             def send(obj) -> None:
-                data = f"data: {obj if isinstance(obj, str) else json.dumps(obj)}\n\n".encode()
+                # raw UTF-8 like llama.cpp (no escapes), so a U+2028 in the text reaches the client as is
+                data = f"data: {obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)}\n\n".encode()
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
 

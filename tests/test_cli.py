@@ -37,6 +37,12 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert r.returncode == 2
     r = mc("calibrate", "--out", str(tmp_path / "p.json"), "--tier", "flat")
     assert r.returncode == 2 and "forward times need a live engine" in r.stderr
+    r = mc("predict", "--engine", "llamacpp", "--concurrency", "2")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "black-box" in r.stderr
+    r = mc("predict", "--backend", "gbnf", "--concurrency", "2")
+    assert r.returncode == 2 and "has no gbnf costs" in r.stderr
+    r = mc("calibrate", "--blackbox", "--out", str(tmp_path / "p.json"), "--forward-sweep", str(tmp_path / "x"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
 
 
 def test_calibrate_engine_only_replaces_the_sync_curve_and_keeps_the_rest(tmp_path):

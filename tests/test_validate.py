@@ -110,8 +110,18 @@ def test_report_uses_committed_predictions_unchanged():
              "engine": {"itl_ms": 54.0 * (r + 1), "running_mean": 8.0}} for a in ("on", "off") for r in (0, 1)]
     rows = compare(constant_profile(), cfg, meas, predicted=pts)
     on = next(r for r in rows if r["arm"] == "on")
-    e = on["metrics"]["engine ITL ms"]
+    e = on["metrics"]["ITL ms"]
     assert e["predicted"] == 108.0 and e["measured"] == 81.0
     assert e["error_pct"] == pytest.approx(100 * 27 / 81) and e["spread_pct"] == pytest.approx(100 * 54 / 81)
     with pytest.raises(ValueError, match="no point made for"):
         compare(constant_profile(), EngineConfig(max_num_seqs=256), meas, predicted=pts)
+
+
+def test_sse_keeps_unicode_line_separators_inside_json(tmp_path):
+    # a model may emit U+2028 / U+0085 raw inside a string; SSE lines end only at LF / CR LF
+    text = json.dumps({"name": "a\u2028b\x85c", "age": 3}, ensure_ascii=False)
+    with FakeServer(FakeEngine(text)) as srv:
+        res = run_sweep(srv.url, [PointSpec("on", 2, 0, 4)], [FLAT], tmp_path / "u.jsonl", warmup=0)
+    assert res[0]["errors"] == 0
+    raw = [json.loads(x) for x in (tmp_path / "u.raw.jsonl").read_text().splitlines()]
+    assert {r["text"] for r in raw} == {text}

@@ -11,12 +11,14 @@ from .profile import ApplyCost, ApplyPoint, ForwardCurve, ForwardPoint
 
 def forward_points(summaries: list[dict[str, Any]]) -> tuple[ForwardPoint, ...]:
     """One point per schema-off sweep point: the engine's mean running count, its step period
-    (window / steps it counted) and its own ITL mean. Repeats stay separate points."""
+    (window / steps it counted) and its ITL mean (blackbox.itl_ms: the engine's own histogram, or
+    the client's per-token ITL where the engine has none). Repeats stay separate points."""
+    from .blackbox import itl_ms
     out = []
     for s in summaries:
         e = s["engine"]
-        if s["arm"] == "off" and e.get("running_mean") and e.get("step_ms") and e.get("itl_ms"):
-            out.append(ForwardPoint(e["running_mean"], e["step_ms"], e["itl_ms"]))
+        if s["arm"] == "off" and e.get("running_mean") and e.get("step_ms") and itl_ms(s):
+            out.append(ForwardPoint(e["running_mean"], e["step_ms"], itl_ms(s)))
     if not out:
         raise ValueError("no schema-off sweep point carried the engine's running count, step and ITL metrics")
     return tuple(sorted(out, key=lambda p: p.batch))
@@ -29,7 +31,8 @@ def forward_from_summaries(summaries: list[dict[str, Any]], source: str,
     points = forward_points(summaries)
     c1 = [s for s in summaries if s["arm"] == "off" and s["concurrency"] == 1 and s.get("ttft_ms_p50")]
     ttft_fixed = max(0.0, statistics.median(s["ttft_ms_p50"] for s in c1) - points[0].step_ms) if c1 else 0.0
-    return ForwardCurve(source=source, points=points, sync_points=forward_points(sync_summaries) if sync_summaries else (),
+    return ForwardCurve(source=source, points=points,
+                        sync_points=forward_points(sync_summaries) if sync_summaries else (),
                         prefill_us_per_token=0.0, ttft_fixed_ms=ttft_fixed)
 
 

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 PROFILE_VERSION = 1
-BACKENDS = ("xgrammar", "guidance")
+# xgrammar / guidance: measured by calling the library; gbnf: llama.cpp's own grammar sampler,
+# measured only through the engine (black box)
+BACKENDS = ("xgrammar", "guidance", "gbnf")
 
 
 class ProfileError(ValueError):
@@ -61,11 +63,35 @@ class PoolPoint:
 
 
 @dataclass(frozen=True)
+class BlackboxPoint:
+    """One concurrency of a schema-on sweep and the schema-off sweep of the same server."""
+    concurrency: int
+    running: float  # the engine's mean running-request count, schema on
+    itl_on_ms: float
+    itl_off_ms: float
+    ttft_on_ms: float
+    ttft_off_ms: float
+    row_us: float  # (itl_on - itl_off) / running: grammar cost per constrained row per step
+
+
+@dataclass(frozen=True)
+class BlackboxCost:
+    """The grammar's cost measured through the engine itself, for engines whose grammar code
+    maskcost cannot call (llama.cpp), or to cross-check the library traces (vLLM)."""
+    method: str  # how it was obtained (sweeps, engine, flags)
+    row_us: float  # per constrained row per step: the median over the points
+    launch_ms: float  # per structured request, once (grammar build): TTFT on - off at the lowest concurrency
+    output_tokens: dict[str, float]  # schema id -> mean output tokens measured
+    points: tuple[BlackboxPoint, ...]
+
+
+@dataclass(frozen=True)
 class BackendCosts:
     traces: tuple[FillTrace, ...]
     compiles: tuple[CompileCost, ...]
     pool: tuple[PoolPoint, ...]  # vLLM ThreadPoolExecutor, chunks of 16 (xgrammar) / llguidance batched (guidance)
     failures: tuple[tuple[str, str], ...]  # (schema_id, the backend's error)
+    blackbox: BlackboxCost | None = None
 
 
 @dataclass(frozen=True)
@@ -115,7 +141,10 @@ class Profile:
         return 4 * ((self.vocab_size + 31) // 32)
 
     def schema_ids(self, backend: str) -> list[str]:
-        return [t.schema_id for t in self.backends[backend].traces]
+        b = self.backends[backend]
+        if b.blackbox is not None and not b.traces:
+            return list(b.blackbox.output_tokens)
+        return [t.schema_id for t in b.traces]
 
 
 # ---------------------------------------------------------------- JSON I/O
@@ -179,6 +208,20 @@ def _trace(d: dict, where: str) -> FillTrace:
     return FillTrace(_req(d, "schema_id", where, str), fill, acc, strad)
 
 
+def _blackbox(d: dict, where: str) -> BlackboxCost:
+    fields = [f for f in BlackboxPoint.__dataclass_fields__]
+    pts = []
+    for i, p in enumerate(_req(d, "points", where, list)):
+        vals = [_req(p, f, f"{where}.points[{i}]", int if f == "concurrency" else float) for f in fields]
+        pts.append(BlackboxPoint(*vals))
+    out = {k: _nonneg(float(v), f"{where}.output_tokens.{k}")
+           for k, v in _req(d, "output_tokens", where, dict).items()}
+    if not out:
+        raise ProfileError(f"{where}.output_tokens: empty (no schema was measured)")
+    return BlackboxCost(_req(d, "method", where, str), _nonneg(_req(d, "row_us", where, float), f"{where}.row_us"),
+                        _nonneg(_req(d, "launch_ms", where, float), f"{where}.launch_ms"), out, tuple(pts))
+
+
 def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
     if not isinstance(d, dict):
         raise ProfileError(f"{where}: not a JSON object")
@@ -208,13 +251,14 @@ def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
                      for i, p in enumerate(_req(b, "pool", w, list)))
         failures = tuple((_req(f_, "schema_id", f"{w}.failures", str), _req(f_, "error", f"{w}.failures", str))
                          for f_ in _req(b, "failures", w, list))
-        if not traces:
-            raise ProfileError(f"{w}.traces: no fill traces")
+        bb = _blackbox(b["blackbox"], f"{w}.blackbox") if b.get("blackbox") is not None else None
+        if not traces and bb is None:
+            raise ProfileError(f"{w}.traces: no fill traces (and no black-box cost)")
         ids = {t.schema_id for t in traces}
         missing = ids - {c.schema_id for c in compiles}
         if missing:
             raise ProfileError(f"{w}.compiles: no compile cost for {sorted(missing)[:3]}")
-        backends[name] = BackendCosts(traces, compiles, pool, failures)
+        backends[name] = BackendCosts(traces, compiles, pool, failures, bb)
     if not backends:
         raise ProfileError(f"{where}.backends: empty")
     fw = _req(d, "forward", where, dict)

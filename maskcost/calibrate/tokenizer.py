@@ -96,7 +96,8 @@ def load_vocab(spec: str) -> Vocab:
                  frozenset(added.values()), _hf_dir=path)
 
 
-def _bytes_to_unicode_inverse() -> dict[str, int]:
+def byte_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible byte -> printable character map (byte-level BPE token strings)."""
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
     cs = bs[:]
     n = 0
@@ -105,4 +106,8 @@ def _bytes_to_unicode_inverse() -> dict[str, int]:
             bs.append(b)
             cs.append(256 + n)
             n += 1
-    return {chr(c): b for b, c in zip(bs, cs)}
+    return {b: chr(c) for b, c in zip(bs, cs)}
+
+
+def _bytes_to_unicode_inverse() -> dict[str, int]:
+    return {c: b for b, c in byte_to_unicode().items()}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ENGINES = ("vllm", "sglang")
+ENGINES = ("vllm", "sglang", "llamacpp")
 SPEC_METHODS = ("ngram", "eagle")
 
 
@@ -11,7 +11,7 @@ SPEC_METHODS = ("ngram", "eagle")
 class EngineConfig:
     engine: str = "vllm"
     backend: str = "xgrammar"
-    max_num_seqs: int = 256
+    max_num_seqs: int = 256  # llama.cpp: --parallel (slots)
     cpu_count: int = 16  # what multiprocessing.cpu_count() says: sizes vLLM's pools
     usable_cores: int = 16  # cores the server may really run on (affinity, cgroup)
     async_scheduling: bool = True  # vLLM default; SGLang: the overlap scheduler (default on)

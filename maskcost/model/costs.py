@@ -77,7 +77,8 @@ class Costs:
             raise ValueError(f"--cpu-speed {cpu_speed}: must be > 0")
         self.profile = profile
         b = profile.backends[backend]
-        self.traces = flatten(b)
+        self.blackbox = b.blackbox if not b.traces else None  # black box only where no library traces exist
+        self.traces = flatten(b) if b.traces else None
         self.cpu_scale = 1.0 / cpu_speed  # host CPU work scales with single-thread speed
         self.compile = {c.schema_id: c for c in b.compiles}
         self.forward = _forward_curve(profile.forward.points)

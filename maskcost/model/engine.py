@@ -50,12 +50,16 @@ class Simulation:
         self.costs, self.cfg, self.wl = costs, cfg, wl
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(wl.seed)
-        tr = costs.traces
-        ids = list(wl.schemas) or tr.schema_ids
-        missing = [s for s in ids if s not in tr.by_schema]
+        tr, bb = costs.traces, costs.blackbox
+        if (cfg.engine == "llamacpp") != (tr is None):
+            raise ValueError(f"--engine {cfg.engine} --backend {cfg.backend}: llama.cpp is modelled from a black-box "
+                             f"(gbnf) calibration, vLLM and SGLang from library traces (xgrammar, guidance)")
+        known = tr.schema_ids if tr is not None else list(bb.output_tokens)
+        ids = list(wl.schemas) or known
+        missing = [s for s in ids if s not in known]
         if missing:
             raise ValueError(f"--schema-id {missing[0]}: not in the profile for {cfg.backend} "
-                             f"(it has {len(tr.schema_ids)} schemas, e.g. {tr.schema_ids[:3]})")
+                             f"(it has {len(known)} schemas, e.g. {known[:3]})")
         self.schema_ids = ids
         n = wl.requests
         # per request
@@ -65,9 +69,12 @@ class Simulation:
         self.structured = self.rng.random(n) < wl.structured_fraction
         pick = self.rng.integers(0, len(ids), n)
         self.req_schema = [ids[i] for i in pick]
-        self.req_trace = np.array([tr.by_schema[ids[i]][self.rng.integers(0, len(tr.by_schema[ids[i]]))]
-                                   for i in pick])
-        lens = tr.n[self.req_trace]
+        if tr is not None:
+            self.req_trace = np.array([tr.by_schema[ids[i]][self.rng.integers(0, len(tr.by_schema[ids[i]]))]
+                                       for i in pick])
+            lens = tr.n[self.req_trace]
+        else:  # black box: the mean output length measured per schema
+            lens = np.array([max(1, round(bb.output_tokens[ids[i]])) for i in pick])
         self.out_len = np.full(n, wl.output_tokens) if wl.output_tokens else lens.copy()
         self.aborted = np.zeros(n, bool)
         # slots
@@ -95,7 +102,7 @@ class Simulation:
         self.record_trace = record_trace
         self.max_trace_steps = max_trace_steps
         self.events: list[TraceEvent] = []
-        self.env.process(self.engine_loop())
+        self.env.process(self.llamacpp_loop() if cfg.engine == "llamacpp" else self.engine_loop())
         if wl.concurrency is not None:
             for c in range(min(wl.concurrency, n)):
                 self.env.process(self.client(c))
@@ -152,7 +159,7 @@ class Simulation:
         # SGLang: an unbounded dict (base_grammar_backend.py:206)
 
     def admit(self, rid: int):
-        if self.structured[rid]:
+        if self.structured[rid] and self.cfg.engine != "llamacpp":  # llama.cpp builds it at slot launch
             key = self._grammar_key(rid)
             if not self._cached(key):
                 self.pending[rid] = 0
@@ -224,6 +231,18 @@ class Simulation:
             new.append(s)
         return np.array(new, int)
 
+    def _next_step(self):
+        """Admit waiting requests into free slots, sleeping while no slot is active; the step's
+        slots, their requests, which are new, which are structured."""
+        while True:
+            new = self._admit_waiting()
+            act = np.flatnonzero(self.s_active)
+            if act.size:
+                rids = self.s_rid[act]
+                return act, rids, np.isin(act, new), self.structured[rids]
+            self.wakeup = self.env.event()
+            yield self.wakeup
+
     def engine_loop(self):
         env, cfg, costs = self.env, self.cfg, self.costs
         tr = costs.traces
@@ -232,16 +251,8 @@ class Simulation:
         async_on = cfg.effective_async
         pool_workers = vllm_fill_pool_workers(cfg.cpu_count) if vllm_pool_exists(cfg.max_num_seqs) else 0
         while True:
-            new = self._admit_waiting()
-            act = np.flatnonzero(self.s_active)
-            if act.size == 0:
-                self.wakeup = env.event()
-                yield self.wakeup
-                continue
+            act, rids, is_new, struct = yield from self._next_step()
             t0 = env.now
-            rids = self.s_rid[act]
-            is_new = np.isin(act, new)
-            struct = self.structured[rids]
             s_slots = act[struct]
             S = int(s_slots.size)
             B = int(act.size)
@@ -319,21 +330,44 @@ class Simulation:
                 self._event("advance + engine CPU", "engine thread", env.now, serial)
                 yield env.timeout(serial)
             period = env.now - t0
-            # --- outputs of the step
-            self.s_pos[act] += toks
-            dec = ~is_new
-            if k and dec.any():
-                self.itl_w.append((period, toks[dec]))
-            first = rids[is_new]
-            self.first_t[first] = env.now
-            finished = act[self.s_pos[act] >= self.out_len[rids]]
-            self.steps.append((t0, period, B, S, int(dec.sum()), int(toks[dec].sum()), forward_ms, fill_ms,
-                               pool_wait_ms, apply_ms, adv_ms, compile_wait_ms, overhead_ms,
-                               period - forward_ms, use_pool))
-            for s in finished:
-                self._finish(int(self.s_rid[s]))
-                self.s_active[s] = False
-                self.free_slots.append(int(s))
+            if k and (~is_new).any():
+                self.itl_w.append((period, toks[~is_new]))
+            self._end_step(act, rids, is_new, toks, (t0, period, B, S, forward_ms, fill_ms, pool_wait_ms, apply_ms,
+                                                     adv_ms, compile_wait_ms, overhead_ms, use_pool))
+
+    def llamacpp_loop(self):
+        """llama.cpp's server loop (model/fill.py): decode every active slot in one batch, then
+        sample the slots one by one on the same thread; a new structured slot first builds its grammar."""
+        env, costs = self.env, self.costs
+        row_ms = costs.blackbox.row_us * costs.cpu_scale / 1e3
+        launch_ms = costs.blackbox.launch_ms * costs.cpu_scale
+        while True:
+            act, rids, is_new, struct = yield from self._next_step()
+            t0 = env.now
+            S, B = int(struct.sum()), int(act.size)
+            launch = launch_ms * int((struct & is_new).sum())
+            forward_ms, fill_ms = costs.forward_ms(B), S * row_ms
+            self._event("grammar build", "server thread", t0, launch)
+            self._event("decode", "server thread", t0 + launch, forward_ms)
+            self._event("sample slots (grammar)", "server thread", t0 + launch + forward_ms, fill_ms)
+            yield env.timeout(launch + forward_ms + fill_ms)
+            self._end_step(act, rids, is_new, np.ones(B, int),
+                           (t0, env.now - t0, B, S, forward_ms, fill_ms, 0.0, 0.0, 0.0, launch, 0.0, False))
+
+    def _end_step(self, act: np.ndarray, rids: np.ndarray, is_new: np.ndarray, toks: np.ndarray, rec: tuple) -> None:
+        """Advance the step's requests, record the step, free the slots of finished requests.
+        rec: (t0, period, batch, structured rows, forward, fill, pool wait, apply, advance, compile wait,
+        engine CPU overhead, pool used)."""
+        t0, period, B, S, forward_ms, *rest, use_pool = rec
+        self.s_pos[act] += toks
+        dec = ~is_new
+        self.first_t[rids[is_new]] = self.env.now
+        self.steps.append((t0, period, B, S, int(dec.sum()), int(toks[dec].sum()), forward_ms, *rest,
+                           period - forward_ms, use_pool))
+        for s in act[self.s_pos[act] >= self.out_len[rids]]:
+            self._finish(int(self.s_rid[s]))
+            self.s_active[s] = False
+            self.free_slots.append(int(s))
 
     def _finish(self, rid: int) -> None:
         self.done_t[rid] = self.env.now

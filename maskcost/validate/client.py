@@ -86,6 +86,20 @@ def request_body(model: str, spec: RequestSpec, schema: dict[str, Any] | None) -
     return body
 
 
+async def sse_lines(r: httpx.Response):
+    """Lines of an event stream as the SSE spec ends them (LF, CR LF). httpx's aiter_lines also
+    splits on U+0085, U+2028 and other str.splitlines breaks, which a model may emit raw inside
+    a JSON string (seen with llama.cpp): that cut a data line in two."""
+    buf = ""
+    async for chunk in r.aiter_text():
+        buf += chunk
+        *lines, buf = buf.split("\n")
+        for line in lines:
+            yield line.removesuffix("\r")
+    if buf:
+        yield buf.removesuffix("\r")
+
+
 async def send_one(client: httpx.AsyncClient, base_url: str, model: str, spec: RequestSpec,
                    schema: dict[str, Any] | None, point: str, index: int) -> RequestRecord:
     rec = RequestRecord(point, index, spec.schema_id, time.time())
@@ -99,7 +113,7 @@ async def send_one(client: httpx.AsyncClient, base_url: str, model: str, spec: R
                 rec.error = f"HTTP {r.status_code}: {body}"
                 rec.check = "error"
                 return rec
-            async for line in r.aiter_lines():
+            async for line in sse_lines(r):
                 if not line.startswith("data: "):
                     continue
                 data = line[6:]

@@ -8,12 +8,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from ..calibrate.blackbox import itl_ms
 from ..calibrate.profile import Profile
 from ..model.config import EngineConfig, Workload
 from ..model.predict import run_point
 
 METRICS = (  # (name in the report, measured getter, predicted key)
-    ("engine ITL ms", lambda s: s["engine"].get("itl_ms"), "itl_ms_mean"),
+    ("ITL ms", itl_ms, "itl_ms_mean"),  # the engine's histogram; the client's where it has none (llama.cpp)
     ("client ITL ms", lambda s: s.get("itl_ms_mean"), "itl_ms_mean"),
     ("TTFT p50 ms", lambda s: s.get("ttft_ms_p50"), "ttft_ms_p50"),
     ("out tok/s", lambda s: s.get("out_tok_per_s"), "out_tok_per_s"),
@@ -89,7 +90,7 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
     return rows
 
 
-def score(rows: list[dict[str, Any]], metric: str = "engine ITL ms") -> dict[str, Any]:
+def score(rows: list[dict[str, Any]], metric: str = "ITL ms") -> dict[str, Any]:
     errs = [r["metrics"][metric]["error_pct"] for r in rows
             if not r["fitted"] and r["metrics"][metric]["error_pct"] is not None]
     if not errs:
@@ -108,13 +109,13 @@ def _plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
         if not rs:
             continue
         label = {"on": "schema on", "off": "schema off (fitted)"}[arm] + (" unique" if unique else "")
-        m = rs and [r["metrics"]["engine ITL ms"] for r in rs]
+        m = rs and [r["metrics"]["ITL ms"] for r in rs]
         ax.plot([r["concurrency"] for r in rs], [x["measured"] for x in m], "o-", color=color, label=f"{label}: measured")
         ax.plot([r["concurrency"] for r in rs], [x["predicted"] for x in m], "x--", color=color, label=f"{label}: predicted")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("offered concurrency")
-    ax.set_ylabel("engine ITL mean (ms)")
+    ax.set_ylabel("ITL mean (ms): engine's own, or client's")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     ax.set_title(title, fontsize=9)
@@ -150,14 +151,15 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
              f"Measured: {', '.join(sweeps)}. Forward curve: {profile.forward.source}", "",
              (f"Predicted: the points of `{predicted_from}`, written before the measurement and used unchanged."
               if predicted_from else "Predicted: the model run now on the measured points."), "",
-             "Signed error = (predicted - measured) / measured. Schema-off points are marked *fitted* and not "
-             "scored: the forward curve is calibrated from schema-off sweeps.", "",
-             "| arm | conc | unique | n | engine ITL ms meas | pred | err % | spread % | TTFT p50 meas | pred | err % "
+             "ITL: the engine's own histogram mean (vLLM, SGLang); the client's per-token ITL where the engine "
+             "has none (llama.cpp). Signed error = (predicted - measured) / measured. Schema-off points are "
+             "marked *fitted* and not scored: the forward curve is calibrated from schema-off sweeps.", "",
+             "| arm | conc | unique | n | ITL ms meas | pred | err % | spread % | TTFT p50 meas | pred | err % "
              "| tok/s meas | pred | err % | running meas | pred |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m = r["metrics"]
-        e, t, o, ru = m["engine ITL ms"], m["TTFT p50 ms"], m["out tok/s"], m["running"]
+        e, t, o, ru = m["ITL ms"], m["TTFT p50 ms"], m["out tok/s"], m["running"]
         lines.append(f"| {r['arm']}{' (fitted)' if r['fitted'] else ''} | {r['concurrency']} | "
                      f"{'yes' if r['unique_schemas'] else ''} | {r['repeats']} | {_f(e['measured'], 2)} | "
                      f"{_f(e['predicted'], 2)} | {_pct(e['error_pct'])} | {_f(e['spread_pct'])} | "

@@ -1,0 +1,106 @@
+"""Black-box calibration: the grammar's cost measured through the engine itself.
+
+For an engine whose grammar code maskcost cannot call (llama.cpp's GBNF sampler), run the
+schema-on and schema-off arms of the same server at a few low concurrencies. With the step
+structure of that engine (llama.cpp: decode, then each slot sampled in turn on the server
+thread), the extra inter-token latency per constrained row is the grammar's cost per row:
+    row_us = (ITL_on - ITL_off) / running_on
+and the extra time to first token at the lowest concurrency is the per-request grammar build.
+On vLLM the same numbers are an upper-bound cross-check of the library-measured traces (there
+the fill overlaps the forward, so the subtraction is exact only where the fill is exposed).
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from .profile import ApplyCost, ApplyPoint, BackendCosts, BlackboxCost, BlackboxPoint, Profile
+
+
+def itl_ms(summary: dict[str, Any]) -> float | None:
+    """The engine's ITL histogram mean where it has one (vLLM, SGLang); llama.cpp exports none, so
+    the client's per-token ITL (loopback, same host)."""
+    e = summary["engine"]
+    return e["itl_ms"] if e.get("itl_ms") is not None else summary.get("itl_ms_mean")
+
+
+def raw_records_path(sweep: Path) -> Path:
+    """The raw per-request file next to a sweep summary (`X.jsonl` -> `X.raw.jsonl`, or its .gz)."""
+    raw = sweep.with_name(sweep.name.removesuffix(".jsonl") + ".raw.jsonl")
+    gz = raw.with_name(raw.name + ".gz")
+    if not raw.exists() and gz.exists():
+        return gz
+    return raw
+
+
+def output_tokens_by_schema(raw_path: Path) -> dict[str, float]:
+    """Mean completion tokens per schema over the error-free requests of a schema-on raw file."""
+    by: dict[str, list[int]] = {}
+    text = gzip.open(raw_path, "rt").read() if raw_path.suffix == ".gz" else raw_path.read_text()
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        if r.get("schema_id") and not r.get("error") and r.get("completion_tokens"):
+            by.setdefault(r["schema_id"], []).append(r["completion_tokens"])
+    return {k: statistics.mean(v) for k, v in sorted(by.items())}
+
+
+def blackbox_from_sweeps(on: list[dict[str, Any]], off: list[dict[str, Any]], output_tokens: dict[str, float],
+                         method: str) -> BlackboxCost:
+    offs: dict[int, list[dict[str, Any]]] = {}
+    for s in off:
+        if s["arm"] == "off":
+            offs.setdefault(s["concurrency"], []).append(s)
+    pts = []
+    for s in sorted((s for s in on if s["arm"] == "on"), key=lambda s: (s["concurrency"], s["repeat"])):
+        c = s["concurrency"]
+        if c not in offs:
+            raise ValueError(f"black-box calibration: schema-on point {s['point']} has no schema-off point at "
+                             f"concurrency {c}")
+        i_on, running = itl_ms(s), s["engine"].get("running_mean")
+        i_off = statistics.mean(x for x in (itl_ms(o) for o in offs[c]) if x is not None)
+        t_off = statistics.mean(o["ttft_ms_p50"] for o in offs[c])
+        if i_on is None or not running:
+            raise ValueError(f"black-box calibration: point {s['point']} has no ITL or running count")
+        pts.append(BlackboxPoint(c, running, i_on, i_off, s["ttft_ms_p50"], t_off,
+                                 max(0.0, (i_on - i_off) / running * 1e3)))
+    if not pts:
+        raise ValueError("black-box calibration: no schema-on points")
+    low = min(p.concurrency for p in pts)
+    row_us = statistics.median(p.row_us for p in pts)
+    # the first token is itself a constrained row: what is left is the grammar build
+    launch = statistics.median(max(0.0, p.ttft_on_ms - p.ttft_off_ms - row_us / 1e3) for p in pts
+                               if p.concurrency == low)
+    return BlackboxCost(method, row_us, launch, output_tokens, tuple(pts))
+
+
+def blackbox_method(on: list[dict[str, Any]], on_path: Path, note: str | None) -> str:
+    srv = on[0]["provenance"]["server"]
+    return (f"black box: schema-on sweep {on_path.name} minus schema-off sweep of the same server "
+            f"({srv.get('base_url')}, version {srv.get('version')}), at concurrency "
+            f"{sorted({s['concurrency'] for s in on})}; row_us = (ITL on - ITL off) / running. {note or ''}").strip()
+
+
+def blackbox_profile(name: str, on: list[dict[str, Any]], off: list[dict[str, Any]], on_path: Path, tokenizer: str,
+                     backend: str, command: list[str], notes: list[str], note: str | None = None) -> Profile:
+    """A profile for an engine known only through its API: forward curve from the schema-off arm,
+    grammar cost per row and per request from on minus off, host fingerprint of this machine."""
+    from .engine import forward_from_summaries
+    from .host import host_info
+    from .run import build_profile
+    from .tokenizer import load_vocab
+    bb = blackbox_from_sweeps(on, off, output_tokens_by_schema(raw_records_path(on_path)),
+                              blackbox_method(on, on_path, note))
+    srv = on[0]["provenance"]["server"]
+    vocab = load_vocab(tokenizer)
+    fw = forward_from_summaries(off, f"schema-off sweep of {srv.get('base_url')} (version {srv.get('version')}); "
+                                     f"itl_ms = the engine's ITL histogram, or the client's per-token ITL where the "
+                                     f"engine has none. {note or ''}".strip())
+    apply = ApplyCost("none: the engine applies the grammar inside sampling on the CPU (counted in row_us)",
+                      (ApplyPoint(1, 0.0),))
+    return build_profile(name, vocab, host_info(vocab), {backend: BackendCosts((), (), (), (), bb)}, fw, apply,
+                         command, notes)
