@@ -101,7 +101,7 @@ def cmd_calibrate(args) -> int:
     host = host_info(vocab)
     partial = out.with_name(out.name + ".partial.jsonl")
     backends = calibrate_backends(vocab, entries, args.backend, partial, outputs, repeats=args.repeats_fill,
-                                  traces_per_schema=args.traces_per_schema,
+                                  traces_per_schema=args.traces_per_schema, sampled=args.sampled, seed=args.seed,
                                   log=lambda m: print(m, file=sys.stderr))
     p = build_profile(args.name or out.name.split(".")[0], vocab, host, backends, forward, apply, argv(),
                       notes)
@@ -233,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--backend", nargs="+", default=["xgrammar", "guidance"], choices=["xgrammar", "guidance"])
     c.add_argument("--repeats-fill", type=int, default=3, help="fresh-matcher replays per schema (median)")
     c.add_argument("--traces-per-schema", type=int, default=16, help="recorded outputs replayed per schema")
+    c.add_argument("--sampled", type=int, default=0, metavar="N",
+                   help="replay N outputs sampled under the mask (seeded by --seed) instead of the examples")
     c.add_argument("--base-url", help="live server: run a schema-off sweep for the forward curve")
     c.add_argument("--forward-sweep", metavar="SWEEP.jsonl", help="use a finished schema-off sweep instead")
     c.add_argument("--sync-sweep", metavar="SWEEP.jsonl", help="schema-off sweep of the same server with "

@@ -91,3 +91,23 @@ def test_embedded_default_profile_is_real_and_valid():
     assert p.tokenizer == "llama3" and p.vocab_size == 128256
     assert "H200" in p.apply.source and "vLLM 0.25.1" in p.forward.source
     assert len(p.forward.points) >= 6 and set(p.backends) == {"xgrammar", "guidance"}
+
+
+@pytest.mark.parametrize("backend", ["xgrammar", "guidance"])
+def test_text_sampled_under_the_mask_is_seeded_and_valid(vocab, backend):
+    import json
+
+    import jsonschema
+
+    from maskcost.calibrate.fill import sample_under_mask
+    be = make_backend(backend, vocab)
+    entry = TIERS["bounded"]
+    compiled, _ = be.compile(entry.schema, cache=False)
+    a, b = sample_under_mask(be, compiled, seed=3), sample_under_mask(be, compiled, seed=3)
+    assert a == b and a[-1] == vocab.eos_id  # bounded schema: it closes before the 256-token cap
+    doc = json.loads(b"".join(vocab.tokens[t] for t in a[:-1]).decode("utf-8", errors="replace"))
+    jsonschema.validate(doc, entry.schema)
+    assert sample_under_mask(be, compiled, seed=4) != a
+    r = trace_schema(be, entry, sampled=3, seed=1, repeats=1, max_traces=3)
+    assert r.error is None and len(r.traces) == 3
+    assert [len(t.fill_us) for t in r.traces] != [len(r.traces[0].fill_us)] * 3  # three different outputs

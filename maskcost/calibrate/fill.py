@@ -42,13 +42,38 @@ def _replay(backend: Backend, compiled: Any, tokens: list[int], bitmask) -> tupl
     return fill_us, accept_us
 
 
+def sample_under_mask(backend: Backend, compiled: Any, seed: int, max_tokens: int = 256,
+                      p_stop: float = 0.5) -> list[int]:
+    """A token stream drawn under the grammar's own mask with a seeded RNG: a uniform pick among
+    the allowed tokens (what a random-weight model does under a grammar), EOS with probability
+    p_stop whenever the grammar allows it; cut at max_tokens (unbounded strings never close)."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    m, bm, size, eos = backend.matcher(compiled), backend.bitmask(1), backend.vocab.size, backend.vocab.eos_id
+    out: list[int] = []
+    for _ in range(max_tokens):
+        backend.fill(m, bm, 0)
+        allowed = np.unpackbits(bm[0].numpy().view(np.uint8), bitorder="little")[:size]
+        ids = np.flatnonzero(allowed)
+        if ids.size == 0:
+            break
+        tok = eos if allowed[eos] and rng.random() < p_stop else int(rng.choice(ids))
+        if not backend.accept(m, tok):
+            break
+        out.append(tok)
+        if tok == eos:
+            break
+    return out
+
+
 def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str] | None = None,
-                 repeats: int = 3, max_traces: int = 1) -> TraceResult:
-    """Compile once (cold, then warm) and replay up to `max_traces` outputs (the schema's examples
-    unless `texts` are given); each position's time is the median over `repeats` fresh matchers
-    (a fresh matcher per request, as the engine makes). Outputs the matcher rejects are skipped."""
-    texts = texts if texts is not None else [output_text(x) for x in entry.examples]
-    if not texts:
+                 repeats: int = 3, max_traces: int = 1, sampled: int = 0, seed: int = 0) -> TraceResult:
+    """Compile once (cold, then warm) and replay up to `max_traces` outputs: `texts` if given, else
+    `sampled` token streams drawn under the mask (seeded), else the schema's examples. Each
+    position's time is the median over `repeats` fresh matchers (a fresh matcher per request, as
+    the engine makes). Outputs the matcher rejects are skipped."""
+    texts = texts if texts is not None else ([] if sampled else [output_text(x) for x in entry.examples])
+    if not texts and not sampled:
         return TraceResult((), None, "no output to replay (the schema has no example instances)")
     try:
         compiled, cold_ms = backend.compile(entry.schema, cache=False)
@@ -61,10 +86,13 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str] | None =
     bitmask = backend.bitmask(1)
     last_error = "no output replayed"
     traces: list[FillTrace] = []
-    for text in texts:
+    streams = [vocab.encode(t) + [vocab.eos_id] for t in texts] or \
+        [sample_under_mask(backend, compiled, seed * 7919 + i) for i in range(sampled)]
+    for tokens in streams:
         if len(traces) >= max_traces:
             break
-        tokens = vocab.encode(text) + [vocab.eos_id]
+        if not tokens:
+            continue
         try:
             runs = [_replay(backend, compiled, tokens, bitmask) for _ in range(repeats)]
         except ValueError as e:

@@ -66,7 +66,7 @@ def _result_from_json(d: dict[str, Any]) -> TraceResult:
 def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path,
                        outputs: dict[str, list[str]] | None = None, repeats: int = 3,
                        traces_per_schema: int = RECORDED_PER_SCHEMA,
-                       pool_workers=POOL_WORKERS, pool_rows=POOL_ROWS,
+                       pool_workers=POOL_WORKERS, pool_rows=POOL_ROWS, sampled: int = 0, seed: int = 0,
                        log=print) -> dict[str, BackendCosts]:
     """Trace every schema on every backend (appending each result to `partial` so a rerun resumes),
     then measure the pools on matchers in states taken from the traced outputs."""
@@ -84,10 +84,12 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
             for e in tqdm(entries, desc=f"fill traces {bname}", unit="schema"):
                 key = (bname, e.schema_id)
                 if key not in done:
-                    # recorded outputs: one trace per output (up to traces_per_schema); else the first example
+                    # recorded outputs: one trace per output (up to traces_per_schema); else `sampled`
+                    # streams drawn under the mask; else the first example
                     texts = (outputs or {}).get(e.schema_id)
                     done[key] = trace_schema(be, e, texts, repeats=repeats,
-                                             max_traces=traces_per_schema if texts else 1)
+                                             max_traces=traces_per_schema if texts else max(1, sampled),
+                                             sampled=0 if texts else sampled, seed=seed)
                     pf.write(json.dumps(_result_to_json(bname, done[key], e.schema_id)) + "\n")
                     pf.flush()
                 results[e.schema_id] = done[key]
