@@ -63,6 +63,16 @@ def cmd_calibrate(args) -> int:
     if base is None and forward_sweep is None and not args.base_url:
         raise UsageError("calibrate: forward times need a live engine: give --base-url URL, "
                          "--forward-sweep SWEEP.jsonl or --engine-from PROFILE")
+    if args.variant_compile:
+        from .calibrate.run import add_variant_compiles
+        from .calibrate.tokenizer import load_vocab
+        if base is None:
+            raise UsageError("calibrate --variant-compile: give --engine-from PROFILE (the profile to extend)")
+        p = add_variant_compiles(base, load_vocab(base.tokenizer), _entries(args),
+                                 log=lambda m: print(m, file=sys.stderr))
+        save_profile(p, out)
+        print(f"wrote {out}")
+        return 0
     if args.engine_only:
         return _calibrate_engine_only(args, base, forward_sweep, sync_sweep, out)
     if args.blackbox:
@@ -248,6 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--backend-name", default="gbnf", choices=["gbnf", "xgrammar", "guidance"],
                    help="--blackbox: which backend the engine ran (gbnf: llama.cpp's own)")
     c.add_argument("--max-tokens", type=int, default=512, help="--blackbox: max_tokens of schema-on requests")
+    c.add_argument("--variant-compile", action="store_true",
+                   help="add the near-identical-variant compile time of --engine-from's schemas (measured here, "
+                        "scaled by bench_us) and write the extended profile")
     c.add_argument("--engine-only", action="store_true", help="keep --engine-from's host and grammar costs; "
                                                                "replace only the forward/sync curves")
     c.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64, 128, 192, 256])

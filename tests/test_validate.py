@@ -5,9 +5,9 @@ import json
 import pytest
 
 from fake_server import FakeEngine, FakeServer
-from maskcost.calibrate.schemas import TIERS
+from maskcost.calibrate.schemas import TIERS, unique_schema
 from maskcost.validate.checks import check_output
-from maskcost.validate.client import ServerError, unique_schema
+from maskcost.validate.client import ServerError
 from maskcost.validate.metrics import parse_metrics, window_stats
 from maskcost.validate.sweep import PointSpec, run_sweep
 

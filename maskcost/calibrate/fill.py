@@ -3,6 +3,7 @@ for every emitted token, the row's fill and the token's accept, as the engine do
 from __future__ import annotations
 
 import json
+import random
 import statistics
 import time
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from typing import Any
 
 from .backends import Backend
 from .profile import CompileCost, FillTrace
-from .schemas import SchemaEntry
+from .schemas import SchemaEntry, unique_schema
 
 
 def output_text(instance: Any) -> str:
@@ -79,6 +80,10 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str] | None =
         compiled, cold_ms = backend.compile(entry.schema, cache=False)
         backend.compile(entry.schema, cache=True)
         _, warm_ms = backend.compile(entry.schema, cache=True)
+        # near-identical schemas (unique-schema traffic) on the compiler that has seen this one
+        rng = random.Random(f"variant-{entry.schema_id}")
+        variant_ms = statistics.median(backend.compile(unique_schema(entry.schema, rng), cache=True)[1]
+                                       for _ in range(3))
     except Exception as e:  # the backend's own words, one line
         msg = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
         return TraceResult((), None, f"compile failed: {msg}")
@@ -105,4 +110,4 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str] | None =
     if not traces:
         return TraceResult((), None, last_error)
     return TraceResult(tuple(traces), CompileCost(entry.schema_id, cold_ms, warm_ms,
-                                                  backend.memory_bytes(compiled)), None)
+                                                  backend.memory_bytes(compiled), variant_ms), None)

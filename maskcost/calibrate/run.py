@@ -8,7 +8,7 @@ import json
 import sys
 import time
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from .backends import make_backend
 from .fill import TraceResult, output_text, trace_schema
-from .host import package_versions
+from .host import cpu_model, package_versions
 from .pool import advanced_matchers, measure_llguidance_batched, measure_vllm_pool
 from .profile import (ApplyCost, BackendCosts, CompileCost, FillTrace, ForwardCurve, HostInfo, Profile,
                       profile_from_dict, profile_to_dict)
@@ -49,8 +49,7 @@ def _result_to_json(backend: str, r: TraceResult, schema_id: str) -> dict[str, A
     if not r.error:
         d["traces"] = [{"fill_us": t.fill_us, "accept_us": t.accept_us, "straddle": [int(s) for s in t.straddle]}
                        for t in r.traces]
-        d["compile"] = {"cold_ms": r.compile.cold_ms, "warm_ms": r.compile.warm_ms,
-                        "memory_bytes": r.compile.memory_bytes}
+        d["compile"] = asdict(r.compile)
     return d
 
 
@@ -60,7 +59,7 @@ def _result_from_json(d: dict[str, Any]) -> TraceResult:
     sid, c = d["schema_id"], d["compile"]
     return TraceResult(tuple(FillTrace(sid, tuple(t["fill_us"]), tuple(t["accept_us"]),
                                        tuple(bool(s) for s in t["straddle"])) for t in d["traces"]),
-                       CompileCost(sid, c["cold_ms"], c["warm_ms"], c["memory_bytes"]), None)
+                       CompileCost(sid, c["cold_ms"], c["warm_ms"], c["memory_bytes"], c.get("variant_ms")), None)
 
 
 def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path,
@@ -126,3 +125,40 @@ def build_profile(name: str, vocab: Vocab, host: HostInfo, backends: dict[str, B
 
 def argv() -> list[str]:
     return ["maskcost"] + sys.argv[1:]
+
+
+def add_variant_compiles(profile: Profile, vocab: Vocab, entries: list[SchemaEntry], log=print) -> Profile:
+    """Measure the near-identical-variant compile of the profile's schemas on THIS host (a compiler
+    that has compiled the schema, then three variants with one random optional property, median)
+    and store it scaled to the profile's CPU by the ratio of the fixed benchmark (bench_us)."""
+    import random
+    import statistics
+
+    from .host import bench_us
+    from .schemas import unique_schema
+    factor = profile.host.bench_us / bench_us(vocab)
+    by_id = {e.schema_id: e for e in entries}
+    backends = {}
+    for name, b in profile.backends.items():
+        if not b.compiles:
+            backends[name] = b
+            continue
+        be = make_backend(name, vocab)
+        compiles = []
+        for c in tqdm(b.compiles, desc=f"variant compile {name}", unit="schema"):
+            e = by_id.get(c.schema_id)
+            if e is None:
+                compiles.append(c)
+                continue
+            be.compile(e.schema, cache=True)
+            rng = random.Random(f"variant-{e.schema_id}")
+            ms = statistics.median(be.compile(unique_schema(e.schema, rng), cache=True)[1] for _ in range(3))
+            compiles.append(replace(c, variant_ms=ms * factor))
+        missing = [c.schema_id for c in compiles if c.variant_ms is None]
+        if missing:
+            log(f"{name}: no schema given for {len(missing)} profile schemas (e.g. {missing[:3]}): no variant cost")
+        backends[name] = replace(b, compiles=tuple(compiles))
+    note = (f"variant_ms measured on {cpu_model()} (bench_us {profile.host.bench_us / factor:.0f}) and scaled by "
+            f"{factor:.3f} to this profile's CPU ({' '.join(argv())})")
+    prov = {**profile.provenance, "notes": [*profile.provenance.get("notes", []), note]}
+    return replace(profile, backends=backends, provenance=prov)

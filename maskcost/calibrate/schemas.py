@@ -2,9 +2,11 @@
 (gzip JSON lines with `id`, `subset`, `schema`, `examples`)."""
 from __future__ import annotations
 
+import copy
 import gzip
 import json
 import random
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -142,3 +144,12 @@ def stratified_sample(entries: list[SchemaEntry], n: int, seed: int) -> list[Sch
             out.append(by_subset[s].pop())
         i += 1
     return out
+
+
+def unique_schema(schema: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """Add a random optional property (as vLLM's json-unique benchmark does) so that no two requests
+    share a compiled grammar; the instance the model writes does not change."""
+    s = copy.deepcopy(schema)
+    if s.get("type") == "object" and isinstance(s.get("properties"), dict):
+        s["properties"][f"__maskcost_{uuid.UUID(int=rng.getrandbits(128)).hex[:12]}"] = {"type": "boolean"}
+    return s

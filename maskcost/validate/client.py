@@ -8,16 +8,15 @@ same prompt with no response_format.
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import random
 import time
-import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Any, Awaitable, Callable
 
 import httpx
 
+from ..calibrate.schemas import unique_schema
 from .checks import check_output
 from .metrics import parse_metrics
 
@@ -55,15 +54,6 @@ class RequestRecord:
         d = asdict(self)
         d["chunk_ms"] = [round(x, 3) for x in self.chunk_ms]
         return d
-
-
-def unique_schema(schema: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    """Add a random optional property (as vLLM's json-unique benchmark does) so that no two requests
-    share a compiled grammar; the instance the model writes does not change."""
-    s = copy.deepcopy(schema)
-    if s.get("type") == "object" and isinstance(s.get("properties"), dict):
-        s["properties"][f"__maskcost_{uuid.UUID(int=rng.getrandbits(128)).hex[:12]}"] = {"type": "boolean"}
-    return s
 
 
 def prompt_for(spec: RequestSpec) -> str:
