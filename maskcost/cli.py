@@ -47,6 +47,15 @@ def cmd_calibrate(args) -> int:
         n = {b: len(c.traces) for b, c in p.backends.items()}
         print(f"{args.check}: valid maskcost profile v{p.version} '{p.name}': traces {n}, "
               f"{len(p.forward.points)} forward points, host {p.host.cpu_model} (nproc {p.host.nproc})")
+        from .calibrate.run import straddle_split
+        for b, c in p.backends.items():
+            sp = straddle_split(c)
+            if sp:
+                print(f"  {b}: fill mean {sp['straddle_us']:.1f} us at straddle tokens vs {sp['other_us']:.1f} us "
+                      f"elsewhere ({sp['ratio']:.2f}x); straddle rate {100 * sp['rate']:.1f}% of {sp['tokens']} tokens")
+            if c.blackbox is not None:
+                print(f"  {b}: black box {c.blackbox.row_us:.0f} us per row, {c.blackbox.launch_ms:.1f} ms per "
+                      f"request ({len(c.blackbox.points)} points)")
         return 0
     if not args.out:
         raise UsageError("calibrate: --out PROFILE is required (or --check PROFILE)")

@@ -114,3 +114,15 @@ def test_text_sampled_under_the_mask_is_seeded_and_valid(vocab, backend):
     r = trace_schema(be, entry, sampled=3, seed=1, repeats=1, max_traces=3)
     assert r.error is None and len(r.traces) == 3
     assert [len(t.fill_us) for t in r.traces] != [len(r.traces[0].fill_us)] * 3  # three different outputs
+
+
+def test_straddle_split():
+    from dataclasses import replace
+
+    from maskcost.calibrate.run import straddle_split
+    b = constant_profile(fill_us=10.0, trace_len=50).backends["xgrammar"]
+    t = b.traces[0]
+    t = replace(t, fill_us=tuple(30.0 if s else 10.0 for s in t.straddle))  # straddle positions cost 3x
+    sp = straddle_split(replace(b, traces=(t,)))
+    assert sp["ratio"] == pytest.approx(3.0) and sp["rate"] == pytest.approx(5 / 50) and sp["tokens"] == 50
+    assert straddle_split(replace(b, traces=(replace(t, straddle=(False,) * 50),))) is None

@@ -162,3 +162,15 @@ def add_variant_compiles(profile: Profile, vocab: Vocab, entries: list[SchemaEnt
             f"{factor:.3f} to this profile's CPU ({' '.join(argv())})")
     prov = {**profile.provenance, "notes": [*profile.provenance.get("notes", []), note]}
     return replace(profile, backends=backends, provenance=prov)
+
+
+def straddle_split(b: BackendCosts) -> dict[str, float] | None:
+    """Fill time at positions whose emitted token straddles a JSON string boundary (a quote plus
+    other bytes) vs the rest, over every trace: the split issue 3 asks the calibration to show."""
+    import statistics
+    s = [f for t in b.traces for f, x in zip(t.fill_us, t.straddle) if x]
+    o = [f for t in b.traces for f, x in zip(t.fill_us, t.straddle) if not x]
+    if not s or not o:
+        return None
+    a, c = statistics.mean(s), statistics.mean(o)
+    return {"straddle_us": a, "other_us": c, "ratio": a / c, "rate": len(s) / (len(s) + len(o)), "tokens": len(s) + len(o)}
