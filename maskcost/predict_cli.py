@@ -76,6 +76,7 @@ def _workloads(args, schema_ids: tuple[str, ...]):
     return [Workload(concurrency=v if kind == "c" else None, rate_per_s=v if kind == "r" else None,
                      requests=args.requests or default_requests(v if kind == "c" else None),
                      prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens,
+                     unstructured_lengths=args.unstructured_lengths,
                      structured_fraction=args.structured_fraction, schemas=schema_ids,
                      unique_schemas=args.unique_schemas, seed=args.seed) for kind, v in loads]
 
@@ -189,6 +190,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--requests", type=int, help="requests per point (default max(200, 4 x concurrency))")
     p.add_argument("--prompt-tokens", type=int, default=200)
     p.add_argument("--output-tokens", type=int, help="fixed output length (default: where each JSON output ends)")
+    p.add_argument("--unstructured-lengths", default="trace", metavar="DIST",
+                   help="output lengths of requests without a schema (and of the schema-off arm): trace, "
+                        "fixed:N, uniform:LO:HI, lognormal:MEDIAN:SIGMA")
     p.add_argument("--structured-fraction", type=float, default=1.0)
     p.add_argument("--schema", nargs="+", metavar="FILE", help="your schema files, traced on this host now")
     p.add_argument("--schema-id", nargs="+", metavar="ID", help="schemas of the profile (default: all)")

@@ -1,4 +1,5 @@
 """Mechanism tests: each against an expectation computed by hand from the engine's rules."""
+import numpy as np
 import pytest
 
 from maskcost.model.config import EngineConfig, Workload
@@ -139,3 +140,20 @@ def test_curve_is_monotone_and_extrapolates_linearly():
     assert c(1) == 5.0 and c(8) == 5.0  # a measured dip is flattened (running max)
     assert c(64) == pytest.approx(6.1)
     assert c(128) > c(64)
+
+
+def test_unstructured_output_length_distributions():
+    p = constant_profile(fill_us=10.0, forward_ms=5.0, trace_len=50)
+    sims = {}
+    for spec in ("trace", "fixed:20", "uniform:10:30", "lognormal:40:0.5"):
+        wl = Workload(concurrency=8, requests=2000, structured_fraction=0.5, unstructured_lengths=spec)
+        sims[spec] = Simulation(Costs(p, "xgrammar"), EngineConfig(), wl)
+    free = ~sims["trace"].structured
+    assert (sims["trace"].out_len == 50).all()
+    assert (sims["fixed:20"].out_len[free] == 20).all() and (sims["fixed:20"].out_len[~free] == 50).all()
+    u = sims["uniform:10:30"].out_len[free]
+    assert u.min() == 10 and u.max() == 30 and abs(u.mean() - 20) < 1
+    assert abs(np.median(sims["lognormal:40:0.5"].out_len[free]) - 40) <= 3
+    for bad in ("uniform:30:10", "poisson:3", "fixed:x", "fixed:0"):
+        with pytest.raises(ValueError, match="--unstructured-lengths"):
+            Workload(unstructured_lengths=bad)

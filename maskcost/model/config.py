@@ -51,6 +51,10 @@ class Workload:
     requests: int = 2000
     prompt_tokens: int = 200
     output_tokens: int | None = None  # None: each structured output ends where its trace (JSON) ends
+    # lengths of the requests without a schema (the unstructured share, and the schema-off arm):
+    # "trace" (as the structured ones: where the replayed output ends), "fixed:N",
+    # "uniform:LO:HI" or "lognormal:MEDIAN:SIGMA" (tokens); --output-tokens overrides it for all
+    unstructured_lengths: str = "trace"
     structured_fraction: float = 1.0
     schemas: tuple[str, ...] = ()  # schema ids in the profile; () means all of them
     unique_schemas: bool = False  # every request compiles (cache defeated)
@@ -67,3 +71,26 @@ class Workload:
             raise ValueError("--requests must be >= 1 and --structured-fraction in [0, 1]")
         if self.output_tokens is not None and self.output_tokens < 1:
             raise ValueError(f"--output-tokens {self.output_tokens}: must be >= 1")
+        length_distribution(self.unstructured_lengths)  # validates
+
+
+def length_distribution(spec: str):
+    """'trace' -> None, else a function (rng, n) -> n output lengths >= 1."""
+    import numpy as np
+    kind, *args = spec.split(":")
+    try:
+        vals = [float(a) for a in args]
+    except ValueError:
+        vals = []
+    ok = {"trace": 0, "fixed": 1, "uniform": 2, "lognormal": 2}
+    if kind not in ok or len(args) != ok[kind] or len(vals) != len(args) or any(v <= 0 for v in vals) \
+            or (kind == "uniform" and vals[0] > vals[1]):
+        raise ValueError(f"--unstructured-lengths {spec}: expected trace, fixed:N, uniform:LO:HI or "
+                         f"lognormal:MEDIAN:SIGMA with positive numbers")
+    if kind == "trace":
+        return None
+    if kind == "fixed":
+        return lambda rng, n: np.full(n, max(1, round(vals[0])))
+    if kind == "uniform":
+        return lambda rng, n: rng.integers(max(1, round(vals[0])), round(vals[1]) + 1, n)
+    return lambda rng, n: np.maximum(1, np.round(rng.lognormal(np.log(vals[0]), vals[1], n))).astype(int)

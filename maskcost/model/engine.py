@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import simpy
 
-from .config import EngineConfig, Workload
+from .config import EngineConfig, Workload, length_distribution
 from .costs import Costs
 from .fill import (SGLANG_GRAMMAR_MAX_POLLS, SGLANG_GRAMMAR_POLL_MS, VLLM_FILL_CHUNK_ROWS,
                    llguidance_batched_threads, sglang_compile_workers, vllm_compile_workers,
@@ -76,6 +76,10 @@ class Simulation:
         else:  # black box: the mean output length measured per schema
             lens = np.array([max(1, round(bb.output_tokens[ids[i]])) for i in pick])
         self.out_len = np.full(n, wl.output_tokens) if wl.output_tokens else lens.copy()
+        draw = length_distribution(wl.unstructured_lengths)
+        if draw is not None and not wl.output_tokens:
+            free = ~self.structured
+            self.out_len[free] = draw(self.rng, int(free.sum()))
         self.aborted = np.zeros(n, bool)
         # slots
         m = cfg.max_num_seqs
