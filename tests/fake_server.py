@@ -28,6 +28,9 @@ class FakeEngine:
     def metrics(self) -> str:
         with self.lock:
             return (
+                "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n"
+                "# TYPE vllm:cache_config_info gauge\n"
+                'vllm:cache_config_info{block_size="16",engine="0",gpu_memory_utilization="0.85"} 1.0\n'
                 "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
                 "# TYPE vllm:num_requests_running gauge\n"
                 f'vllm:num_requests_running{{engine="0",model_name="fake"}} {self.running}\n'

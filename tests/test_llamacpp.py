@@ -43,7 +43,7 @@ def test_closed_loop_against_a_live_llama_server(tmp_path):
     # the predictions were on disk before the first held-out request was sent
     first_sent = min(json.loads(x)["t_send"] for f in held for x in f.read_text().splitlines())
     assert pred.stat().st_mtime < first_sent
-    assert s["points"] == 4 and (tmp_path / "report-p2" / "report.md").exists()
+    assert s["points"] == 5 and (tmp_path / "report-p2" / "report.md").exists()
     # llama.cpp's grammar sampler is the cost: several ms per row with the 128k vocabulary
     assert s["row_us"] > 1000
     assert s["median_abs_itl_error_pct"] <= MEDIAN_ITL_ERROR_BOUND_PCT, s

@@ -56,6 +56,8 @@ def test_sweep_records_checks_and_resumes(tmp_path):
         assert off["output_tokens_mean"] == 10
         assert on["itl_ms_mean"] > 1.0 and on["engine"]["engine"] == "vllm"
         assert on["config"]["schemas"] == ["tier/flat"] and "client_host" in on["provenance"]
+        flags = on["provenance"]["server"]["flags"]  # the engine's own config gauges
+        assert flags["vllm:cache_config_info"]["block_size"] == "16" and "props" not in flags
         raw = (tmp_path / "s.raw.jsonl").read_text().splitlines()
         assert len(raw) == 20
         # a rerun resumes: nothing is sent again for finished points

@@ -30,9 +30,10 @@ from .tiny_gguf import write_tiny_gguf
 @dataclass(frozen=True)
 class LoopPlan:
     calib_parallel: int = 4
-    calib_on_concurrency: tuple[int, ...] = (1,)
-    off_concurrency: tuple[int, ...] = (1, 2, 3, 4)
-    heldout: tuple[tuple[int, tuple[int, ...]], ...] = ((4, (2, 3, 4)), (2, (4,)))  # (--parallel, concurrencies)
+    calib_on_concurrency: tuple[int, ...] = (1, 2)  # each next to its schema-off twin, repeated
+    off_concurrency: tuple[int, ...] = (3, 4)  # the rest of the forward curve
+    # (--parallel, concurrencies): none of them a schema-on calibration point
+    heldout: tuple[tuple[int, tuple[int, ...]], ...] = ((4, (3, 4)), (3, (3, 4)), (2, (4,)))
     tiers: tuple[str, ...] = ("bounded",)
     rounds: int = 3  # requests per point = max(min_requests, rounds x concurrency)
     min_requests: int = 8
@@ -58,14 +59,16 @@ def run_loop(out: Path, plan: LoopPlan = LoopPlan(), log=print) -> dict[str, Any
             f"(2 layers, 64 wide, real 128,256-token vocabulary), -t {plan.threads}, temperature 1, "
             f"{nproc} usable cores")
     log(f"calibrate: --parallel {plan.calib_parallel}")
+    # schema-on and schema-off of each calibration concurrency back to back, repeated: a slow
+    # moment of the machine then hits both arms, not one
+    pts = [PointSpec(arm, c, r, max(plan.min_requests, plan.rounds * c)) for r in range(plan.repeats)
+           for c in plan.calib_on_concurrency for arm in ("off", "on")] + _pts("off", plan.off_concurrency, plan, 1)
     with LlamaServer(model, parallel=plan.calib_parallel, threads=plan.threads,
                      log=out / f"server-p{plan.calib_parallel}-calibrate.log") as srv:
-        off = run_sweep(srv.url, _pts("off", plan.off_concurrency, plan, 1), [], out / "calibrate.off.jsonl",
+        cal = run_sweep(srv.url, pts, entries, out / "calibrate.jsonl", max_tokens=plan.max_tokens,
                         off_tokens=plan.off_tokens, config={"label": note, "server_flags": srv.flags})
-        on = run_sweep(srv.url, _pts("on", plan.calib_on_concurrency, plan, plan.repeats), entries,
-                       out / "calibrate.on.jsonl", max_tokens=plan.max_tokens,
-                       config={"label": note, "server_flags": srv.flags})
-    profile = blackbox_profile("llamacpp-tiny-" + os.uname().nodename, on, off, out / "calibrate.on.jsonl", "llama3",
+    on, off = [s for s in cal if s["arm"] == "on"], [s for s in cal if s["arm"] == "off"]
+    profile = blackbox_profile("llamacpp-tiny-" + os.uname().nodename, on, off, out / "calibrate.jsonl", "llama3",
                                "gbnf", ["maskcost", "llamacpp-loop", "--out", str(out)], [note], note)
     save_profile(profile, out / "profile.json.gz")
     bb = profile.backends["gbnf"].blackbox

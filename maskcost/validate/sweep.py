@@ -138,7 +138,31 @@ def server_provenance(base_url: str) -> dict[str, Any]:
         prov["version"] = f"not exposed ({e})"
     models = get_json(base_url, "/v1/models")
     prov["models"] = [m.get("id") for m in models.get("data", [])]
+    prov["flags"] = server_flags(base_url)
     return prov
+
+
+def server_flags(base_url: str) -> dict[str, Any]:
+    """The engine's configuration where it exposes it: vLLM's `*_info` gauges (their labels are
+    the config: cache_config_info, ...), llama.cpp's /props (slots, context, sampling defaults)."""
+    from prometheus_client.parser import text_string_to_metric_families
+    out: dict[str, Any] = {}
+    try:
+        r = httpx.get(f"{base_url}/metrics", timeout=10.0)
+        if r.status_code == 200:
+            for fam in text_string_to_metric_families(r.text):
+                if fam.name.endswith("_info") or fam.type == "info":
+                    for smp in fam.samples:
+                        out[smp.name] = dict(smp.labels)
+    except httpx.HTTPError as e:
+        out["metrics"] = f"not read ({type(e).__name__})"
+    try:
+        props = get_json(base_url, "/props")
+        out["props"] = {k: props[k] for k in ("total_slots", "build_info", "model_path", "n_ctx",
+                                              "default_generation_settings") if k in props}
+    except ServerError:
+        pass  # vLLM and SGLang have no /props
+    return out
 
 
 def client_host() -> dict[str, Any]:
