@@ -1,11 +1,13 @@
 """The closed loop against a real llama.cpp server on this CPU (issue 5): black-box calibration,
 held-out predictions written before the held-out sweeps run, then predicted vs measured.
 
-The bound: on this 2-core machine the engine's run-to-run spread of ITL between two repeats of a
-point was 3-12% (median, (max - min) / mean, over three runs; validation/llamacpp-cpu/), and the
-held-out median error 3-8%. The test fails above 25% median |error|: about twice the worst
-spread, so CI noise passes, while dropping the grammar term (-80%) or the slot limit (+100% at
---parallel 2) fails.
+The bound: the machine itself moves. On this 2-core VM the row cost that calibration measures
+varied between runs from 7.0 to 8.9 ms (the least disturbed of 2-3 back-to-back on/off pairs),
+and in one CI run the held-out sweeps, a minute later, ran about 12% faster than the calibration
+(validation/llamacpp-cpu/README.md). The repeat spread within a phase was 3-12%. The test fails
+above 30% median |error|: the drift between phases plus the spread within one, so a noisy
+machine passes, while dropping the grammar term (-80%) or the slot limit (at --parallel 2:
++90%) fails.
 """
 import json
 
@@ -16,7 +18,7 @@ from maskcost.model.costs import Costs
 from maskcost.model.engine import Simulation
 from maskcost.model.metrics import summarize
 
-MEDIAN_ITL_ERROR_BOUND_PCT = 25.0
+MEDIAN_ITL_ERROR_BOUND_PCT = 30.0
 
 
 def test_llamacpp_step_is_decode_plus_serial_sampling():

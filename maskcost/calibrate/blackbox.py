@@ -62,8 +62,11 @@ def blackbox_from_sweeps(on: list[dict[str, Any]], off: list[dict[str, Any]], ou
             raise ValueError(f"black-box calibration: schema-on point {s['point']} has no schema-off point at "
                              f"concurrency {c}")
         i_on, running = itl_ms(s), s["engine"].get("running_mean")
-        i_off = statistics.mean(x for x in (itl_ms(o) for o in offs[c]) if x is not None)
-        t_off = statistics.mean(o["ttft_ms_p50"] for o in offs[c])
+        # the schema-off twin measured next to it (same repeat) where there is one: a disturbance
+        # of the machine then hits both arms
+        twins = [o for o in offs[c] if o["repeat"] == s["repeat"]] or offs[c]
+        i_off = statistics.mean(x for x in (itl_ms(o) for o in twins) if x is not None)
+        t_off = statistics.mean(o["ttft_ms_p50"] for o in twins)
         if i_on is None or not running:
             raise ValueError(f"black-box calibration: point {s['point']} has no ITL or running count")
         pts.append(BlackboxPoint(c, running, i_on, i_off, s["ttft_ms_p50"], t_off,
@@ -71,7 +74,12 @@ def blackbox_from_sweeps(on: list[dict[str, Any]], off: list[dict[str, Any]], ou
     if not pts:
         raise ValueError("black-box calibration: no schema-on points")
     low = min(p.concurrency for p in pts)
-    row_us = statistics.median(p.row_us for p in pts)
+    # repeats of one concurrency: the least disturbed (noise on a shared CPU only adds time, the
+    # rule timeit documents); across concurrencies: the median
+    by_c: dict[int, list[float]] = {}
+    for p in pts:
+        by_c.setdefault(p.concurrency, []).append(p.row_us)
+    row_us = statistics.median(min(v) for v in by_c.values())
     # the first token is itself a constrained row: what is left is the grammar build
     launch = statistics.median(max(0.0, p.ttft_on_ms - p.ttft_off_ms - row_us / 1e3) for p in pts
                                if p.concurrency == low)

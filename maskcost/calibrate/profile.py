@@ -82,7 +82,7 @@ class BlackboxCost:
     """The grammar's cost measured through the engine itself, for engines whose grammar code
     maskcost cannot call (llama.cpp), or to cross-check the library traces (vLLM)."""
     method: str  # how it was obtained (sweeps, engine, flags)
-    row_us: float  # per constrained row per step: the median over the points
+    row_us: float  # per constrained row per step: min over repeats of a concurrency, median over concurrencies
     launch_ms: float  # per structured request, once (grammar build): TTFT on - off at the lowest concurrency
     output_tokens: dict[str, float]  # schema id -> mean output tokens measured
     points: tuple[BlackboxPoint, ...]

@@ -37,7 +37,8 @@ class LoopPlan:
     tiers: tuple[str, ...] = ("bounded",)
     rounds: int = 3  # requests per point = max(min_requests, rounds x concurrency)
     min_requests: int = 8
-    repeats: int = 2
+    repeats: int = 2  # held-out points
+    calib_repeats: int = 3  # calibration points: the least disturbed repeat counts (calibrate/blackbox.py)
     max_tokens: int = 128
     off_tokens: int = 64
     threads: int = 2
@@ -61,7 +62,7 @@ def run_loop(out: Path, plan: LoopPlan = LoopPlan(), log=print) -> dict[str, Any
     log(f"calibrate: --parallel {plan.calib_parallel}")
     # schema-on and schema-off of each calibration concurrency back to back, repeated: a slow
     # moment of the machine then hits both arms, not one
-    pts = [PointSpec(arm, c, r, max(plan.min_requests, plan.rounds * c)) for r in range(plan.repeats)
+    pts = [PointSpec(arm, c, r, max(plan.min_requests, plan.rounds * c)) for r in range(plan.calib_repeats)
            for c in plan.calib_on_concurrency for arm in ("off", "on")] + _pts("off", plan.off_concurrency, plan, 1)
     with LlamaServer(model, parallel=plan.calib_parallel, threads=plan.threads,
                      log=out / f"server-p{plan.calib_parallel}-calibrate.log") as srv:
