@@ -201,11 +201,12 @@ def _calibrate_blackbox(args, base, forward_sweep, out: Path) -> int:
     for pt in bb.points:
         print(f"c{pt.concurrency}: running {pt.running:.2f}  ITL on {pt.itl_on_ms:.2f} ms  off {pt.itl_off_ms:.2f} ms"
               f"  -> {pt.row_us:.0f} us per constrained row")
-    print(f"row cost {bb.row_us:.0f} us (median), grammar build {bb.launch_ms:.2f} ms per request")
+    print(f"fit: {bb.step_us:.0f} us per step + {bb.row_us:.0f} us per constrained row; grammar build "
+          f"{bb.launch_ms:.2f} ms per request")
     if base is not None and base.backends.get(name) and base.backends[name].traces:
         lib = statistics.mean(f + a for t in base.backends[name].traces for f, a in zip(t.fill_us, t.accept_us))
         print(f"library traces of {name} in {args.engine_from}: {lib:.0f} us per row (fill + accept, mean); "
-              f"black box / library = {bb.row_us / lib:.2f}")
+              f"black box per point / library: {', '.join(f'{p.row_us / lib:.2f}' for p in bb.points)}")
     save_profile(p, out)
     print(f"wrote {out}")
     return 0

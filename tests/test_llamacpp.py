@@ -29,7 +29,7 @@ def test_llamacpp_step_is_decode_plus_serial_sampling():
     from maskcost.calibrate.profile import BackendCosts, BlackboxCost
     from synth import constant_profile
     p = constant_profile(forward_ms=2.0)
-    bb = BlackboxCost("test", row_us=8000.0, launch_ms=0.0, output_tokens={"s": 40.0}, points=())
+    bb = BlackboxCost("test", row_us=8000.0, launch_ms=0.0, output_tokens={"s": (40,)}, points=())
     p = replace(p, backends={"gbnf": BackendCosts((), (), (), (), bb)})
     cfg = EngineConfig(engine="llamacpp", backend="gbnf", max_num_seqs=4)
     r = summarize(Simulation(Costs(p, "gbnf"), cfg, Workload(concurrency=3, requests=60)).run())
@@ -37,6 +37,9 @@ def test_llamacpp_step_is_decode_plus_serial_sampling():
     capped = summarize(Simulation(Costs(p, "gbnf"), replace(cfg, max_num_seqs=2),
                                   Workload(concurrency=4, requests=60)).run())
     assert capped["itl_ms_mean"] == pytest.approx(2.0 + 2 * 8.0, rel=1e-6) and capped["running_mean"] <= 2
+    stepped = replace(p, backends={"gbnf": BackendCosts((), (), (), (), replace(bb, step_us=3000.0))})
+    r3 = summarize(Simulation(Costs(stepped, "gbnf"), cfg, Workload(concurrency=3, requests=60)).run())
+    assert r3["itl_ms_mean"] == pytest.approx(2.0 + 3.0 + 3 * 8.0, rel=1e-6)  # + the fixed part per step
     with pytest.raises(ValueError, match="black-box"):
         Simulation(Costs(p, "gbnf"), EngineConfig(engine="vllm", backend="gbnf"), Workload(concurrency=2))
 
@@ -56,3 +59,17 @@ def test_closed_loop_against_a_live_llama_server(tmp_path):
     # llama.cpp's grammar sampler is the cost: several ms per row with the 128k vocabulary
     assert s["row_us"] > 1000
     assert s["median_abs_itl_error_pct"] <= MEDIAN_ITL_ERROR_BOUND_PCT, s
+
+
+def test_blackbox_fit_takes_the_least_disturbed_repeat_and_a_step_part():
+    from maskcost.calibrate.blackbox import blackbox_from_sweeps
+
+    def pt(arm, c, r, itl, running):
+        return {"arm": arm, "concurrency": c, "repeat": r, "point": f"{arm}-c{c}-r{r}", "itl_ms_mean": itl,
+                "ttft_ms_p50": 50.0 if arm == "on" else 10.0, "engine": {"running_mean": running, "itl_ms": None}}
+    # grammar time per step = 2 ms + 5 ms per row; repeat 1 of c1 disturbed (+4 ms on the on arm only)
+    on = [pt("on", 1, 0, 1 + 7, 1), pt("on", 1, 1, 1 + 11, 1), pt("on", 2, 0, 2 + 12, 2)]
+    off = [pt("off", 1, 0, 1, 1), pt("off", 1, 1, 1, 1), pt("off", 2, 0, 2, 2)]
+    bb = blackbox_from_sweeps(on, off, {"s": (40,)}, "test")
+    assert bb.step_us == pytest.approx(2000) and bb.row_us == pytest.approx(5000)
+    assert bb.launch_ms == pytest.approx(50 - 10 - 7)  # TTFT on - off, less the first constrained step

@@ -4,7 +4,7 @@ For an engine whose grammar code maskcost cannot call (llama.cpp's GBNF sampler)
 schema-on and schema-off arms of the same server at a few low concurrencies. With the step
 structure of that engine (llama.cpp: decode, then each slot sampled in turn on the server
 thread), the extra inter-token latency per constrained row is the grammar's cost per row:
-    row_us = (ITL_on - ITL_off) / running_on
+    ITL_on - ITL_off = step_us + running_on x row_us   (fitted over the calibration concurrencies)
 and the extra time to first token at the lowest concurrency is the per-request grammar build.
 On vLLM the same numbers are an upper-bound cross-check of the library-measured traces (there
 the fill overlaps the forward, so the subtraction is exact only where the fill is exposed).
@@ -16,6 +16,8 @@ import json
 import statistics
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from .profile import ApplyCost, ApplyPoint, BackendCosts, BlackboxCost, BlackboxPoint, Profile
 
@@ -36,8 +38,9 @@ def raw_records_path(sweep: Path) -> Path:
     return raw
 
 
-def output_tokens_by_schema(raw_path: Path) -> dict[str, float]:
-    """Mean completion tokens per schema over the error-free requests of a schema-on raw file."""
+def output_tokens_by_schema(raw_path: Path, keep: int = 256) -> dict[str, tuple[int, ...]]:
+    """Completion lengths per schema of the error-free requests of a schema-on raw file (the first
+    `keep`): the model draws each simulated request's length from them."""
     by: dict[str, list[int]] = {}
     text = gzip.open(raw_path, "rt").read() if raw_path.suffix == ".gz" else raw_path.read_text()
     for line in text.splitlines():
@@ -45,11 +48,11 @@ def output_tokens_by_schema(raw_path: Path) -> dict[str, float]:
             continue
         r = json.loads(line)
         if r.get("schema_id") and not r.get("error") and r.get("completion_tokens"):
-            by.setdefault(r["schema_id"], []).append(r["completion_tokens"])
-    return {k: statistics.mean(v) for k, v in sorted(by.items())}
+            by.setdefault(r["schema_id"], []).append(int(r["completion_tokens"]))
+    return {k: tuple(v[:keep]) for k, v in sorted(by.items())}
 
 
-def blackbox_from_sweeps(on: list[dict[str, Any]], off: list[dict[str, Any]], output_tokens: dict[str, float],
+def blackbox_from_sweeps(on: list[dict[str, Any]], off: list[dict[str, Any]], output_tokens: dict[str, tuple[int, ...]],
                          method: str) -> BlackboxCost:
     offs: dict[int, list[dict[str, Any]]] = {}
     for s in off:
@@ -75,15 +78,24 @@ def blackbox_from_sweeps(on: list[dict[str, Any]], off: list[dict[str, Any]], ou
         raise ValueError("black-box calibration: no schema-on points")
     low = min(p.concurrency for p in pts)
     # repeats of one concurrency: the least disturbed (noise on a shared CPU only adds time, the
-    # rule timeit documents); across concurrencies: the median
-    by_c: dict[int, list[float]] = {}
+    # rule timeit documents); then the grammar time per step, (ITL on - ITL off), against the
+    # constrained rows: step_us + rows x row_us, least squares over the concurrencies. The cost per
+    # row falls with the rows sampled together (caches stay warm), which a fixed step part absorbs.
+    best: dict[int, BlackboxPoint] = {}
     for p in pts:
-        by_c.setdefault(p.concurrency, []).append(p.row_us)
-    row_us = statistics.median(min(v) for v in by_c.values())
-    # the first token is itself a constrained row: what is left is the grammar build
-    launch = statistics.median(max(0.0, p.ttft_on_ms - p.ttft_off_ms - row_us / 1e3) for p in pts
+        if p.concurrency not in best or p.row_us < best[p.concurrency].row_us:
+            best[p.concurrency] = p
+    rows = np.array([p.running for p in best.values()])
+    extra_us = np.array([max(0.0, p.itl_on_ms - p.itl_off_ms) * 1e3 for p in best.values()])
+    step_us, row_us = 0.0, float(extra_us @ rows / (rows @ rows))
+    if len(best) > 1:
+        slope, icpt = np.polyfit(rows, extra_us, 1)
+        if icpt >= 0 and slope > 0:
+            step_us, row_us = float(icpt), float(slope)
+    # the first token is itself a constrained step: what is left is the grammar build
+    launch = statistics.median(max(0.0, p.ttft_on_ms - p.ttft_off_ms - (step_us + row_us) / 1e3) for p in pts
                                if p.concurrency == low)
-    return BlackboxCost(method, row_us, launch, output_tokens, tuple(pts))
+    return BlackboxCost(method, row_us, launch, output_tokens, tuple(pts), step_us)
 
 
 def blackbox_method(on: list[dict[str, Any]], on_path: Path, note: str | None) -> str:

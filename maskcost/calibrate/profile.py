@@ -82,10 +82,11 @@ class BlackboxCost:
     """The grammar's cost measured through the engine itself, for engines whose grammar code
     maskcost cannot call (llama.cpp), or to cross-check the library traces (vLLM)."""
     method: str  # how it was obtained (sweeps, engine, flags)
-    row_us: float  # per constrained row per step: min over repeats of a concurrency, median over concurrencies
+    row_us: float  # per constrained row per step (the slope of the fit, calibrate/blackbox.py)
     launch_ms: float  # per structured request, once (grammar build): TTFT on - off at the lowest concurrency
-    output_tokens: dict[str, float]  # schema id -> mean output tokens measured
+    output_tokens: dict[str, tuple[int, ...]]  # schema id -> the output lengths measured (tokens)
     points: tuple[BlackboxPoint, ...]
+    step_us: float = 0.0  # per step with any constrained row (the intercept of the fit)
 
 
 @dataclass(frozen=True)
@@ -217,12 +218,16 @@ def _blackbox(d: dict, where: str) -> BlackboxCost:
     for i, p in enumerate(_req(d, "points", where, list)):
         vals = [_req(p, f, f"{where}.points[{i}]", int if f == "concurrency" else float) for f in fields]
         pts.append(BlackboxPoint(*vals))
-    out = {k: _nonneg(float(v), f"{where}.output_tokens.{k}")
-           for k, v in _req(d, "output_tokens", where, dict).items()}
+    out = {}
+    for k, v in _req(d, "output_tokens", where, dict).items():
+        if not isinstance(v, list) or not v or not all(isinstance(x, int) and x >= 1 for x in v):
+            raise ProfileError(f"{where}.output_tokens.{k}: expected a non-empty list of lengths >= 1")
+        out[k] = tuple(v)
     if not out:
         raise ProfileError(f"{where}.output_tokens: empty (no schema was measured)")
     return BlackboxCost(_req(d, "method", where, str), _nonneg(_req(d, "row_us", where, float), f"{where}.row_us"),
-                        _nonneg(_req(d, "launch_ms", where, float), f"{where}.launch_ms"), out, tuple(pts))
+                        _nonneg(_req(d, "launch_ms", where, float), f"{where}.launch_ms"), out, tuple(pts),
+                        _nonneg(_req(d, "step_us", where, float), f"{where}.step_us"))
 
 
 def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:

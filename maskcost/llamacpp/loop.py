@@ -73,7 +73,8 @@ def run_loop(out: Path, plan: LoopPlan = LoopPlan(), log=print) -> dict[str, Any
                                "gbnf", ["maskcost", "llamacpp-loop", "--out", str(out)], [note], note)
     save_profile(profile, out / "profile.json.gz")
     bb = profile.backends["gbnf"].blackbox
-    log(f"black box: {bb.row_us:.0f} us per constrained row, grammar build {bb.launch_ms:.1f} ms per request")
+    log(f"black box: {bb.step_us:.0f} us per step + {bb.row_us:.0f} us per constrained row, grammar build "
+        f"{bb.launch_ms:.1f} ms per request")
 
     cfgs = {p: EngineConfig(engine="llamacpp", backend="gbnf", max_num_seqs=p, cpu_count=os.cpu_count() or nproc,
                             usable_cores=nproc) for p, _ in plan.heldout}
@@ -103,7 +104,8 @@ def run_loop(out: Path, plan: LoopPlan = LoopPlan(), log=print) -> dict[str, Any
     summary = {"points": len(errs), "median_abs_itl_error_pct": statistics.median(abs(e) for e in errs),
                "worst_itl_error_pct": max(errs, key=abs),
                "median_repeat_spread_pct": statistics.median(spreads) if spreads else None,
-               "row_us": bb.row_us, "launch_ms": bb.launch_ms, "scores": scores, "host": profile.host.__dict__}
+               "row_us": bb.row_us, "step_us": bb.step_us, "launch_ms": bb.launch_ms, "scores": scores,
+               "host": profile.host.__dict__}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     log(json.dumps({k: v for k, v in summary.items() if k not in ("scores", "host")}))
     return summary

@@ -73,8 +73,9 @@ class Simulation:
             self.req_trace = np.array([tr.by_schema[ids[i]][self.rng.integers(0, len(tr.by_schema[ids[i]]))]
                                        for i in pick])
             lens = tr.n[self.req_trace]
-        else:  # black box: the mean output length measured per schema
-            lens = np.array([max(1, round(bb.output_tokens[ids[i]])) for i in pick])
+        else:  # black box: a length drawn from those measured for the schema
+            lens = np.array([bb.output_tokens[ids[i]][self.rng.integers(0, len(bb.output_tokens[ids[i]]))]
+                             for i in pick])
         self.out_len = np.full(n, wl.output_tokens) if wl.output_tokens else lens.copy()
         draw = length_distribution(wl.unstructured_lengths)
         if draw is not None and not wl.output_tokens:
@@ -351,13 +352,14 @@ class Simulation:
         sample the slots one by one on the same thread; a new structured slot first builds its grammar."""
         env, costs = self.env, self.costs
         row_ms = costs.blackbox.row_us * costs.cpu_scale / 1e3
+        step_ms = costs.blackbox.step_us * costs.cpu_scale / 1e3
         launch_ms = costs.blackbox.launch_ms * costs.cpu_scale
         while True:
             act, rids, is_new, struct = yield from self._next_step()
             t0 = env.now
             S, B = int(struct.sum()), int(act.size)
             launch = launch_ms * int((struct & is_new).sum())
-            forward_ms, fill_ms = costs.forward_ms(B), S * row_ms
+            forward_ms, fill_ms = costs.forward_ms(B), (step_ms + S * row_ms if S else 0.0)
             self._event("grammar build", "server thread", t0, launch)
             self._event("decode", "server thread", t0 + launch, forward_ms)
             self._event("sample slots (grammar)", "server thread", t0 + launch + forward_ms, fill_ms)
