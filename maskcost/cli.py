@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -65,16 +64,14 @@ def cmd_calibrate(args) -> int:
     from .calibrate.tokenizer import load_vocab
     out = Path(args.out)
     base = load_profile(args.engine_from) if args.engine_from else None
-    forward_sweep = [json.loads(x) for x in Path(args.forward_sweep).read_text().splitlines() if x.strip()] \
-        if args.forward_sweep else None
-    sync_sweep = [json.loads(x) for x in Path(args.sync_sweep).read_text().splitlines() if x.strip()] \
-        if args.sync_sweep else []
+    from .validate.sweep import read_summaries
+    forward_sweep = read_summaries(args.forward_sweep) if args.forward_sweep else None
+    sync_sweep = read_summaries(args.sync_sweep) if args.sync_sweep else []
     if base is None and forward_sweep is None and not args.base_url:
         raise UsageError("calibrate: forward times need a live engine: give --base-url URL, "
                          "--forward-sweep SWEEP.jsonl or --engine-from PROFILE")
     if args.variant_compile:
         from .calibrate.run import add_variant_compiles
-        from .calibrate.tokenizer import load_vocab
         if base is None:
             raise UsageError("calibrate --variant-compile: give --engine-from PROFILE (the profile to extend)")
         p = add_variant_compiles(base, load_vocab(base.tokenizer), _entries(args),
@@ -169,13 +166,13 @@ def _calibrate_blackbox(args, base, forward_sweep, out: Path) -> int:
                                      output_tokens_by_schema, raw_records_path)
     from .calibrate.profile import BackendCosts, save_profile
     from .calibrate.run import argv
-    from .validate.sweep import PointSpec, run_sweep
+    from .validate.sweep import PointSpec, read_summaries, run_sweep
     entries = _entries(args)
     if args.on_sweep:
         if forward_sweep is None:
             raise UsageError("calibrate --blackbox --on-sweep: give the schema-off arm with --forward-sweep")
         on_path = Path(args.on_sweep)
-        on = [json.loads(x) for x in on_path.read_text().splitlines() if x.strip()]
+        on = read_summaries(on_path)
         off = forward_sweep
     elif args.base_url:
         if not entries:

@@ -134,14 +134,11 @@ def cmd_predict(args) -> int:
 
 # ------------------------------------------------------------------ report / validate
 
-def read_jsonl(path: str) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
-
-
 def cmd_report(args) -> int:
     from .validate.report import compare, write_report
     profile = _profile(args)
-    measured = [s for p in args.sweep for s in read_jsonl(p)]
+    from .validate.sweep import read_summaries
+    measured = [s for p in args.sweep for s in read_summaries(p)]
     cfg = _engine_configs(args, profile)[0]
     predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
     rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted)

@@ -104,10 +104,8 @@ def write_chrome_trace(sim: Simulation, path: Path) -> None:
 
 
 def plot_overhead(points: list[dict[str, Any]], path: Path, title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    from ..plotting import batch_axis, save, subplots
+    fig, (a1, a2) = subplots(1, 2, figsize=(11, 4.2))
     series: dict[str, list[dict]] = {}
     for p in points:
         label = f"{p['engine']} {p['backend']} mns={p['max_num_seqs']} cores={p['cores']}" + \
@@ -119,15 +117,10 @@ def plot_overhead(points: list[dict[str, Any]], path: Path, title: str) -> None:
         a1.plot(xs, [p["overhead_pct"] for p in ps], marker="o", label=label)
         a2.plot(xs, [p["itl_ms_mean"] for p in ps], marker="o", label=label)
         a2.plot(xs, [p["off"]["itl_ms_mean"] for p in ps], ls="--", color=a2.lines[-1].get_color(), alpha=0.6)
-    a1.set_xlabel("concurrency (batch)")
     a1.set_ylabel("ITL overhead vs schema-off (%)")
-    a2.set_xlabel("concurrency (batch)")
     a2.set_ylabel("ITL mean (ms); dashed: schema-off")
     for a in (a1, a2):
-        a.set_xscale("log", base=2)
-        a.grid(alpha=0.3)
+        batch_axis(a, "concurrency (batch)")
     a1.legend(fontsize=7)
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)

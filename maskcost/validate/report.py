@@ -100,10 +100,8 @@ def score(rows: list[dict[str, Any]], metric: str = "ITL ms") -> dict[str, Any]:
 
 
 def _plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    from ..plotting import batch_axis, save, subplots
+    fig, ax = subplots(figsize=(7, 4.5))
     for arm, unique, color in (("on", False, "C0"), ("on", True, "C2"), ("off", False, "C1")):
         rs = sorted([r for r in rows if r["arm"] == arm and r["unique_schemas"] == unique], key=lambda r: r["concurrency"])
         if not rs:
@@ -112,16 +110,12 @@ def _plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
         m = rs and [r["metrics"]["ITL ms"] for r in rs]
         ax.plot([r["concurrency"] for r in rs], [x["measured"] for x in m], "o-", color=color, label=f"{label}: measured")
         ax.plot([r["concurrency"] for r in rs], [x["predicted"] for x in m], "x--", color=color, label=f"{label}: predicted")
-    ax.set_xscale("log", base=2)
+    batch_axis(ax, "offered concurrency")
     ax.set_yscale("log")
-    ax.set_xlabel("offered concurrency")
     ax.set_ylabel("ITL mean (ms): engine's own, or client's")
-    ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 def _f(v: Any, nd: int = 1) -> str:

@@ -178,6 +178,11 @@ def make_specs(point: PointSpec, entries: list[SchemaEntry], max_tokens: int, of
             (entries[rng.randrange(len(entries))] for _ in range(point.requests))]
 
 
+def read_summaries(path: str | Path) -> list[dict[str, Any]]:
+    """The summary lines of a sweep file (one JSON object per finished point)."""
+    return [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
+
+
 def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry], out: Path, *,
               model: str | None = None, max_tokens: int = 512, off_tokens: int = 128, unique: bool = False,
               warmup: int = 4, seed: int = 0, config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -185,12 +190,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     base_url = base_url.rstrip("/")
     prov = server_provenance(base_url)
     model = model or prov["models"][0]
-    done: dict[str, dict[str, Any]] = {}
-    if out.exists():
-        for line in out.read_text().splitlines():
-            if line.strip():
-                d = json.loads(line)
-                done[d["point"]] = d
+    done = {d["point"]: d for d in read_summaries(out)} if out.exists() else {}
     todo = [p for p in points if p.key not in done]
     resolved = {"base_url": base_url, "model": model, "max_tokens": max_tokens, "off_tokens": off_tokens,
                 "unique_schemas": unique, "warmup": warmup, "seed": seed,
