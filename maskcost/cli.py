@@ -39,6 +39,13 @@ def _add_schema_args(p: argparse.ArgumentParser, default_tiers: list[str] | None
 
 # ------------------------------------------------------------------ calibrate
 
+def add_prompt_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prompt-pad", type=int, default=0, metavar="N",
+                   help="lengthen every prompt by about N tokens (shared: the prefix cache holds it)")
+    p.add_argument("--unique-prompts", action="store_true",
+                   help="a per-request nonce first in the prompt: no prefix-cache hit, every prompt token computed")
+
+
 def cmd_calibrate(args) -> int:
     from .calibrate.profile import load_profile, save_profile
     if args.check:
@@ -67,6 +74,8 @@ def cmd_calibrate(args) -> int:
     from .validate.sweep import read_summaries
     forward_sweep = read_summaries(args.forward_sweep) if args.forward_sweep else None
     sync_sweep = read_summaries(args.sync_sweep) if args.sync_sweep else []
+    prefill_sweep = [s for f in args.prefill_sweep or [] for s in read_summaries(f)]
+    context_sweep = [s for f in args.context_sweep or [] for s in read_summaries(f)]
     if base is None and forward_sweep is None and not args.base_url:
         raise UsageError("calibrate: forward times need a live engine: give --base-url URL, "
                          "--forward-sweep SWEEP.jsonl or --engine-from PROFILE")
@@ -80,7 +89,7 @@ def cmd_calibrate(args) -> int:
         print(f"wrote {out}")
         return 0
     if args.engine_only:
-        return _calibrate_engine_only(args, base, forward_sweep, sync_sweep, out)
+        return _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep, context_sweep, out)
     if args.blackbox:
         return _calibrate_blackbox(args, base, forward_sweep, out)
     vocab = load_vocab(args.tokenizer)
@@ -102,7 +111,7 @@ def cmd_calibrate(args) -> int:
             forward_sweep, f"schema-off closed-loop sweep of {srv.get('base_url')} (server version "
                            f"{srv.get('version')}); step_ms = window / engine steps, itl_ms = engine ITL "
                            f"histogram mean, batch = engine running-request gauge mean. {args.engine_note or ''}",
-            sync_sweep)
+            sync_sweep, prefill_sweep, context_sweep)
     else:
         forward = base.forward
     try:
@@ -127,22 +136,31 @@ def cmd_calibrate(args) -> int:
     return 0
 
 
-def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, out: Path) -> int:
+def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep, context_sweep, out: Path) -> int:
     """Re-measure only the engine side of a profile (a server started with other flags): keep the
-    host, grammar costs and apply cost of --engine-from, replace the forward curve and/or its
-    sync points from schema-off sweeps of that server."""
+    host, grammar costs and apply cost of --engine-from, replace the forward curve (with its
+    prefill and context terms) and/or its sync points from schema-off sweeps of that server."""
     from dataclasses import replace
 
-    from .calibrate.engine import forward_points
+    from .calibrate.engine import forward_from_summaries, forward_points
     from .calibrate.profile import profile_from_dict, profile_to_dict, save_profile
     from .calibrate.run import argv
     if base is None or (forward_sweep is None and not sync_sweep):
         raise UsageError("calibrate --engine-only: give --engine-from PROFILE and --forward-sweep and/or "
                          "--sync-sweep SWEEP.jsonl")
+    if (prefill_sweep or context_sweep) and forward_sweep is None:
+        raise UsageError("calibrate --engine-only: --prefill-sweep and --context-sweep need the --forward-sweep "
+                         "of the same server (their reference)")
     fw = base.forward
     if forward_sweep is not None:
-        fw = replace(fw, points=forward_points(forward_sweep),
-                     source=f"schema-off sweep {args.forward_sweep}. {args.engine_note or ''}")
+        srcs = [f"schema-off sweep {args.forward_sweep}"] + \
+            ([f"prefill: concurrency-1 TTFT of unique prompts, {' '.join(args.prefill_sweep)}"] if prefill_sweep else []) + \
+            ([f"context: long prefix-cached prompts, {' '.join(args.context_sweep)}"] if context_sweep else [])
+        fw = forward_from_summaries(forward_sweep, f"{'; '.join(srcs)}. {args.engine_note or ''}",
+                                    (), prefill_sweep, context_sweep)
+        fw = replace(fw, sync_points=base.forward.sync_points)
+        if not any(s["arm"] == "off" and s["concurrency"] == 1 for s in forward_sweep):
+            fw = replace(fw, ttft_fixed_ms=base.forward.ttft_fixed_ms)  # measured at concurrency 1 only
     if sync_sweep:
         fw = replace(fw, sync_points=forward_points(sync_sweep),
                      source=f"{fw.source} Sync points (--no-async-scheduling): {args.sync_sweep}.")
@@ -152,7 +170,8 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, out: Path) -> 
     profile_from_dict(profile_to_dict(p))
     save_profile(p, out)
     print(f"wrote {out}: {base.name}'s host and grammar costs, forward {len(fw.points)} points, "
-          f"sync {len(fw.sync_points)} points")
+          f"sync {len(fw.sync_points)} points, prefill {len(fw.prefill_points)} points, context "
+          f"{fw.context_us_per_ktoken:.1f} us per 1k tokens beyond {fw.context_ref_tokens:.0f} per row")
     return 0
 
 
@@ -163,10 +182,10 @@ def _calibrate_blackbox(args, base, forward_sweep, out: Path) -> int:
     from dataclasses import replace
 
     from .calibrate.blackbox import (blackbox_from_sweeps, blackbox_method, blackbox_profile,
-                                     output_tokens_by_schema, raw_records_path)
+                                     output_tokens_by_schema)
     from .calibrate.profile import BackendCosts, save_profile
     from .calibrate.run import argv
-    from .validate.sweep import PointSpec, read_summaries, run_sweep
+    from .validate.sweep import PointSpec, raw_records_path, read_summaries, run_sweep
     entries = _entries(args)
     if args.on_sweep:
         if forward_sweep is None:
@@ -220,6 +239,7 @@ def cmd_sweep(args) -> int:
            for r in range(args.repeats) for c in args.concurrency for a in args.arms]
     res = run_sweep(args.base_url, pts, entries, Path(args.out), max_tokens=args.max_tokens,
                     off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
+                    prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts,
                     config={"label": args.label} if args.label else None)
     for s in res:
         e = s["engine"]
@@ -256,6 +276,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--forward-sweep", metavar="SWEEP.jsonl", help="use a finished schema-off sweep instead")
     c.add_argument("--sync-sweep", metavar="SWEEP.jsonl", help="schema-off sweep of the same server with "
                                                               "--no-async-scheduling")
+    c.add_argument("--prefill-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps at concurrency 1 "
+                   "with --unique-prompts, one per --prompt-pad length: the prefill points")
+    c.add_argument("--context-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps with a long shared "
+                   "--prompt-pad (prefix-cached): the context slope")
     c.add_argument("--engine-from", metavar="PROFILE", help="take forward and apply costs from this profile")
     c.add_argument("--engine-note", help="engine flags/GPU to record with the forward curve")
     c.add_argument("--blackbox", action="store_true", help="measure the grammar's cost through the engine: "
@@ -289,6 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-tokens", type=int, default=512)
     s.add_argument("--off-tokens", type=int, default=128, help="schema-off arm output length (ignore_eos)")
     s.add_argument("--unique-schemas", action="store_true")
+    add_prompt_args(s)
     s.add_argument("--label")
     _add_schema_args(s, None)
     s.set_defaults(func=cmd_sweep)

@@ -63,7 +63,8 @@ def _engine_configs(args, profile: Profile):
                                                     async_scheduling=args.async_scheduling, spec_tokens=k,
                                                     spec_acceptance=args.spec_acceptance,
                                                     spec_draft_rate=args.spec_draft_rate,
-                                                    spec_method=args.spec_method, cpu_speed=args.cpu_speed))
+                                                    spec_method=args.spec_method, cpu_speed=args.cpu_speed,
+                                                    max_num_batched_tokens=args.max_num_batched_tokens))
     return out
 
 
@@ -75,7 +76,8 @@ def _workloads(args, schema_ids: tuple[str, ...]):
         loads = [("c", c) for c in (1, 8, 32, 64, 128, 160, 192, 256)]
     return [Workload(concurrency=v if kind == "c" else None, rate_per_s=v if kind == "r" else None,
                      requests=args.requests or default_requests(v if kind == "c" else None),
-                     prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens,
+                     prompt_tokens=args.prompt_tokens, prompt_cached_tokens=args.prompt_cached_tokens,
+                     output_tokens=args.output_tokens,
                      unstructured_lengths=args.unstructured_lengths,
                      structured_fraction=args.structured_fraction, schemas=schema_ids,
                      unique_schemas=args.unique_schemas, seed=args.seed) for kind, v in loads]
@@ -141,7 +143,8 @@ def cmd_report(args) -> int:
     measured = [s for p in args.sweep for s in read_summaries(p)]
     cfg = _engine_configs(args, profile)[0]
     predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
-    rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted)
+    rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
+                   score_off=args.score_off)
     write_report(rows, Path(args.out), profile, cfg, args.sweep, args.title, args.predicted)
     return 0
 
@@ -155,10 +158,12 @@ def cmd_validate(args) -> int:
     pts = [PointSpec(a, c, r, max(args.min_requests, args.rounds * c))
            for r in range(args.repeats) for c in (args.concurrency or [1, 8, 32]) for a in ("on", "off")]
     run_sweep(args.base_url, pts, entries, out / "sweep.jsonl", max_tokens=args.max_tokens,
-              off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed)
+              off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
+              prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts)
     args.sweep = [str(out / "sweep.jsonl")]
     args.out = str(out)
     args.predicted = None
+    args.score_off = False
     return cmd_report(args)
 
 
@@ -177,6 +182,8 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
                    help="fraction of decode rows with drafts per step (EAGLE 1; ngram: as measured)")
     p.add_argument("--spec-method", default="ngram", choices=["ngram", "eagle"])
     p.add_argument("--async-scheduling", action=argparse.BooleanOptionalAction, default=True)
+    p.add_argument("--max-num-batched-tokens", type=int, default=8192,
+                   help="token budget of one step: decode rows + prefill chunks (vLLM's default on an H200: 8192)")
 
 
 def add_parsers(sub) -> None:
@@ -185,7 +192,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--concurrency", type=int, nargs="+", help="closed-loop clients (default 1 8 32 64 128 160 192 256)")
     p.add_argument("--rate", type=float, nargs="+", help="open-loop Poisson arrivals per second")
     p.add_argument("--requests", type=int, help="requests per point (default max(200, 4 x concurrency))")
-    p.add_argument("--prompt-tokens", type=int, default=200)
+    p.add_argument("--prompt-tokens", type=int, default=200, help="prompt length of every request (tokens)")
+    p.add_argument("--prompt-cached-tokens", type=int, default=0,
+                   help="of which found in the prefix cache (a shared system prompt): not computed at prefill")
     p.add_argument("--output-tokens", type=int, help="fixed output length (default: where each JSON output ends)")
     p.add_argument("--unstructured-lengths", default="trace", metavar="DIST",
                    help="output lengths of requests without a schema (and of the schema-off arm): trace, "
@@ -208,6 +217,8 @@ def add_parsers(sub) -> None:
     r.add_argument("--requests-factor", type=int, default=4)
     r.add_argument("--predicted", metavar="PREDICT.json", help="compare with the points of a `maskcost predict "
                                                                "--json` file made before the sweep, not a new run")
+    r.add_argument("--score-off", action="store_true", help="score the schema-off points too (held out: prompts "
+                                                            "or loads the forward curve was not calibrated on)")
     r.set_defaults(func=cmd_report)
 
     v = sub.add_parser("validate", help="sweep a live server, then report predicted vs measured")
@@ -223,6 +234,8 @@ def add_parsers(sub) -> None:
     v.add_argument("--max-tokens", type=int, default=512)
     v.add_argument("--off-tokens", type=int, default=96)
     v.add_argument("--unique-schemas", action="store_true")
+    from .cli import add_prompt_args
+    add_prompt_args(v)
     v.add_argument("--title", default="maskcost validate: predicted vs measured")
     v.add_argument("--requests-factor", type=int, default=4)
     v.set_defaults(func=cmd_validate)

@@ -24,6 +24,7 @@ class FakeEngine:
         self.generated = 0
         self.fail_after: int | None = None  # answer HTTP 500 once this many requests were served
         self.served = 0
+        self.prompts: list[str] = []
 
     def metrics(self) -> str:
         with self.lock:
@@ -86,6 +87,10 @@ def make_handler(engine: FakeEngine):
                 if engine.fail_after is not None and engine.served > engine.fail_after:
                     self._json(500, {"error": "engine dead"})
                     return
+            prompt = req["messages"][0]["content"]
+            with engine.lock:
+                engine.prompts.append(prompt)
+            n_prompt = len(prompt.split())  # a word per token: enough to see padding arrive
             constrained = "response_format" in req
             text = engine.text if constrained else "x" * (engine.chars_per_token * req["max_tokens"])
             n = engine.chars_per_token
@@ -118,7 +123,7 @@ def make_handler(engine: FakeEngine):
                     last = i == len(pieces) - 1
                     send({"choices": [{"index": 0, "delta": {"content": p},
                                        "finish_reason": finish if last else None}],
-                          "usage": {"prompt_tokens": 10, "completion_tokens": i + 1}})
+                          "usage": {"prompt_tokens": n_prompt, "completion_tokens": i + 1}})
                 send("[DONE]")
                 self.wfile.write(b"0\r\n\r\n")
             finally:

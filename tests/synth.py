@@ -1,11 +1,11 @@
 """Small synthetic profiles with constant costs, for mechanism tests with hand-computed answers."""
 from maskcost.calibrate.profile import (ApplyCost, ApplyPoint, BackendCosts, CompileCost, FillTrace, ForwardCurve,
-                                        ForwardPoint, HostInfo, PoolPoint, Profile)
+                                        ForwardPoint, HostInfo, PoolPoint, PrefillPoint, Profile)
 
 
 def constant_profile(fill_us=100.0, accept_us=0.0, forward_ms=5.0, sync_forward_ms=None, apply_us=0.0,
                      compile_ms=0.0, trace_len=50, nproc=16, pool_excess_us=0.0, heavy_tail=False,
-                     variant_ms=None):
+                     variant_ms=None, prefill_ms_per_token=None, context_ref_tokens=0.0, context_us_per_ktoken=0.0):
     fills = tuple(fill_us * (20.0 if heavy_tail and i % 7 == 3 else 1.0) for i in range(trace_len))
     trace = FillTrace("s", fills, (accept_us,) * trace_len, tuple(i % 10 == 0 for i in range(trace_len)))
     trace2 = FillTrace("s", tuple(reversed(fills)), (accept_us,) * trace_len, (False,) * trace_len)
@@ -14,8 +14,13 @@ def constant_profile(fill_us=100.0, accept_us=0.0, forward_ms=5.0, sync_forward_
     fw = (ForwardPoint(1, forward_ms, forward_ms), ForwardPoint(512, forward_ms, forward_ms))
     sync = () if sync_forward_ms is None else (ForwardPoint(1, sync_forward_ms, sync_forward_ms),
                                                ForwardPoint(512, sync_forward_ms, sync_forward_ms))
+    # prefill: a step computing P prompt tokens alone costs forward_ms + (P - 1) x prefill_ms_per_token
+    prefill = () if prefill_ms_per_token is None else tuple(
+        PrefillPoint(t, forward_ms + (t - 1) * prefill_ms_per_token) for t in (1001.0, 8001.0))
     return Profile(name="synthetic", created_utc="2026-11-30T00:00:00Z", provenance={"command": "test"},
                    host=HostInfo("test cpu", nproc, nproc, 1000.0, "test"), tokenizer="llama3", vocab_size=128256,
                    backends={"xgrammar": costs, "guidance": costs},
-                   forward=ForwardCurve("synthetic", fw, sync, 0.0, 0.0),
+                   forward=ForwardCurve("synthetic", fw, sync, ttft_fixed_ms=0.0, prefill_points=prefill,
+                                        context_ref_tokens=context_ref_tokens,
+                                        context_us_per_ktoken=context_us_per_ktoken),
                    apply=ApplyCost("synthetic", (ApplyPoint(1, apply_us), ApplyPoint(1024, apply_us))))

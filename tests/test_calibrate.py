@@ -126,3 +126,29 @@ def test_straddle_split():
     sp = straddle_split(replace(b, traces=(t,)))
     assert sp["ratio"] == pytest.approx(3.0) and sp["rate"] == pytest.approx(5 / 50) and sp["tokens"] == 50
     assert straddle_split(replace(b, traces=(replace(t, straddle=(False,) * 50),))) is None
+
+
+def test_prefill_points_and_context_slope_from_sweeps():
+    from maskcost.calibrate.engine import forward_from_summaries
+
+    def pt(c, running, itl, prompt, out, ttft=None, cached=None):
+        return {"point": f"off-c{c}", "arm": "off", "concurrency": c, "ttft_ms_p50": ttft, "prompt_tokens_mean": prompt,
+                "output_tokens_mean": out, "engine": {"running_mean": running, "step_ms": itl, "itl_ms": itl,
+                                                      "prompt_cached_fraction": cached}}
+    base = [pt(1, 1.0, 5.0, 20, 100, ttft=15.0), pt(64, 64.0, 8.0, 20, 100)]  # context 70 per row
+    # unique prompts at concurrency 1: TTFT - 10 ms (the fixed part) is the prefill step
+    pre = [pt(1, 1.0, 5.0, 1020, 16, ttft=25.0, cached=0.0), pt(1, 1.0, 5.0, 3020, 16, ttft=55.0, cached=0.0)]
+    # a cached 2000-token prompt at batch 64: 1 us per 1000 context tokens x 64 x (2070 - 70) = 0.128 ms
+    ctx = [pt(64, 64.0, 8.128, 2020, 100)]
+    fw = forward_from_summaries(base, "test", (), pre, ctx)
+    assert fw.ttft_fixed_ms == pytest.approx(10.0) and fw.context_ref_tokens == pytest.approx(70.0)
+    assert [(p.tokens, p.ms) for p in fw.prefill_points] == [(1020, 15.0), (3020, 45.0)]
+    assert fw.context_us_per_ktoken == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="concurrency-1"):
+        forward_from_summaries(base[1:], "test", (), pre)
+
+
+def test_version_1_profile_loads_with_prefill_and_context_off():
+    from maskcost.calibrate.profile import load_profile
+    p = load_profile(Path(__file__).resolve().parent.parent / "validation/h200-vllm-0.25.1/d/profiles/sync-points.json.gz")
+    assert p.forward.prefill_points == () and p.forward.context_us_per_ktoken == 0.0 and p.forward.points

@@ -48,7 +48,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
 def test_calibrate_engine_only_replaces_the_sync_curve_and_keeps_the_rest(tmp_path):
     from maskcost.calibrate.profile import default_profile_path, load_profile
     sweep = tmp_path / "sync.jsonl"
-    sweep.write_text("\n".join(json.dumps({"arm": "off", "concurrency": c, "engine": {
+    sweep.write_text("\n".join(json.dumps({"point": f"off-c{c}-r0", "arm": "off", "concurrency": c, "engine": {
         "running_mean": float(c), "step_ms": 6.0 + c / 10, "itl_ms": 6.0 + c / 10}}) for c in (1, 8, 64)))
     out = tmp_path / "p.json.gz"
     r = mc("calibrate", "--engine-only", "--engine-from", str(default_profile_path()), "--sync-sweep", str(sweep),

@@ -4,13 +4,14 @@ import pytest
 
 from maskcost.model.config import EngineConfig, Workload
 from maskcost.model.costs import Costs, Curve
-from maskcost.model.engine import Simulation
+from maskcost.model.engine import STEP_FIELDS, Simulation
 from maskcost.model.metrics import summarize
 from synth import constant_profile
 
 
 def run(profile, backend="xgrammar", requests=None, **kw):
     ekw = {k: kw.pop(k) for k in list(kw) if k in EngineConfig.__dataclass_fields__}
+    kw.setdefault("prompt_tokens", 1)  # one-token prompts: the token budget never binds (prefill tests set it)
     wl = Workload(requests=requests or max(200, 4 * kw.get("concurrency", 1)), **kw)
     sim = Simulation(Costs(profile, backend), EngineConfig(backend=backend, **ekw), wl).run()
     return summarize(sim)
@@ -157,3 +158,62 @@ def test_unstructured_output_length_distributions():
     for bad in ("uniform:30:10", "poisson:3", "fixed:x", "fixed:0"):
         with pytest.raises(ValueError, match="--unstructured-lengths"):
             Workload(unstructured_lengths=bad)
+
+
+# ---------------------------------------------------------------- prompts: prefill, budget, context
+
+def test_chunked_prefill_ttft_closed_form():
+    # a 3000-token prompt under a 1024-token budget: chunks 1024, 1024, 952 in three steps, each
+    # step 5 ms + (chunk - 1) x 0.01 ms; the first token comes at the end of the third
+    p = constant_profile(forward_ms=5.0, prefill_ms_per_token=0.01)
+    r = run(p, concurrency=1, requests=3, prompt_tokens=3000, output_tokens=4, max_num_batched_tokens=1024,
+            max_num_seqs=8, structured_fraction=0.0)
+    want = (5 + 1023 * 0.01) * 2 + (5 + 951 * 0.01)
+    assert r["ttft_ms_p50"] == pytest.approx(want, rel=1e-9)
+    # decode steps carry no prefill: ITL stays at the forward
+    assert r["itl_ms_mean"] == pytest.approx(5.0, rel=1e-9)
+    # the prefix cache holds 2000 of them: one chunk of 1000
+    r = run(p, concurrency=1, requests=3, prompt_tokens=3000, prompt_cached_tokens=2000, output_tokens=4,
+            max_num_batched_tokens=1024, max_num_seqs=8, structured_fraction=0.0)
+    assert r["ttft_ms_p50"] == pytest.approx(5 + 999 * 0.01, rel=1e-9)
+
+
+def test_token_budget_queues_admission_beyond_one_step():
+    # 64 clients at once, 1000-token prompts, budget 8192: step k has 8192 - (decode rows) tokens
+    # for prompts, chunks split across steps, so the prompts finished by the end of step k are
+    # floor(cumulative prompt tokens / 1000): 8, 16, 24, 32, 40, 49, 57, 64 (TTFT 5 ms per step).
+    # With a budget of 65536 all 64 finish in step one.
+    p = constant_profile(forward_ms=5.0)
+    wl = Workload(concurrency=64, requests=64, prompt_tokens=1000, output_tokens=200, structured_fraction=0.0)
+    sim = Simulation(Costs(p, "xgrammar"), EngineConfig(max_num_batched_tokens=8192), wl).run()
+    ttft = np.sort(sim.first_t - sim.arrival)
+    done_by_step = [8, 16, 24, 32, 40, 49, 57, 64]
+    want = np.concatenate([np.full(n - m, 5.0 * (k + 1)) for k, (m, n) in enumerate(zip([0] + done_by_step, done_by_step))])
+    assert np.allclose(ttft, want)
+    sim = Simulation(Costs(p, "xgrammar"), EngineConfig(max_num_batched_tokens=65536), wl).run()
+    assert np.allclose(sim.first_t - sim.arrival, 5.0)
+
+
+def test_context_beyond_the_curves_own_adds_attention_time():
+    # one request, prompt 1100 (all but its last token cached: no prefill term), 101 tokens: 100
+    # decode steps at positions 1..100, context 1100 + pos against the curve's 100 per row, at
+    # 1 us per token: ITL = 5 + 0.001 x (1000 + 50.5) ms
+    p = constant_profile(forward_ms=5.0, prefill_ms_per_token=0.01, context_ref_tokens=100.0,
+                         context_us_per_ktoken=1000.0)
+    wl = Workload(concurrency=1, requests=1, prompt_tokens=1100, prompt_cached_tokens=1099, output_tokens=101,
+                  structured_fraction=0.0)
+
+    def decode_periods(profile):
+        sim = Simulation(Costs(profile, "xgrammar"), EngineConfig(), wl).run()
+        st = np.array(sim.steps)
+        return st[st[:, STEP_FIELDS.index("decode_rows")] > 0, STEP_FIELDS.index("period_ms")]
+    per = decode_periods(p)
+    assert per.size == 100 and per.mean() == pytest.approx(5 + 0.001 * 1050.5, rel=1e-9)
+    assert np.allclose(decode_periods(constant_profile(forward_ms=5.0)), 5.0)  # no context measurement: no term
+
+
+def test_prompt_inputs_are_validated():
+    with pytest.raises(ValueError, match="--prompt-cached-tokens"):
+        Workload(prompt_tokens=100, prompt_cached_tokens=100)
+    with pytest.raises(ValueError, match="--max-num-batched-tokens"):
+        EngineConfig(max_num_seqs=256, max_num_batched_tokens=128)

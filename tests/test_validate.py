@@ -127,3 +127,34 @@ def test_sse_keeps_unicode_line_separators_inside_json(tmp_path):
     assert res[0]["errors"] == 0
     raw = [json.loads(x) for x in (tmp_path / "u.raw.jsonl").read_text().splitlines()]
     assert {r["text"] for r in raw} == {text}
+
+
+def test_prompt_pad_shared_or_unique_and_recorded(tmp_path):
+    from maskcost.validate.sweep import read_summaries
+    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
+        shared = run_sweep(srv.url, [PointSpec("off", 2, 0, 4)], [], tmp_path / "a.jsonl", off_tokens=4,
+                           warmup=0, prompt_pad=50)[0]
+        p_shared = list(srv.engine.prompts)
+        uniq = run_sweep(srv.url, [PointSpec("off", 2, 0, 4)], [], tmp_path / "b.jsonl", off_tokens=4,
+                         warmup=0, prompt_pad=50, unique_prompts=True)[0]
+        p_uniq = srv.engine.prompts[len(p_shared):]
+        plain = run_sweep(srv.url, [PointSpec("off", 2, 0, 4)], [], tmp_path / "c.jsonl", off_tokens=4, warmup=0)[0]
+    assert len(set(p_shared)) == 1 and len(set(p_uniq)) == 4  # the nonce leads each unique prompt
+    assert all(p.startswith("[request ") for p in p_uniq) and p_shared[0].startswith("Context: the the")
+    assert shared["prompt_tokens_mean"] - plain["prompt_tokens_mean"] == 51  # "Context:" + 50 pads
+    assert uniq["config"]["unique_prompts"] and shared["config"]["prompt_pad"] == 50
+    # a summary written before prompt_tokens_mean existed gets it back from the raw records
+    old = tmp_path / "c.jsonl"
+    old.write_text(json.dumps({k: v for k, v in plain.items() if k != "prompt_tokens_mean"}) + "\n")
+    assert read_summaries(old)[0]["prompt_tokens_mean"] == plain["prompt_tokens_mean"]
+
+
+def test_prefix_cache_fraction_from_counter_deltas():
+    def expo(queries: int, hits: int) -> dict[str, float]:
+        return parse_metrics("# TYPE vllm:prefix_cache_queries counter\n"
+                             f'vllm:prefix_cache_queries_total{{engine="0"}} {queries}\n'
+                             "# TYPE vllm:prefix_cache_hits counter\n"
+                             f'vllm:prefix_cache_hits_total{{engine="0"}} {hits}\n'
+                             "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3\n")
+    assert window_stats("vllm", expo(1000, 200), expo(3000, 1700), 1.0).prompt_cached_fraction == pytest.approx(0.75)
+    assert window_stats("vllm", expo(1000, 200), expo(1000, 200), 1.0).prompt_cached_fraction is None

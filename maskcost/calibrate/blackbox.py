@@ -19,23 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ..validate.sweep import itl_ms, raw_records_path
 from .profile import ApplyCost, ApplyPoint, BackendCosts, BlackboxCost, BlackboxPoint, Profile
-
-
-def itl_ms(summary: dict[str, Any]) -> float | None:
-    """The engine's ITL histogram mean where it has one (vLLM, SGLang); llama.cpp exports none, so
-    the client's per-token ITL (loopback, same host)."""
-    e = summary["engine"]
-    return e["itl_ms"] if e.get("itl_ms") is not None else summary.get("itl_ms_mean")
-
-
-def raw_records_path(sweep: Path) -> Path:
-    """The raw per-request file next to a sweep summary (`X.jsonl` -> `X.raw.jsonl`, or its .gz)."""
-    raw = sweep.with_name(sweep.name.removesuffix(".jsonl") + ".raw.jsonl")
-    gz = raw.with_name(raw.name + ".gz")
-    if not raw.exists() and gz.exists():
-        return gz
-    return raw
 
 
 def output_tokens_by_schema(raw_path: Path, keep: int = 256) -> dict[str, tuple[int, ...]]:

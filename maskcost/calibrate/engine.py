@@ -6,14 +6,16 @@ import statistics
 import time
 from typing import Any
 
-from .profile import ApplyCost, ApplyPoint, ForwardCurve, ForwardPoint
+import numpy as np
+
+from .profile import ApplyCost, ApplyPoint, ContextPoint, ForwardCurve, ForwardPoint, PrefillPoint
 
 
 def forward_points(summaries: list[dict[str, Any]]) -> tuple[ForwardPoint, ...]:
     """One point per schema-off sweep point: the engine's mean running count, its step period
-    (window / steps it counted) and its ITL mean (blackbox.itl_ms: the engine's own histogram, or
+    (window / steps it counted) and its ITL mean (validate.sweep.itl_ms: the engine's own histogram, or
     the client's per-token ITL where the engine has none). Repeats stay separate points."""
-    from .blackbox import itl_ms
+    from ..validate.sweep import itl_ms
     out = []
     for s in summaries:
         e = s["engine"]
@@ -24,16 +26,75 @@ def forward_points(summaries: list[dict[str, Any]]) -> tuple[ForwardPoint, ...]:
     return tuple(sorted(out, key=lambda p: p.batch))
 
 
+def context_tokens(summary: dict[str, Any]) -> float:
+    """Mean context of a decode row over a point: its prompt plus half its output."""
+    if not summary.get("prompt_tokens_mean") or not summary.get("output_tokens_mean"):
+        raise ValueError(f"sweep point {summary['point']}: no prompt/output token counts (usage) recorded")
+    return summary["prompt_tokens_mean"] + summary["output_tokens_mean"] / 2
+
+
+def computed_prompt_tokens(summary: dict[str, Any]) -> float:
+    """Prompt tokens the engine computed per request: the prompt less the prefix-cache hits it
+    counted (all of it where the engine reports no prefix cache)."""
+    cached = summary["engine"].get("prompt_cached_fraction") or 0.0
+    return max(1.0, summary["prompt_tokens_mean"] * (1.0 - cached))
+
+
+def prefill_points(summaries: list[dict[str, Any]], ttft_fixed_ms: float) -> tuple[PrefillPoint, ...]:
+    """One point per schema-off concurrency-1 sweep point (prompts made unique, so the prefix cache
+    misses): the step that computes the prompt = TTFT p50 - the fixed part of TTFT."""
+    out = [PrefillPoint(computed_prompt_tokens(s), max(0.0, s["ttft_ms_p50"] - ttft_fixed_ms))
+           for s in summaries if s["arm"] == "off" and s["concurrency"] == 1 and s.get("ttft_ms_p50")
+           and s.get("prompt_tokens_mean")]
+    if not out:
+        raise ValueError("prefill sweep: no schema-off point at concurrency 1 with TTFT and prompt token counts")
+    return tuple(sorted(out, key=lambda p: p.tokens))
+
+
+def context_fit(summaries: list[dict[str, Any]], curve, ref_tokens: float) -> tuple[float, tuple[ContextPoint, ...]]:
+    """The extra forward time per 1,000 context tokens in a step, beyond the forward curve's own
+    context: least squares through the origin of (ITL - curve(batch)) on batch x (context - ref),
+    over schema-off points whose long prompts the prefix cache holds (little prefill). Returns
+    (us per 1,000 tokens, the points)."""
+    from ..validate.sweep import itl_ms
+    pts = tuple(ContextPoint(s["engine"]["running_mean"], context_tokens(s), itl_ms(s))
+                for s in summaries if s["arm"] == "off" and s["engine"].get("running_mean") and itl_ms(s))
+    if not pts:
+        raise ValueError("context sweep: no schema-off point with the engine's running count and ITL")
+    x = np.array([p.batch * (p.context_tokens - ref_tokens) / 1e3 for p in pts])
+    y = np.array([(p.itl_ms - curve(p.batch)) * 1e3 for p in pts])
+    if not (x ** 2).sum() > 0:
+        raise ValueError("context sweep: its context equals the forward sweep's; pad the prompts (--prompt-pad)")
+    return max(0.0, float((x * y).sum() / (x ** 2).sum())), pts
+
+
 def forward_from_summaries(summaries: list[dict[str, Any]], source: str,
-                           sync_summaries: list[dict[str, Any]] = ()) -> ForwardCurve:
-    """The forward curve of a schema-off sweep (and its --no-async-scheduling twin), plus the fixed
-    part of TTFT at concurrency 1."""
+                           sync_summaries: list[dict[str, Any]] = (),
+                           prefill_summaries: list[dict[str, Any]] = (),
+                           context_summaries: list[dict[str, Any]] = ()) -> ForwardCurve:
+    """The forward curve of a schema-off sweep (and its --no-async-scheduling twin), the fixed part
+    of TTFT at concurrency 1, the mean context of its rows; with a prefill sweep (concurrency 1,
+    unique prompts of several lengths) the prefill points; with a context sweep (long cached
+    prompts) the context slope."""
+    from ..model.costs import forward_curve
     points = forward_points(summaries)
-    c1 = [s for s in summaries if s["arm"] == "off" and s["concurrency"] == 1 and s.get("ttft_ms_p50")]
+    offs = [s for s in summaries if s["arm"] == "off"]
+    c1 = [s for s in offs if s["concurrency"] == 1 and s.get("ttft_ms_p50")]
     ttft_fixed = max(0.0, statistics.median(s["ttft_ms_p50"] for s in c1) - points[0].step_ms) if c1 else 0.0
+    with_ctx = [s for s in offs if s.get("prompt_tokens_mean") and s.get("output_tokens_mean")]
+    ref = statistics.mean(context_tokens(s) for s in with_ctx) if with_ctx else 0.0
+    if prefill_summaries and not c1:
+        raise ValueError("prefill sweep given, but the forward sweep has no concurrency-1 point (the fixed part of TTFT)")
+    pre = prefill_points(list(prefill_summaries), ttft_fixed) if prefill_summaries else ()
+    slope, ctx = 0.0, ()
+    if context_summaries:
+        if not ref:
+            raise ValueError("context sweep given, but the forward sweep recorded no prompt/output token counts")
+        slope, ctx = context_fit(list(context_summaries), forward_curve(points), ref)
     return ForwardCurve(source=source, points=points,
                         sync_points=forward_points(sync_summaries) if sync_summaries else (),
-                        prefill_us_per_token=0.0, ttft_fixed_ms=ttft_fixed)
+                        ttft_fixed_ms=ttft_fixed, prefill_points=pre, context_ref_tokens=ref,
+                        context_us_per_ktoken=slope, context_points=ctx)
 
 
 def measure_apply(vocab_size: int, rows=(1, 8, 32, 64, 128, 256, 512, 1024), repeats: int = 30) -> ApplyCost:

@@ -12,7 +12,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-PROFILE_VERSION = 1
+PROFILE_VERSION = 2
+# version 1 had no prefill or context measurements (`prefill_us_per_token` was always 0): it still
+# loads, with the prefill and context terms off
+READABLE_VERSIONS = (1, 2)
 # xgrammar / guidance: measured by calling the library; gbnf: llama.cpp's own grammar sampler,
 # measured only through the engine (black box)
 BACKENDS = ("xgrammar", "guidance", "gbnf")
@@ -106,12 +109,36 @@ class ForwardPoint:
 
 
 @dataclass(frozen=True)
+class PrefillPoint:
+    """A step that computes `tokens` prompt tokens of one request (prefix cache defeated), alone:
+    TTFT at concurrency 1 minus the fixed part (ttft_fixed_ms)."""
+    tokens: float  # prompt tokens computed (prompt minus the prefix-cache hits the engine counted)
+    ms: float
+
+
+@dataclass(frozen=True)
+class ContextPoint:
+    """A schema-off sweep point with a long prompt that the prefix cache holds: decode steps whose
+    rows attend over `context_tokens` each, against the forward curve's own context."""
+    batch: float  # engine running-request mean
+    context_tokens: float  # per decode row: prompt + half the output (the mean over a request's life)
+    itl_ms: float  # engine ITL mean
+
+
+@dataclass(frozen=True)
 class ForwardCurve:
     source: str  # how it was measured (engine, version, flags, GPU, client)
     points: tuple[ForwardPoint, ...]  # async scheduling (the default), no schema
     sync_points: tuple[ForwardPoint, ...]  # --no-async-scheduling, no schema; may be empty
-    prefill_us_per_token: float
     ttft_fixed_ms: float  # API + scheduling overhead seen in TTFT at concurrency 1
+    # prefill: forward time of a step carrying N computed prompt tokens; () = not measured (no term)
+    prefill_points: tuple[PrefillPoint, ...] = ()
+    # context: per decode row, the mean context (prompt + half the output) of the sweep behind
+    # `points`, and the extra forward time per 1,000 context tokens in a step beyond it (the KV
+    # reads of attention), fitted on `context_points`; 0 = not measured (no term)
+    context_ref_tokens: float = 0.0
+    context_us_per_ktoken: float = 0.0
+    context_points: tuple[ContextPoint, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -234,8 +261,9 @@ def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
     if not isinstance(d, dict):
         raise ProfileError(f"{where}: not a JSON object")
     v = d.get("maskcost_profile_version")
-    if v != PROFILE_VERSION:
-        raise ProfileError(f"{where}: maskcost_profile_version is {v!r}, this maskcost reads {PROFILE_VERSION}")
+    if v not in READABLE_VERSIONS:
+        raise ProfileError(f"{where}: maskcost_profile_version is {v!r}, this maskcost reads "
+                           f"{', '.join(map(str, READABLE_VERSIONS))}")
     h = _req(d, "host", where, dict)
     host = HostInfo(_req(h, "cpu_model", f"{where}.host", str), _req(h, "nproc", f"{where}.host", int),
                     _req(h, "os_cpu_count", f"{where}.host", int),
@@ -282,9 +310,24 @@ def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
             raise ProfileError(f"{where}.forward.{key}: batch and step_ms must be > 0")
         return tuple(sorted(pts, key=lambda p: p.batch))
 
-    forward = ForwardCurve(_req(fw, "source", f"{where}.forward", str), points("points"), points("sync_points"),
-                           _nonneg(_req(fw, "prefill_us_per_token", f"{where}.forward", float), where),
-                           _nonneg(_req(fw, "ttft_fixed_ms", f"{where}.forward", float), where))
+    fwhere = f"{where}.forward"
+    if v == 1:  # no prefill or context measurements
+        forward = ForwardCurve(_req(fw, "source", fwhere, str), points("points"), points("sync_points"),
+                               _nonneg(_req(fw, "ttft_fixed_ms", fwhere, float), where))
+    else:
+        pre = tuple(PrefillPoint(_nonneg(_req(p, "tokens", f"{fwhere}.prefill_points[{i}]", float), fwhere),
+                                 _nonneg(_req(p, "ms", f"{fwhere}.prefill_points[{i}]", float), fwhere))
+                    for i, p in enumerate(_req(fw, "prefill_points", fwhere, list)))
+        ctx = tuple(ContextPoint(*(_nonneg(_req(p, f, f"{fwhere}.context_points[{i}]", float), fwhere)
+                                   for f in ("batch", "context_tokens", "itl_ms")))
+                    for i, p in enumerate(_req(fw, "context_points", fwhere, list)))
+        forward = ForwardCurve(_req(fw, "source", fwhere, str), points("points"), points("sync_points"),
+                               _nonneg(_req(fw, "ttft_fixed_ms", fwhere, float), where),
+                               tuple(sorted(pre, key=lambda p: p.tokens)),
+                               _nonneg(_req(fw, "context_ref_tokens", fwhere, float), fwhere),
+                               _nonneg(_req(fw, "context_us_per_ktoken", fwhere, float), fwhere), ctx)
+        if forward.context_us_per_ktoken and not forward.context_ref_tokens:
+            raise ProfileError(f"{fwhere}.context_ref_tokens: needed (> 0) with a context slope")
     if not forward.points:
         raise ProfileError(f"{where}.forward.points: no forward-time points")
     ap = _req(d, "apply", where, dict)

@@ -24,12 +24,19 @@ class EngineConfig:
     spec_method: str = "ngram"
     cpu_speed: float = 1.0  # single-thread speed relative to the profile's host
     xgrammar_cache_mb: int = 512  # VLLM_XGRAMMAR_CACHE_MB
+    # tokens one step may carry (decode rows + prefill chunks); vLLM's OpenAI server on a GPU of
+    # >= 70 GiB (not A100) defaults to 8192 (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults;
+    # the H200 server logs "Chunked prefill is enabled with max_num_batched_tokens=8192")
+    max_num_batched_tokens: int = 8192
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
             raise ValueError(f"--engine {self.engine}: unknown (known: {', '.join(ENGINES)})")
         if self.max_num_seqs < 1 or self.cpu_count < 1 or self.usable_cores < 1:
             raise ValueError("--max-num-seqs, --cpu-count and --cores must be >= 1")
+        if self.max_num_batched_tokens < self.max_num_seqs * (1 + self.spec_tokens):
+            raise ValueError(f"--max-num-batched-tokens {self.max_num_batched_tokens}: must hold a decode step of "
+                             f"every slot (max-num-seqs x (1 + spec tokens) = {self.max_num_seqs * (1 + self.spec_tokens)})")
         if self.spec_tokens < 0 or not 0.0 <= self.spec_acceptance <= 1.0 or not 0.0 <= self.spec_draft_rate <= 1.0:
             raise ValueError("--spec-tokens must be >= 0, --spec-acceptance and --spec-draft-rate in [0, 1]")
         if self.spec_method not in SPEC_METHODS:
@@ -49,7 +56,10 @@ class Workload:
     concurrency: int | None = 64  # closed loop: this many clients, each sends on completion
     rate_per_s: float | None = None  # open loop: Poisson arrivals (concurrency must be None)
     requests: int = 2000
-    prompt_tokens: int = 200
+    prompt_tokens: int = 200  # each request's prompt: its context from the first decode step on
+    # of which found in the prefix cache (vLLM caches whole 16-token blocks of a repeated prefix):
+    # not computed at prefill; the rest is, in chunks within the step's token budget
+    prompt_cached_tokens: int = 0
     output_tokens: int | None = None  # None: each structured output ends where its trace (JSON) ends
     # lengths of the requests without a schema (the unstructured share, and the schema-off arm):
     # "trace" (as the structured ones: where the replayed output ends), "fixed:N",
@@ -69,6 +79,9 @@ class Workload:
             raise ValueError(f"--rate {self.rate_per_s}: must be > 0")
         if self.requests < 1 or not 0.0 <= self.structured_fraction <= 1.0:
             raise ValueError("--requests must be >= 1 and --structured-fraction in [0, 1]")
+        if not 1 <= self.prompt_tokens or not 0 <= self.prompt_cached_tokens < self.prompt_tokens:
+            raise ValueError(f"--prompt-tokens {self.prompt_tokens} --prompt-cached-tokens {self.prompt_cached_tokens}: "
+                             f"need prompt >= 1 and 0 <= cached < prompt (the last prompt token is always computed)")
         if self.output_tokens is not None and self.output_tokens < 1:
             raise ValueError(f"--output-tokens {self.output_tokens}: must be >= 1")
         length_distribution(self.unstructured_lengths)  # validates
@@ -94,3 +107,15 @@ def length_distribution(spec: str):
     if kind == "uniform":
         return lambda rng, n: rng.integers(max(1, round(vals[0])), round(vals[1]) + 1, n)
     return lambda rng, n: np.maximum(1, np.round(rng.lognormal(np.log(vals[0]), vals[1], n))).astype(int)
+
+
+# vLLM's prefix cache (on by default in v1) holds whole KV blocks of 16 tokens (the default block
+# size, vllm:cache_config_info block_size) and always computes a prompt's last token
+# (vllm/v1/core/kv_cache_manager.py, get_computed_blocks): a prompt repeated across requests
+# computes only its tail.
+PREFIX_CACHE_BLOCK_TOKENS = 16
+
+
+def prefix_cached_tokens(prompt_tokens: int, block_tokens: int = PREFIX_CACHE_BLOCK_TOKENS) -> int:
+    """Tokens of a repeated prompt found in the prefix cache."""
+    return block_tokens * ((prompt_tokens - 1) // block_tokens)

@@ -34,7 +34,7 @@ class Curve:
         return float(self._f(v))
 
 
-def _forward_curve(points: tuple[ForwardPoint, ...]) -> Curve:
+def forward_curve(points: tuple[ForwardPoint, ...]) -> Curve:
     # the engine's own per-token ITL is the decode step period the model reproduces
     return Curve([p.batch for p in points], [p.itl_ms for p in points])
 
@@ -81,15 +81,31 @@ class Costs:
         self.traces = flatten(b) if b.traces else None
         self.cpu_scale = 1.0 / cpu_speed  # host CPU work scales with single-thread speed
         self.compile = {c.schema_id: c for c in b.compiles}
-        self.forward = _forward_curve(profile.forward.points)
-        self.forward_sync = _forward_curve(profile.forward.sync_points) if profile.forward.sync_points else None
+        self.forward = forward_curve(profile.forward.points)
+        self.forward_sync = forward_curve(profile.forward.sync_points) if profile.forward.sync_points else None
         self.apply = Curve([p.rows for p in profile.apply.points], [p.apply_us / 1e3 for p in profile.apply.points])
+        fw = profile.forward
+        # prefill: the measured single-request steps, anchored at one token = the batch-1 forward
+        self.prefill = Curve([1.0] + [p.tokens for p in fw.prefill_points],
+                             [self.forward(1.0)] + [p.ms for p in fw.prefill_points]) if fw.prefill_points else None
+        self.context_ref = fw.context_ref_tokens
+        self.context_ms_per_token = fw.context_us_per_ktoken / 1e6
         self.pool = [p for p in b.pool if p.workers > 0]
         self.batched = [p for p in b.pool if p.workers < 0]
         self.calib_cores = profile.host.nproc
 
-    def forward_ms(self, batch: float) -> float:
-        return self.forward(batch)
+    def forward_ms(self, batch: float, prefill_tokens: float = 0.0, decode_rows: float = 0.0,
+                   context_tokens: float = 0.0) -> float:
+        """One forward: the schema-off curve at this many rows; plus the prefill tokens it computes
+        (the single-request prefill step beyond a one-token step); plus the attention over the decode
+        rows' context beyond the curve's own (`context_tokens`: summed over the decode rows). A
+        profile without prefill or context measurements adds nothing."""
+        f = self.forward(batch)
+        if prefill_tokens > 1 and self.prefill is not None:
+            f += max(0.0, self.prefill(prefill_tokens) - self.prefill(1.0))
+        if self.context_ms_per_token and decode_rows:
+            f = max(0.5 * f, f + self.context_ms_per_token * (context_tokens - decode_rows * self.context_ref))
+        return f
 
     def cpu_overhead_ms(self, batch: float) -> float:
         """Engine CPU work per step that async scheduling hides when no grammar is present:

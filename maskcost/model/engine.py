@@ -31,7 +31,8 @@ from .fill import (SGLANG_GRAMMAR_MAX_POLLS, SGLANG_GRAMMAR_POLL_MS, VLLM_FILL_C
 # with future.result(timeout=1e-4) on the engine thread (engines.md, "extra CPU costs").
 VLLM_COMPILE_PROBE_MS = 0.1
 
-STEP_FIELDS = ("t_start_ms", "period_ms", "batch", "structured_rows", "decode_rows", "tokens",
+STEP_FIELDS = ("t_start_ms", "period_ms", "running", "batch", "structured_rows", "decode_rows", "tokens",
+               "prefill_tokens",
                "forward_ms", "fill_ms", "pool_wait_ms", "apply_ms", "advance_ms", "compile_wait_ms",
                "cpu_overhead_ms", "exposed_ms", "pool_used")
 
@@ -87,6 +88,9 @@ class Simulation:
         self.s_active = np.zeros(m, bool)
         self.s_rid = np.zeros(m, int)
         self.s_pos = np.zeros(m, int)
+        self.s_prefill = np.zeros(m, int)  # prompt tokens still to compute
+        self.prefilling: deque[int] = deque()  # slots with prompt left, in admission order
+        self.prompt_compute = wl.prompt_tokens - wl.prompt_cached_tokens
         self.free_slots = list(range(m))[::-1]
         self.waiting: deque[int] = deque()
         self.wakeup = self.env.event()
@@ -234,26 +238,59 @@ class Simulation:
         if self.record_trace and len(self.steps) < self.max_trace_steps and dur > 0:
             self.events.append(TraceEvent(name, lane, start, dur))
 
-    def _admit_waiting(self) -> np.ndarray:
-        new = []
-        while self.waiting and self.free_slots:
+    def _schedule(self) -> tuple[np.ndarray, list[tuple[int, int]]]:
+        """vLLM v1's scheduler (vllm/v1/core/sched/scheduler.py, chunked prefill always on): the
+        running requests first (a decode row takes 1 + spec tokens of the step's token budget, an
+        unfinished prompt the rest of it, in admission order), then the waiting ones while a slot
+        and budget remain; a prompt takes min(what is left of it, the budget left) tokens.
+        Returns the decode slots and the (slot, tokens) prefill chunks."""
+        budget = self.cfg.max_num_batched_tokens
+        dec = np.flatnonzero(self.s_active & (self.s_prefill == 0))
+        budget -= dec.size * (1 + self.cfg.spec_tokens)
+        chunks = []
+        for s in self.prefilling:
+            if budget <= 0:
+                break
+            c = min(int(self.s_prefill[s]), budget)
+            chunks.append((s, c))
+            budget -= c
+        while self.waiting and self.free_slots and budget > 0:
             rid = self.waiting.popleft()
             s = self.free_slots.pop()
             self.s_active[s], self.s_rid[s], self.s_pos[s] = True, rid, 0
-            new.append(s)
-        return np.array(new, int)
+            self.s_prefill[s] = self.prompt_compute
+            self.prefilling.append(s)
+            c = min(self.prompt_compute, budget)
+            chunks.append((s, c))
+            budget -= c
+        return dec, chunks
 
     def _next_step(self):
-        """Admit waiting requests into free slots, sleeping while no slot is active; the step's
-        slots, their requests, which are new, which are structured."""
+        """The next step, sleeping while nothing is runnable: the slots that emit a token (decode
+        rows, then prompts whose last chunk is in this step), their requests, which of them emit
+        their first token, which are structured; the prompt tokens computed; the rows in a
+        non-final prefill chunk (no token, no bitmask row: engines.md, structured_output_request_ids)."""
         while True:
-            new = self._admit_waiting()
-            act = np.flatnonzero(self.s_active)
-            if act.size:
+            dec, chunks = self._schedule()
+            if dec.size or chunks:
+                final = []
+                for s, c in chunks:
+                    self.s_prefill[s] -= c
+                    if self.s_prefill[s] == 0:
+                        final.append(s)
+                for s in final:
+                    self.prefilling.remove(s)
+                act = np.concatenate([dec, np.array(final, int)])
                 rids = self.s_rid[act]
-                return act, rids, np.isin(act, new), self.structured[rids]
+                is_new = np.arange(act.size) >= dec.size
+                return (act, rids, is_new, self.structured[rids], sum(c for _, c in chunks),
+                        len(chunks) - len(final))
             self.wakeup = self.env.event()
             yield self.wakeup
+
+    def _context_tokens(self, slots: np.ndarray) -> float:
+        """Context the decode rows attend over: prompt + tokens generated so far, summed."""
+        return float(slots.size * self.wl.prompt_tokens + self.s_pos[slots].sum())
 
     def engine_loop(self):
         env, cfg, costs = self.env, self.cfg, self.costs
@@ -263,7 +300,7 @@ class Simulation:
         async_on = cfg.effective_async
         pool_workers = vllm_fill_pool_workers(cfg.cpu_count) if vllm_pool_exists(cfg.max_num_seqs) else 0
         while True:
-            act, rids, is_new, struct = yield from self._next_step()
+            act, rids, is_new, struct, prefill_tokens, partial = yield from self._next_step()
             t0 = env.now
             s_slots = act[struct]
             S = int(s_slots.size)
@@ -277,7 +314,8 @@ class Simulation:
                 acc = np.minimum(self.rng.geometric(1.0 - cfg.spec_acceptance, B) - 1, k) \
                     if cfg.spec_acceptance < 1 else np.full(B, k)
                 toks = np.where(drafted, 1 + acc, 1)
-            forward_ms = costs.forward_ms(B + k * int(drafted.sum()))
+            forward_ms = costs.forward_ms(B + partial + k * int(drafted.sum()), prefill_tokens,
+                                          int((~is_new).sum()), self._context_tokens(act[~is_new]))
             # rows of the bitmask: one per structured request, 1 + k for a request with drafts
             fill_ms = adv_ms = 0.0
             row_ms = np.zeros(0)
@@ -344,8 +382,9 @@ class Simulation:
             period = env.now - t0
             if k and (~is_new).any():
                 self.itl_w.append((period, toks[~is_new]))
-            self._end_step(act, rids, is_new, toks, (t0, period, B, S, forward_ms, fill_ms, pool_wait_ms, apply_ms,
-                                                     adv_ms, compile_wait_ms, overhead_ms, use_pool))
+            self._end_step(act, rids, is_new, toks, (t0, period, B, S, prefill_tokens, forward_ms, fill_ms,
+                                                     pool_wait_ms, apply_ms, adv_ms, compile_wait_ms, overhead_ms,
+                                                     use_pool))
 
     def llamacpp_loop(self):
         """llama.cpp's server loop (model/fill.py): decode every active slot in one batch, then
@@ -355,28 +394,31 @@ class Simulation:
         step_ms = costs.blackbox.step_us * costs.cpu_scale / 1e3
         launch_ms = costs.blackbox.launch_ms * costs.cpu_scale
         while True:
-            act, rids, is_new, struct = yield from self._next_step()
+            act, rids, is_new, struct, prefill_tokens, partial = yield from self._next_step()
             t0 = env.now
             S, B = int(struct.sum()), int(act.size)
             launch = launch_ms * int((struct & is_new).sum())
-            forward_ms, fill_ms = costs.forward_ms(B), (step_ms + S * row_ms if S else 0.0)
+            forward_ms = costs.forward_ms(B + partial, prefill_tokens, int((~is_new).sum()),
+                                          self._context_tokens(act[~is_new]))
+            fill_ms = step_ms + S * row_ms if S else 0.0
             self._event("grammar build", "server thread", t0, launch)
             self._event("decode", "server thread", t0 + launch, forward_ms)
             self._event("sample slots (grammar)", "server thread", t0 + launch + forward_ms, fill_ms)
             yield env.timeout(launch + forward_ms + fill_ms)
             self._end_step(act, rids, is_new, np.ones(B, int),
-                           (t0, env.now - t0, B, S, forward_ms, fill_ms, 0.0, 0.0, 0.0, launch, 0.0, False))
+                           (t0, env.now - t0, B, S, prefill_tokens, forward_ms, fill_ms, 0.0, 0.0, 0.0, launch, 0.0,
+                            False))
 
     def _end_step(self, act: np.ndarray, rids: np.ndarray, is_new: np.ndarray, toks: np.ndarray, rec: tuple) -> None:
         """Advance the step's requests, record the step, free the slots of finished requests.
-        rec: (t0, period, batch, structured rows, forward, fill, pool wait, apply, advance, compile wait,
-        engine CPU overhead, pool used)."""
-        t0, period, B, S, forward_ms, *rest, use_pool = rec
+        rec: (t0, period, rows emitting a token, structured rows, prefill tokens, forward, fill, pool
+        wait, apply, advance, compile wait, engine CPU overhead, pool used)."""
+        t0, period, B, S, prefill_tokens, forward_ms, *rest, use_pool = rec
         self.s_pos[act] += toks
         dec = ~is_new
         self.first_t[rids[is_new]] = self.env.now
-        self.steps.append((t0, period, B, S, int(dec.sum()), int(toks[dec].sum()), forward_ms, *rest,
-                           period - forward_ms, use_pool))
+        self.steps.append((t0, period, int(self.s_active.sum()), B, S, int(dec.sum()), int(toks[dec].sum()),
+                           prefill_tokens, forward_ms, *rest, period - forward_ms, use_pool))
         for s in act[self.s_pos[act] >= self.out_len[rids]]:
             self._finish(int(self.s_rid[s]))
             self.s_active[s] = False

@@ -47,7 +47,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     span = float(col["period_ms"][win].sum())
     tokens = float(col["tokens"][win].sum() + (col["batch"][win] - col["decode_rows"][win]).sum())
     dur = col["period_ms"][win]
-    running_mean = float(np.average(col["batch"][win], weights=dur)) if dur.sum() > 0 else None
+    running_mean = float(np.average(col["running"][win], weights=dur)) if dur.sum() > 0 else None
     tr = sim.costs.traces
     strad_rate = None  # a black-box profile (llama.cpp) has no token traces
     if tr is not None:
@@ -55,7 +55,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         if served.size:
             strad_rate = float(np.mean(np.concatenate([tr.straddle[tr.off[t]:tr.off[t] + tr.n[t]] for t in served])))
     breakdown = {f"{f}": float(np.mean(col[f][win])) for f in
-                 ("forward_ms", "fill_ms", "pool_wait_ms", "apply_ms", "advance_ms", "compile_wait_ms",
+                 ("prefill_tokens", "forward_ms", "fill_ms", "pool_wait_ms", "apply_ms", "advance_ms", "compile_wait_ms",
                   "cpu_overhead_ms", "exposed_ms")}
     breakdown["step_ms"] = float(np.mean(dur)) if dur.size else None
     breakdown["pool_step_fraction"] = float(np.mean(col["pool_used"][win]))

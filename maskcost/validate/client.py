@@ -31,6 +31,8 @@ class RequestSpec:
     schema: dict[str, Any] | None
     max_tokens: int
     ignore_eos: bool = False
+    pad_tokens: int = 0  # about this many extra prompt tokens (PAD_WORD repeated), before the instruction
+    nonce: str | None = None  # first in the prompt: no prefix-cache hit for this request
 
 
 @dataclass
@@ -56,10 +58,19 @@ class RequestRecord:
         return d
 
 
+# one token per repetition in the Llama-3, Qwen-3, cl100k and o200k vocabularies (the BPE
+# pre-tokenizer splits at each space, and " the" is one entry in all four); the server's own
+# usage.prompt_tokens is what the sweep records
+PAD_WORD = " the"
+
+
 def prompt_for(spec: RequestSpec) -> str:
+    head = f"[request {spec.nonce}]\n" if spec.nonce else ""
+    if spec.pad_tokens:
+        head += "Context:" + PAD_WORD * spec.pad_tokens + "\n\n"
     if spec.schema is None:
-        return "Write a short JSON object describing a person."
-    return "Write a JSON object that follows this schema:\n" + json.dumps(spec.schema)
+        return head + "Write a short JSON object describing a person."
+    return head + "Write a JSON object that follows this schema:\n" + json.dumps(spec.schema)
 
 
 def request_body(model: str, spec: RequestSpec, schema: dict[str, Any] | None) -> dict[str, Any]:

@@ -27,8 +27,13 @@ ENGINE_METRICS = {
 
 # counters kept as window deltas when the engine has them: vLLM's speculative-decoding counters
 # (num_drafts, num_draft_tokens, num_accepted_tokens, accepted_tokens_per_pos{position}) give the
-# draft acceptance rate, an input of the model.
-EXTRA_COUNTER_PREFIXES = {"vllm": ("vllm:spec_decode_num_",), "sglang": (), "llamacpp": ()}
+# draft acceptance rate, an input of the model; its prefix-cache counters (queries, hits: prompt
+# tokens looked up and found) give the share of each prompt that is not computed; the prompt and
+# scheduled-token totals and the prefill / queue time histograms say what the steps carried.
+EXTRA_COUNTER_PREFIXES = {"vllm": ("vllm:spec_decode_num_", "vllm:prefix_cache_", "vllm:prompt_tokens_total",
+                                   "vllm:iteration_tokens_total_sum", "vllm:request_prefill_time_seconds_",
+                                   "vllm:request_queue_time_seconds_"),
+                          "sglang": (), "llamacpp": ()}
 
 
 def parse_metrics(text: str) -> dict[str, float]:
@@ -61,6 +66,12 @@ class WindowStats:
     itl_ms: float | None
     gen_tokens_per_s: float | None
     counters: dict[str, float]
+
+    @property
+    def prompt_cached_fraction(self) -> float | None:
+        """Prompt tokens found in the prefix cache / looked up, over the window (vLLM)."""
+        q = self.counters.get("vllm:prefix_cache_queries_total")
+        return self.counters.get("vllm:prefix_cache_hits_total", 0.0) / q if q else None
 
     @property
     def spec_acceptance(self) -> float | None:

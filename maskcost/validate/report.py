@@ -8,10 +8,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..calibrate.blackbox import itl_ms
 from ..calibrate.profile import Profile
-from ..model.config import EngineConfig, Workload
+from ..model.config import EngineConfig, Workload, prefix_cached_tokens
 from ..model.predict import run_point
+from .sweep import itl_ms
 
 METRICS = (  # (name in the report, measured getter, predicted key)
     ("ITL ms", itl_ms, "itl_ms_mean"),  # the engine's histogram; the client's where it has none (llama.cpp)
@@ -29,9 +29,11 @@ def _err(pred: float | None, meas: float | None) -> float | None:
 
 
 def committed_predictions(points: list[dict[str, Any]], cfg: EngineConfig) -> dict[int, dict[str, Any]]:
-    """The points of a `maskcost predict --json` file made for this engine config, by concurrency."""
+    """The points of a `maskcost predict --json` file made for this engine config, by concurrency.
+    A field the file's config lacks was not a model input when it was written: it does not count."""
     want = asdict(cfg)
-    out = {p["concurrency"]: p for p in points if p["config"]["engine"] == want}
+    out = {p["concurrency"]: p for p in points
+           if all(p["config"]["engine"][k] == v for k, v in want.items() if k in p["config"]["engine"])}
     if not out:
         have = sorted({json.dumps(p["config"]["engine"], sort_keys=True) for p in points})
         raise ValueError(f"--predicted: no point made for {json.dumps(want, sort_keys=True)} (the file has "
@@ -39,20 +41,38 @@ def committed_predictions(points: list[dict[str, Any]], cfg: EngineConfig) -> di
     return out
 
 
+def measured_prompt(ss: list[dict[str, Any]], shared: bool) -> tuple[int, int]:
+    """(prompt tokens, of which cached) per request at a measured point: the server's usage counts
+    and, where vLLM reports them, its prefix-cache hits; else the engine's rule for a prompt
+    repeated across requests (model.config.prefix_cached_tokens)."""
+    pts = [s["prompt_tokens_mean"] for s in ss if s.get("prompt_tokens_mean")]
+    if not pts:
+        return Workload.prompt_tokens, 0
+    prompt = max(1, round(statistics.mean(pts)))
+    fr = [s["engine"]["prompt_cached_fraction"] for s in ss if s["engine"].get("prompt_cached_fraction") is not None]
+    cached = round(prompt * statistics.mean(fr)) if fr else (prefix_cached_tokens(prompt) if shared else 0)
+    return prompt, min(cached, prompt - 1)
+
+
 def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
-            requests_factor: int = 4, predicted: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+            requests_factor: int = 4, predicted: list[dict[str, Any]] | None = None,
+            score_off: bool = False) -> list[dict[str, Any]]:
     """Measured points against the model: run now on the same points, or (`predicted`) the points of
-    a prediction file committed before the measurement, unchanged."""
+    a prediction file committed before the measurement, unchanged. Schema-off points calibrate the
+    forward curve and are not scored, unless `score_off` (a held-out prompt or load the forward
+    curve never saw: longer prompts, unique prompts)."""
     before = committed_predictions(predicted, cfg) if predicted is not None else None
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in measured:
         key = (s["arm"], s["concurrency"], bool(s["config"].get("unique_schemas")),
-               tuple(s["config"].get("schemas") or ()))
+               tuple(s["config"].get("schemas") or ()), s["config"].get("prompt_pad", 0),
+               bool(s["config"].get("unique_prompts")))
         groups.setdefault(key, []).append(s)
     rows = []
     cache: dict = {}
     known = set(profile.schema_ids(cfg.backend))
-    for (arm, conc, unique, schemas), ss in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+    for (arm, conc, unique, schemas, pad, unique_prompts), ss in sorted(
+            groups.items(), key=lambda kv: (kv[0][0], kv[0][4], kv[0][5], kv[0][1])):
         ids = tuple(x for x in schemas if x in known)
         if arm == "on" and not ids:
             raise ValueError(f"sweep point {ss[0]['point']}: none of its schemas {list(schemas)[:3]} is in the "
@@ -66,13 +86,18 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
             pred = p if arm == "on" else {**p["off"], "breakdown": None, "overhead_pct": None}
         else:
             off_len = ss[0]["config"].get("off_tokens")
+            prompt, cached = measured_prompt(ss, shared=not unique_prompts)  # unique schemas keep the prompt
             wl = Workload(concurrency=conc, requests=max(200, requests_factor * conc),
                           schemas=ids if arm == "on" else (), unique_schemas=unique,
                           structured_fraction=1.0 if arm == "on" else 0.0,
-                          output_tokens=None if arm == "on" else off_len)
+                          output_tokens=None if arm == "on" else off_len,
+                          prompt_tokens=prompt, prompt_cached_tokens=cached)
             pred = run_point(profile, cfg, wl, cache)
         row: dict[str, Any] = {"arm": arm, "concurrency": conc, "unique_schemas": unique, "repeats": len(ss),
-                               "fitted": arm == "off",  # schema-off arms calibrate the forward curve: not scored
+                               "prompt_pad": pad, "unique_prompts": unique_prompts,
+                               "prompt_tokens": statistics.mean(s["prompt_tokens_mean"] for s in ss)
+                               if all(s.get("prompt_tokens_mean") for s in ss) else None,
+                               "fitted": arm == "off" and not score_off,  # calibration points: not scored
                                "checks": ss[0].get("checks"), "metrics": {},
                                "spec_acceptance": [s["engine"].get("spec_acceptance") for s in ss
                                                    if "counters" in s["engine"]] or None,
@@ -122,6 +147,12 @@ def _f(v: Any, nd: int = 1) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
 
+def _prompt(r: dict[str, Any]) -> str:
+    if r.get("prompt_tokens") is None:
+        return "-"
+    return f"{r['prompt_tokens']:.0f}" + (" unique" if r.get("unique_prompts") else "")
+
+
 def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:+.0f}"
 
@@ -147,15 +178,16 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
               if predicted_from else "Predicted: the model run now on the measured points."), "",
              "ITL: the engine's own histogram mean (vLLM, SGLang); the client's per-token ITL where the engine "
              "has none (llama.cpp). Signed error = (predicted - measured) / measured. Schema-off points are "
-             "marked *fitted* and not scored: the forward curve is calibrated from schema-off sweeps.", "",
-             "| arm | conc | unique | n | ITL ms meas | pred | err % | spread % | TTFT p50 meas | pred | err % "
+             "marked *fitted* and not scored where the forward curve was calibrated from them. Prompt: the "
+             "server's prompt token count (`unique`: a nonce first, no prefix-cache hit).", "",
+             "| arm | conc | unique | prompt | n | ITL ms meas | pred | err % | spread % | TTFT p50 meas | pred | err % "
              "| tok/s meas | pred | err % | running meas | pred |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m = r["metrics"]
         e, t, o, ru = m["ITL ms"], m["TTFT p50 ms"], m["out tok/s"], m["running"]
         lines.append(f"| {r['arm']}{' (fitted)' if r['fitted'] else ''} | {r['concurrency']} | "
-                     f"{'yes' if r['unique_schemas'] else ''} | {r['repeats']} | {_f(e['measured'], 2)} | "
+                     f"{'yes' if r['unique_schemas'] else ''} | {_prompt(r)} | {r['repeats']} | {_f(e['measured'], 2)} | "
                      f"{_f(e['predicted'], 2)} | {_pct(e['error_pct'])} | {_f(e['spread_pct'])} | "
                      f"{_f(t['measured'])} | {_f(t['predicted'])} | {_pct(t['error_pct'])} | {_f(o['measured'], 0)} | "
                      f"{_f(o['predicted'], 0)} | {_pct(o['error_pct'])} | {_f(ru['measured'])} | {_f(ru['predicted'])} |")

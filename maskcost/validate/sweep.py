@@ -56,6 +56,12 @@ def itl_samples_ms(records: list[RequestRecord]) -> np.ndarray:
     return np.concatenate(out) if out else np.zeros(0)
 
 
+def prompt_tokens_mean(records: list[RequestRecord]) -> float | None:
+    """The prompt length the server counted (usage.prompt_tokens), mean over the point."""
+    n = [r.prompt_tokens for r in records if r.prompt_tokens]
+    return float(np.mean(n)) if n else None
+
+
 def summarize(point: PointSpec, records: list[RequestRecord], engine: dict[str, Any]) -> dict[str, Any]:
     ok = [r for r in records if r.error is None]
     itl = itl_samples_ms(ok)
@@ -71,6 +77,7 @@ def summarize(point: PointSpec, records: list[RequestRecord], engine: dict[str, 
         "point": point.key, "arm": point.arm, "concurrency": point.concurrency, "repeat": point.repeat,
         "requests": len(records), "errors": len(records) - len(ok), "checks": checks,
         "output_tokens_mean": toks / len(ok) if ok else None,
+        "prompt_tokens_mean": prompt_tokens_mean(ok),
         "out_tok_per_s": toks / span_s if span_s > 0 else None,
         "itl_ms_mean": float(itl.mean()) if itl.size else None,
         "itl_ms_p50": p_itl["p50"], "itl_ms_p90": p_itl["p90"], "itl_ms_p99": p_itl["p99"],
@@ -124,6 +131,7 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
            "gen_tokens_per_s": ws.gen_tokens_per_s}
     if ws.counters:
         eng["counters"] = ws.counters
+        eng["prompt_cached_fraction"] = ws.prompt_cached_fraction
         eng["spec_acceptance"] = ws.spec_acceptance
         if ws.gen_tokens_per_s is not None:
             eng["spec_draft_rate"] = ws.spec_draft_rate(ws.gen_tokens_per_s * ws.window_s)
@@ -170,22 +178,60 @@ def client_host() -> dict[str, Any]:
 
 
 def make_specs(point: PointSpec, entries: list[SchemaEntry], max_tokens: int, off_tokens: int,
-               seed: int) -> list[RequestSpec]:
+               seed: int, prompt_pad: int = 0, unique_prompts: bool = False) -> list[RequestSpec]:
+    """The point's requests. `prompt_pad` lengthens every prompt by about that many tokens, shared
+    by all requests (the prefix cache holds it) unless `unique_prompts` puts a per-request nonce
+    first (the prefix cache then misses: every prompt token is computed)."""
     rng = random.Random(f"{seed}-{point.key}")
+
+    def nonce() -> str | None:
+        return f"{rng.getrandbits(64):016x}" if unique_prompts else None
     if point.arm == "off":
-        return [RequestSpec(None, None, off_tokens, ignore_eos=True) for _ in range(point.requests)]
-    return [RequestSpec(e.schema_id, e.schema, max_tokens) for e in
+        return [RequestSpec(None, None, off_tokens, ignore_eos=True, pad_tokens=prompt_pad, nonce=nonce())
+                for _ in range(point.requests)]
+    return [RequestSpec(e.schema_id, e.schema, max_tokens, pad_tokens=prompt_pad, nonce=nonce()) for e in
             (entries[rng.randrange(len(entries))] for _ in range(point.requests))]
 
 
+def raw_records_path(sweep: str | Path) -> Path:
+    """The raw per-request file next to a sweep summary (`X.jsonl` -> `X.raw.jsonl`, or its .gz)."""
+    sweep = Path(sweep)
+    raw = sweep.with_name(sweep.name.removesuffix(".jsonl") + ".raw.jsonl")
+    gz = raw.with_name(raw.name + ".gz")
+    return gz if not raw.exists() and gz.exists() else raw
+
+
+def itl_ms(summary: dict[str, Any]) -> float | None:
+    """A summary's ITL: the engine's histogram mean where it has one (vLLM, SGLang); llama.cpp
+    exports none, so the client's per-token ITL (loopback, same host)."""
+    e = summary["engine"]
+    return e["itl_ms"] if e.get("itl_ms") is not None else summary.get("itl_ms_mean")
+
+
 def read_summaries(path: str | Path) -> list[dict[str, Any]]:
-    """The summary lines of a sweep file (one JSON object per finished point)."""
-    return [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
+    """The summary lines of a sweep file (one JSON object per finished point). Sweeps written
+    before summaries carried `prompt_tokens_mean` get it from their raw records, where present."""
+    out = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
+    missing = {s["point"] for s in out if "prompt_tokens_mean" not in s}
+    raw = raw_records_path(path)
+    if missing and raw.exists():
+        import gzip
+        by: dict[str, list[int]] = {}
+        with (gzip.open(raw, "rt") if raw.suffix == ".gz" else open(raw)) as f:
+            for line in f:
+                r = json.loads(line)
+                if r["point"] in missing and r.get("prompt_tokens"):
+                    by.setdefault(r["point"], []).append(r["prompt_tokens"])
+        for s in out:
+            if s["point"] in by:
+                s["prompt_tokens_mean"] = float(np.mean(by[s["point"]]))
+    return out
 
 
 def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry], out: Path, *,
               model: str | None = None, max_tokens: int = 512, off_tokens: int = 128, unique: bool = False,
-              warmup: int = 4, seed: int = 0, config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+              warmup: int = 4, seed: int = 0, prompt_pad: int = 0, unique_prompts: bool = False,
+              config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Run every point not yet in `out` (JSON lines), appending as it goes; returns all summaries."""
     base_url = base_url.rstrip("/")
     prov = server_provenance(base_url)
@@ -193,16 +239,21 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     done = {d["point"]: d for d in read_summaries(out)} if out.exists() else {}
     todo = [p for p in points if p.key not in done]
     resolved = {"base_url": base_url, "model": model, "max_tokens": max_tokens, "off_tokens": off_tokens,
-                "unique_schemas": unique, "warmup": warmup, "seed": seed,
+                "unique_schemas": unique, "warmup": warmup, "seed": seed, "prompt_pad": prompt_pad,
+                "unique_prompts": unique_prompts,
                 "schemas": [e.schema_id for e in entries], **(config or {})}
-    raw_path = out.with_name(out.name.replace(".jsonl", "") + ".raw.jsonl")
+    raw_path = out.with_name(out.name.removesuffix(".jsonl") + ".raw.jsonl")
+    if prompt_pad < 0:
+        raise ValueError(f"--prompt-pad {prompt_pad}: must be >= 0")
     with open(raw_path, "a") as raw, open(out, "a") as summ:
         bar = tqdm(todo, desc="sweep points", unit="pt")
         for p in bar:
             bar.set_postfix_str(p.key)
-            specs = make_specs(p, entries, max_tokens, off_tokens, seed)
-            if warmup and not unique:
-                asyncio.run(closed_loop(base_url, model, specs[:warmup], min(warmup, p.concurrency),
+            specs = make_specs(p, entries, max_tokens, off_tokens, seed, prompt_pad, unique_prompts)
+            if warmup and not unique:  # requests of their own: a unique prompt is not cached for the point
+                warm = make_specs(PointSpec(p.arm, p.concurrency, -1 - p.repeat, warmup), entries, max_tokens,
+                                  off_tokens, seed, prompt_pad, unique_prompts)
+                asyncio.run(closed_loop(base_url, model, warm, min(warmup, p.concurrency),
                                         p.key + "-warmup", False, seed, lambda r: None))
             records, eng = asyncio.run(_run_point(base_url, model, p, specs, unique, seed + p.repeat, raw))
             s = summarize(p, records, eng)
