@@ -159,7 +159,7 @@ def cmd_validate(args) -> int:
            for r in range(args.repeats) for c in (args.concurrency or [1, 8, 32]) for a in ("on", "off")]
     run_sweep(args.base_url, pts, entries, out / "sweep.jsonl", max_tokens=args.max_tokens,
               off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
-              prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts)
+              prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts, client_procs=args.client_procs)
     args.sweep = [str(out / "sweep.jsonl")]
     args.out = str(out)
     args.predicted = None
@@ -234,8 +234,8 @@ def add_parsers(sub) -> None:
     v.add_argument("--max-tokens", type=int, default=512)
     v.add_argument("--off-tokens", type=int, default=96)
     v.add_argument("--unique-schemas", action="store_true")
-    from .cli import add_prompt_args
-    add_prompt_args(v)
+    from .cli import add_request_args
+    add_request_args(v)
     v.add_argument("--title", default="maskcost validate: predicted vs measured")
     v.add_argument("--requests-factor", type=int, default=4)
     v.set_defaults(func=cmd_validate)

@@ -158,3 +158,15 @@ def test_prefix_cache_fraction_from_counter_deltas():
                              "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3\n")
     assert window_stats("vllm", expo(1000, 200), expo(3000, 1700), 1.0).prompt_cached_fraction == pytest.approx(0.75)
     assert window_stats("vllm", expo(1000, 200), expo(1000, 200), 1.0).prompt_cached_fraction is None
+
+
+def test_client_processes_share_one_closed_loop(tmp_path):
+    # 3 client processes hold concurrency 6 together: every request answered once, none lost, the
+    # engine saw up to 6 at once, and the resumed file is the same as with one process
+    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]), base_step_ms=4.0)) as srv:
+        res = run_sweep(srv.url, [PointSpec("on", 6, 0, 18)], [FLAT], tmp_path / "p.jsonl", warmup=0,
+                        client_procs=3)[0]
+        assert srv.engine.served == 18 and res["requests"] == 18 and res["checks"] == {"valid": 18}
+        assert res["engine"]["running_max"] >= 4 and res["config"]["client_procs"] == 3
+        raw = [json.loads(x) for x in (tmp_path / "p.raw.jsonl").read_text().splitlines()]
+        assert sorted(r["index"] for r in raw) == list(range(18))

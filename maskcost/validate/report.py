@@ -42,15 +42,18 @@ def committed_predictions(points: list[dict[str, Any]], cfg: EngineConfig) -> di
 
 
 def measured_prompt(ss: list[dict[str, Any]], shared: bool) -> tuple[int, int]:
-    """(prompt tokens, of which cached) per request at a measured point: the server's usage counts
-    and, where vLLM reports them, its prefix-cache hits; else the engine's rule for a prompt
-    repeated across requests (model.config.prefix_cached_tokens)."""
+    """(prompt tokens, of which cached) per request at a measured point: the server's usage counts;
+    none cached for nonce-led prompts (calibrate.engine.prefill_tokens says why); else vLLM's
+    prefix-cache hits where it reports them, or its rule for a prompt repeated across requests
+    (model.config.prefix_cached_tokens)."""
     pts = [s["prompt_tokens_mean"] for s in ss if s.get("prompt_tokens_mean")]
     if not pts:
         return Workload.prompt_tokens, 0
     prompt = max(1, round(statistics.mean(pts)))
+    if not shared:
+        return prompt, 0
     fr = [s["engine"]["prompt_cached_fraction"] for s in ss if s["engine"].get("prompt_cached_fraction") is not None]
-    cached = round(prompt * statistics.mean(fr)) if fr else (prefix_cached_tokens(prompt) if shared else 0)
+    cached = round(prompt * statistics.mean(fr)) if fr else prefix_cached_tokens(prompt)
     return prompt, min(cached, prompt - 1)
 
 

@@ -87,23 +87,27 @@ def summarize(point: PointSpec, records: list[RequestRecord], engine: dict[str, 
 
 
 async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[RequestSpec], unique: bool,
-                     seed: int, raw) -> tuple[list[RequestRecord], dict[str, Any]]:
+                     seed: int, raw, procs: int = 1) -> tuple[list[RequestRecord], dict[str, Any]]:
     async with httpx.AsyncClient(timeout=10.0) as mc:
-        before = await scrape(mc, base_url)
-        engine = detect_engine(before)
+        first = await scrape(mc, base_url)
+        engine = detect_engine(first)
         if engine is None:
             raise ServerError(f"{base_url}/metrics: no vLLM, SGLang or llama.cpp running-request gauge")
         running_key = ENGINE_METRICS[engine][0]
         samples: list[tuple[float, float, float]] = []
-        state: dict[str, Any] = {"done": False}
-        t_start = time.perf_counter()
+        state: dict[str, Any] = {"done": False, "before": first, "t_start": time.perf_counter()}
 
         async def poll() -> None:
             while not state["done"]:
                 m = await scrape(mc, base_url)
-                samples.append((time.perf_counter() - t_start, m.get(running_key, 0.0),
+                samples.append((time.perf_counter() - state["t_start"], m.get(running_key, 0.0),
                                 m.get("vllm:num_requests_waiting_by_reason{reason=deferred}", 0.0)))
                 await asyncio.sleep(METRICS_POLL_S)
+
+        async def started() -> None:  # the window opens with the first request
+            state["before"] = await scrape(mc, base_url)
+            state["t_start"] = time.perf_counter()
+            state["poller"] = asyncio.create_task(poll())
 
         async def last_issued() -> None:
             state["after"] = await scrape(mc, base_url)
@@ -114,13 +118,14 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
             raw.write(json.dumps(rec.to_json()) + "\n")
             raw.flush()
 
-        poller = asyncio.create_task(poll())
         records = await closed_loop(base_url, model, specs, point.concurrency, point.key, unique, seed,
-                                    on_record, last_issued)
+                                    on_record, last_issued, procs=procs, on_start=started)
         state["done"] = True
-        await poller
+        if "poller" in state:
+            await state["poller"]
         after = state.get("after") or await scrape(mc, base_url)
-        window_s = state.get("t_end", time.perf_counter()) - t_start
+        window_s = state.get("t_end", time.perf_counter()) - state["t_start"]
+        before = state["before"]
     # the window where the offered concurrency was held: skip the first second of ramp-up
     run = [s[1] for s in samples if s[0] >= min(1.0, window_s / 4)] or [s[1] for s in samples]
     ws = window_stats(engine, before, after, window_s)
@@ -231,7 +236,7 @@ def read_summaries(path: str | Path) -> list[dict[str, Any]]:
 def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry], out: Path, *,
               model: str | None = None, max_tokens: int = 512, off_tokens: int = 128, unique: bool = False,
               warmup: int = 4, seed: int = 0, prompt_pad: int = 0, unique_prompts: bool = False,
-              config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+              client_procs: int = 1, config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Run every point not yet in `out` (JSON lines), appending as it goes; returns all summaries."""
     base_url = base_url.rstrip("/")
     prov = server_provenance(base_url)
@@ -240,11 +245,13 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     todo = [p for p in points if p.key not in done]
     resolved = {"base_url": base_url, "model": model, "max_tokens": max_tokens, "off_tokens": off_tokens,
                 "unique_schemas": unique, "warmup": warmup, "seed": seed, "prompt_pad": prompt_pad,
-                "unique_prompts": unique_prompts,
+                "unique_prompts": unique_prompts, "client_procs": client_procs,
                 "schemas": [e.schema_id for e in entries], **(config or {})}
     raw_path = out.with_name(out.name.removesuffix(".jsonl") + ".raw.jsonl")
     if prompt_pad < 0:
         raise ValueError(f"--prompt-pad {prompt_pad}: must be >= 0")
+    if client_procs < 1:
+        raise ValueError(f"--client-procs {client_procs}: must be >= 1")
     with open(raw_path, "a") as raw, open(out, "a") as summ:
         bar = tqdm(todo, desc="sweep points", unit="pt")
         for p in bar:
@@ -255,7 +262,8 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                                   off_tokens, seed, prompt_pad, unique_prompts)
                 asyncio.run(closed_loop(base_url, model, warm, min(warmup, p.concurrency),
                                         p.key + "-warmup", False, seed, lambda r: None))
-            records, eng = asyncio.run(_run_point(base_url, model, p, specs, unique, seed + p.repeat, raw))
+            records, eng = asyncio.run(_run_point(base_url, model, p, specs, unique, seed + p.repeat, raw,
+                                                  client_procs))
             s = summarize(p, records, eng)
             s["config"] = resolved
             s["provenance"] = {"server": prov, "client_host": client_host(),
