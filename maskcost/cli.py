@@ -46,6 +46,9 @@ def add_request_args(p: argparse.ArgumentParser) -> None:
                    help="a per-request nonce first in the prompt: no prefix-cache hit, every prompt token computed")
     p.add_argument("--client-procs", type=int, default=1, metavar="N",
                    help="spread the concurrency over N client processes (one tops out near 15k streamed tokens/s)")
+    p.add_argument("--host-bench", action="store_true",
+                   help="record this host's single-thread xgrammar benchmark (bench_us) with the sweep: with the "
+                        "server on the same machine, report --cpu-speed-from-sweep scales the host work by it")
 
 
 def cmd_calibrate(args) -> int:
@@ -166,6 +169,14 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep,
     if sync_sweep:
         fw = replace(fw, sync_points=forward_points(sync_sweep),
                      source=f"{fw.source} Sync points (--no-async-scheduling): {args.sync_sweep}.")
+    if args.frontend:
+        if forward_sweep is None:
+            raise UsageError("calibrate --frontend: fitted on the --forward-sweep; give it")
+        from .calibrate.engine import fit_frontend
+        fw = fit_frontend(replace(base, forward=fw), forward_sweep, log=lambda m: print(m, file=sys.stderr))
+        fw = replace(fw, source=f"{fw.source} API server: {fw.frontend_token_us:.0f} us per streamed token, "
+                                f"{fw.frontend_request_ms:.2f} ms per request, fitted on the forward sweep's TTFT "
+                                f"and running counts (calibrate.engine.fit_frontend).")
     prov = {**base.provenance, "engine_only": {"command": " ".join(argv()), "utc": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "notes": list(args.note or [])}}
     p = replace(base, name=args.name or base.name, forward=fw, provenance=prov)
@@ -173,7 +184,8 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep,
     save_profile(p, out)
     print(f"wrote {out}: {base.name}'s host and grammar costs, forward {len(fw.points)} points, "
           f"sync {len(fw.sync_points)} points, prefill {len(fw.prefill_points)} points, context "
-          f"{fw.context_us_per_ktoken:.1f} us per 1k tokens beyond {fw.context_ref_tokens:.0f} per row")
+          f"{fw.context_us_per_ktoken:.1f} us per 1k tokens beyond {fw.context_ref_tokens:.0f} per row, "
+          f"API server {fw.frontend_token_us:.0f} us per token + {fw.frontend_request_ms:.2f} ms per request")
     return 0
 
 
@@ -242,7 +254,7 @@ def cmd_sweep(args) -> int:
     res = run_sweep(args.base_url, pts, entries, Path(args.out), max_tokens=args.max_tokens,
                     off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
                     prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts, client_procs=args.client_procs,
-                    config={"label": args.label} if args.label else None)
+                    host_bench=args.host_bench, config={"label": args.label} if args.label else None)
     for s in res:
         e = s["engine"]
         print(f"{s['point']:>14}  running {e['running_mean'] or 0:6.1f}  itl {s['itl_ms_mean'] or 0:7.2f} ms"
@@ -282,6 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "with --unique-prompts, one per --prompt-pad length: the prefill points")
     c.add_argument("--context-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps with a long shared "
                    "--prompt-pad (prefix-cached): the context slope")
+    c.add_argument("--frontend", action="store_true", help="--engine-only: fit the API server's per-token and "
+                   "per-request costs on the --forward-sweep (TTFT and running count under load)")
     c.add_argument("--engine-from", metavar="PROFILE", help="take forward and apply costs from this profile")
     c.add_argument("--engine-note", help="engine flags/GPU to record with the forward curve")
     c.add_argument("--blackbox", action="store_true", help="measure the grammar's cost through the engine: "

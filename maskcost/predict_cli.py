@@ -25,11 +25,11 @@ def add_local_schemas(profile: Profile, files: list[str], backends: list[str]) -
     times to the profile's CPU by the ratio of the fixed single-thread benchmark (bench_us)."""
     from .calibrate.backends import make_backend
     from .calibrate.fill import trace_schema
-    from .calibrate.host import bench_us
+    from .calibrate.host import speed_vs
     from .calibrate.schemas import load_schema_file
     from .calibrate.tokenizer import load_vocab
     vocab = load_vocab(profile.tokenizer)
-    factor = profile.host.bench_us / bench_us(vocab)
+    factor = speed_vs(profile.host.bench_us, vocab)
     entries = [load_schema_file(f) for f in files]
     new_backends = dict(profile.backends)
     for b in backends:
@@ -77,6 +77,7 @@ def _workloads(args, schema_ids: tuple[str, ...]):
     return [Workload(concurrency=v if kind == "c" else None, rate_per_s=v if kind == "r" else None,
                      requests=args.requests or default_requests(v if kind == "c" else None),
                      prompt_tokens=args.prompt_tokens, prompt_cached_tokens=args.prompt_cached_tokens,
+                     prompt_lengths=args.prompt_lengths,
                      output_tokens=args.output_tokens,
                      unstructured_lengths=args.unstructured_lengths,
                      structured_fraction=args.structured_fraction, schemas=schema_ids,
@@ -141,6 +142,16 @@ def cmd_report(args) -> int:
     profile = _profile(args)
     from .validate.sweep import read_summaries
     measured = [s for p in args.sweep for s in read_summaries(p)]
+    if args.cpu_speed_from_sweep:
+        import statistics
+        benches = [s["provenance"]["client_host"]["bench_us"] for s in measured
+                   if "bench_us" in s["provenance"]["client_host"]]
+        if not benches:
+            raise ValueError(f"--cpu-speed-from-sweep: no point of {', '.join(args.sweep)} carries bench_us "
+                             f"(sweep with --host-bench)")
+        args.cpu_speed = profile.host.bench_us / statistics.median(benches)
+        print(f"cpu speed vs the profile's host: {args.cpu_speed:.3f} (bench_us {statistics.median(benches):.0f} "
+              f"here, {profile.host.bench_us:.0f} there)")
     cfg = _engine_configs(args, profile)[0]
     predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
     rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
@@ -159,11 +170,13 @@ def cmd_validate(args) -> int:
            for r in range(args.repeats) for c in (args.concurrency or [1, 8, 32]) for a in ("on", "off")]
     run_sweep(args.base_url, pts, entries, out / "sweep.jsonl", max_tokens=args.max_tokens,
               off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
-              prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts, client_procs=args.client_procs)
+              prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts, client_procs=args.client_procs,
+              host_bench=args.host_bench)
     args.sweep = [str(out / "sweep.jsonl")]
     args.out = str(out)
     args.predicted = None
     args.score_off = False
+    args.cpu_speed_from_sweep = args.host_bench
     return cmd_report(args)
 
 
@@ -193,6 +206,8 @@ def add_parsers(sub) -> None:
     p.add_argument("--rate", type=float, nargs="+", help="open-loop Poisson arrivals per second")
     p.add_argument("--requests", type=int, help="requests per point (default max(200, 4 x concurrency))")
     p.add_argument("--prompt-tokens", type=int, default=200, help="prompt length of every request (tokens)")
+    p.add_argument("--prompt-lengths", default="fixed", metavar="DIST",
+                   help="prompt lengths per request: fixed (--prompt-tokens), uniform:LO:HI, lognormal:MEDIAN:SIGMA")
     p.add_argument("--prompt-cached-tokens", type=int, default=0,
                    help="of which found in the prefix cache (a shared system prompt): not computed at prefill")
     p.add_argument("--output-tokens", type=int, help="fixed output length (default: where each JSON output ends)")
@@ -217,6 +232,8 @@ def add_parsers(sub) -> None:
     r.add_argument("--requests-factor", type=int, default=4)
     r.add_argument("--predicted", metavar="PREDICT.json", help="compare with the points of a `maskcost predict "
                                                                "--json` file made before the sweep, not a new run")
+    r.add_argument("--cpu-speed-from-sweep", action="store_true", help="--cpu-speed = the profile's bench_us / "
+                   "the sweep's (recorded by sweep --host-bench on the server's machine)")
     r.add_argument("--score-off", action="store_true", help="score the schema-off points too (held out: prompts "
                                                             "or loads the forward curve was not calibrated on)")
     r.set_defaults(func=cmd_report)

@@ -155,3 +155,21 @@ def test_version_1_profile_loads_with_prefill_and_context_off():
     from maskcost.calibrate.profile import load_profile
     p = load_profile(Path(__file__).resolve().parent.parent / "validation/h200-vllm-0.25.1/d/profiles/sync-points.json.gz")
     assert p.forward.prefill_points == () and p.forward.context_us_per_ktoken == 0.0 and p.forward.points
+
+
+def test_frontend_fit_on_a_real_schema_off_sweep_beats_no_front_end():
+    # session E's schema-off sweep (H200, vLLM 0.25.1): TTFT grows ~linearly with concurrency and the
+    # engine never held more than ~124 of 256 offered; a fitted API-server queue explains both
+    from dataclasses import replace
+
+    from maskcost.calibrate.engine import fit_frontend, forward_from_summaries
+    from maskcost.calibrate.profile import load_default_profile
+    from maskcost.validate.sweep import read_summaries
+    sweep = read_summaries(Path(__file__).resolve().parent.parent / "validation/h200-vllm-0.25.1/e/e1-off-short.jsonl")
+    base = load_default_profile()
+    prof = replace(base, forward=forward_from_summaries(sweep, "test"))
+    errs = []
+    fw = fit_frontend(prof, sweep, log=lambda m: errs.append(float(m.rsplit(" ", 1)[1])))
+    assert fw.frontend_token_us > 0 and fw.frontend_request_ms > 0
+    assert min(errs) < 0.2 * errs[0]  # errs[0]: no front-end at all
+    assert fw.ttft_fixed_ms < prof.forward.ttft_fixed_ms

@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 
 def mc(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "maskcost.cli", *args], capture_output=True, text=True, cwd=cwd)
@@ -59,3 +61,29 @@ def test_calibrate_engine_only_replaces_the_sync_curve_and_keeps_the_rest(tmp_pa
     assert p.forward.points == base.forward.points and p.backends == base.backends
     bad = mc("calibrate", "--engine-only", "--sync-sweep", str(sweep), "--out", str(out), "--forward-sweep", str(sweep))
     assert bad.returncode == 2 and "--engine-from" in bad.stderr
+
+
+def test_sweep_host_bench_then_report_scales_the_host_cpu(tmp_path):
+    # the sweep records this host's xgrammar benchmark; the report turns it into --cpu-speed against
+    # the profile's host, and says so; without a bench it is a one-line error
+    from fake_server import FakeEngine, FakeServer
+    from maskcost.calibrate.profile import load_default_profile
+    from maskcost.calibrate.schemas import TIERS
+    sweep = tmp_path / "s.jsonl"
+    with FakeServer(FakeEngine(json.dumps(TIERS["flat"].examples[0]))) as srv:
+        r = mc("sweep", "--base-url", srv.url, "--out", str(sweep), "--arms", "on", "--tier", "flat",
+               "--concurrency", "2", "--min-requests", "4", "--host-bench")
+        assert r.returncode == 0, r.stderr
+    bench = json.loads(sweep.read_text().splitlines()[0])["provenance"]["client_host"]["bench_us"]
+    assert bench > 0
+    r = mc("report", "--sweep", str(sweep), "--out", str(tmp_path / "rep"), "--cpu-speed-from-sweep")
+    assert r.returncode == 0, r.stderr
+    speed = load_default_profile().host.bench_us / bench
+    assert f"cpu speed vs the profile's host: {speed:.3f}" in r.stdout
+    doc = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert doc["engine_config"]["cpu_speed"] == pytest.approx(speed)
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text(json.dumps({**json.loads(sweep.read_text().splitlines()[0]),
+                                 "provenance": {"client_host": {}}}) + "\n")
+    r = mc("report", "--sweep", str(plain), "--out", str(tmp_path / "rep2"), "--cpu-speed-from-sweep")
+    assert r.returncode == 2 and "sweep with --host-bench" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -217,3 +217,32 @@ def test_prompt_inputs_are_validated():
         Workload(prompt_tokens=100, prompt_cached_tokens=100)
     with pytest.raises(ValueError, match="--max-num-batched-tokens"):
         EngineConfig(max_num_seqs=256, max_num_batched_tokens=128)
+
+
+def test_api_server_queue_delays_first_tokens_and_caps_streaming():
+    from dataclasses import replace
+    p = constant_profile(forward_ms=5.0)
+    fe = replace(p, forward=replace(p.forward, frontend_request_ms=1.0, frontend_token_us=1000.0))
+    # one client: admit 1 ms, the prefill step 5 ms, streaming its token 1 ms
+    r = run(fe, concurrency=1, requests=4, output_tokens=3, structured_fraction=0.0)
+    assert r["ttft_ms_p50"] == pytest.approx(7.0, rel=1e-9)
+    # 64 clients against an API server that streams 1,000 tokens/s while the engine could make
+    # 12,800: the clients hear of their ends late, so the engine runs far fewer than 64 and
+    # makes about what the API server streams
+    r = run(fe, concurrency=64, requests=640, output_tokens=20, structured_fraction=0.0)
+    assert r["running_mean"] < 16 and r["out_tok_per_s"] < 1100
+    assert run(p, concurrency=64, requests=640, output_tokens=20, structured_fraction=0.0)["running_mean"] > 60
+
+
+def test_prompt_length_distribution_sets_each_prefill():
+    # prompts uniform in 100..300 tokens, alone at concurrency 1: each TTFT is its own prefill step,
+    # 5 ms + (prompt - 1) x 0.01 ms, so the TTFTs span what the prompts span
+    p = constant_profile(forward_ms=5.0, prefill_ms_per_token=0.01)
+    wl = Workload(concurrency=1, requests=60, prompt_lengths="uniform:100:300", output_tokens=2, structured_fraction=0.0)
+    sim = Simulation(Costs(p, "xgrammar"), EngineConfig(), wl).run()
+    assert sim.req_prompt.min() >= 100 and sim.req_prompt.max() <= 300 and len(set(sim.req_prompt)) > 20
+    assert np.allclose(sim.first_t - sim.arrival, 5.0 + (sim.req_prompt - 1) * 0.01)
+    with pytest.raises(ValueError, match="--prompt-lengths"):
+        Workload(prompt_lengths="trace")
+    with pytest.raises(ValueError, match="--unstructured-lengths"):
+        Workload(unstructured_lengths="fixed")

@@ -135,3 +135,46 @@ def measure_apply(vocab_size: int, rows=(1, 8, 32, 64, 128, 256, 512, 1024), rep
     return ApplyCost(f"measured: pinned H2D + xgrammar {metadata.version('xgrammar')} Triton apply_token_bitmask_inplace, "
                      f"float32 logits, vocab {vocab_size}, {name}, torch {torch.__version__}, median of {repeats}",
                      tuple(points))
+
+
+def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardCurve:
+    """The API server's per-token and per-request costs (ForwardCurve.frontend_*), fitted on the
+    schema-off sweep that made the forward curve (its points are calibration points, never scored):
+    the pair whose simulation best matches the TTFT p50 and the engine's running count the sweep
+    measured at concurrency >= 8 (squared log errors). The token cost is searched below the inverse
+    of the peak streamed rate the sweep saw (a front-end that streams N tokens/s costs at most 1/N
+    per token). The fixed part of TTFT becomes the rest: what the API server does not share."""
+    from dataclasses import replace
+
+    from ..model.config import EngineConfig, Workload, prefix_cached_tokens
+    from ..model.costs import Costs
+    from ..model.engine import Simulation
+    from ..model.metrics import summarize
+    pts = [s for s in summaries if s["arm"] == "off" and s["concurrency"] >= 8 and s.get("ttft_ms_p50")
+           and s["engine"].get("running_mean") and s.get("out_tok_per_s") and s.get("prompt_tokens_mean")]
+    if len(pts) < 2:
+        raise ValueError("front-end fit: the forward sweep needs >= 2 schema-off points at concurrency >= 8 "
+                         "with TTFT, running count and prompt token counts")
+    fw0 = profile.forward
+    backend = next(iter(profile.backends))
+    peak_us = 1e6 / max(s["out_tok_per_s"] for s in pts)
+    best = None
+    for tok_us in (0.0, 0.4 * peak_us, 0.6 * peak_us, 0.75 * peak_us, 0.9 * peak_us, peak_us):
+        for req_ms in (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0):
+            fixed = max(0.0, fw0.ttft_fixed_ms - req_ms - tok_us / 1e3)
+            fw = replace(fw0, frontend_token_us=tok_us, frontend_request_ms=req_ms, ttft_fixed_ms=fixed)
+            costs = Costs(replace(profile, forward=fw), backend)
+            err = 0.0
+            for s in pts:
+                c, prompt = s["concurrency"], max(1, round(s["prompt_tokens_mean"]))
+                wl = Workload(concurrency=c, requests=max(64, 3 * c), prompt_tokens=prompt,
+                              prompt_cached_tokens=prefix_cached_tokens(prompt) if not s["config"].get("unique_prompts") else 0,
+                              output_tokens=s["config"].get("off_tokens"), structured_fraction=0.0)
+                r = summarize(Simulation(costs, EngineConfig(backend=backend), wl).run())
+                err += np.log(r["ttft_ms_p50"] / s["ttft_ms_p50"]) ** 2 + \
+                    np.log(r["running_mean"] / s["engine"]["running_mean"]) ** 2
+            if log:
+                log(f"front-end fit: {tok_us:6.1f} us/token {req_ms:4.2f} ms/request: error {err:.3f}")
+            if best is None or err < best[0]:
+                best = (err, fw)
+    return best[1]

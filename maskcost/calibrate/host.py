@@ -66,6 +66,12 @@ def bench_us(vocab, rounds: int = 30) -> float:
     return statistics.median(times)
 
 
+def speed_vs(profile_bench_us: float, vocab) -> float:
+    """This host's single-thread speed relative to a profile's host (> 1: faster): the ratio of the
+    fixed benchmark. Times measured here, multiplied by it, are times on the profile's host."""
+    return profile_bench_us / bench_us(vocab)
+
+
 def host_info(vocab) -> HostInfo:
     return HostInfo(cpu_model=cpu_model(), nproc=usable_cpus(), os_cpu_count=multiprocessing.cpu_count(),
                     bench_us=bench_us(vocab), platform=f"{platform.system()} {platform.release()} "

@@ -139,6 +139,12 @@ class ForwardCurve:
     context_ref_tokens: float = 0.0
     context_us_per_ktoken: float = 0.0
     context_points: tuple[ContextPoint, ...] = ()
+    # the API server (one process, one asyncio loop: vllm/v1/engine/async_llm.py output_handler):
+    # each streamed token and each admitted request take its time, first come first served; fitted
+    # on the schema-off sweep (calibrate.engine.fit_frontend); 0 = not measured (no front-end queue).
+    # With it, ttft_fixed_ms is the uncontended rest of TTFT.
+    frontend_token_us: float = 0.0
+    frontend_request_ms: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -325,7 +331,9 @@ def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
                                _nonneg(_req(fw, "ttft_fixed_ms", fwhere, float), where),
                                tuple(sorted(pre, key=lambda p: p.tokens)),
                                _nonneg(_req(fw, "context_ref_tokens", fwhere, float), fwhere),
-                               _nonneg(_req(fw, "context_us_per_ktoken", fwhere, float), fwhere), ctx)
+                               _nonneg(_req(fw, "context_us_per_ktoken", fwhere, float), fwhere), ctx,
+                               *(_nonneg(_req(fw, k, fwhere, float), f"{fwhere}.{k}") if k in fw else 0.0
+                                 for k in ("frontend_token_us", "frontend_request_ms")))  # optional: absent = 0
         if forward.context_us_per_ktoken and not forward.context_ref_tokens:
             raise ProfileError(f"{fwhere}.context_ref_tokens: needed (> 0) with a context slope")
     if not forward.points:

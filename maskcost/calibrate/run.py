@@ -134,9 +134,9 @@ def add_variant_compiles(profile: Profile, vocab: Vocab, entries: list[SchemaEnt
     import random
     import statistics
 
-    from .host import bench_us
+    from .host import speed_vs
     from .schemas import unique_schema
-    factor = profile.host.bench_us / bench_us(vocab)
+    factor = speed_vs(profile.host.bench_us, vocab)
     by_id = {e.schema_id: e for e in entries}
     backends = {}
     for name, b in profile.backends.items():

@@ -43,6 +43,17 @@ class EngineConfig:
             raise ValueError(f"--spec-method {self.spec_method}: unknown (known: {', '.join(SPEC_METHODS)})")
 
     @property
+    def compiles_before_scheduling(self) -> bool:
+        """vLLM and SGLang build the grammar in a compile pool while the request waits; llama.cpp
+        builds it when a slot launches (model/fill.py, server-context.cpp)."""
+        return self.engine != "llamacpp"
+
+    @property
+    def api_server_queue(self) -> bool:
+        """The API-server queue (ForwardCurve.frontend_*) is fitted on vLLM's one-process OpenAI server."""
+        return self.engine == "vllm"
+
+    @property
     def effective_async(self) -> bool:
         # vllm/config/vllm.py:992-1040 (0.25.1): async scheduling is turned off for speculative
         # methods outside the EAGLE/MTP family, ngram included.
@@ -60,6 +71,9 @@ class Workload:
     # of which found in the prefix cache (vLLM caches whole 16-token blocks of a repeated prefix):
     # not computed at prefill; the rest is, in chunks within the step's token budget
     prompt_cached_tokens: int = 0
+    # "fixed" (every prompt is prompt_tokens long), or per request "uniform:LO:HI" or
+    # "lognormal:MEDIAN:SIGMA" (tokens); the cached prefix is the same for all
+    prompt_lengths: str = "fixed"
     output_tokens: int | None = None  # None: each structured output ends where its trace (JSON) ends
     # lengths of the requests without a schema (the unstructured share, and the schema-off arm):
     # "trace" (as the structured ones: where the replayed output ends), "fixed:N",
@@ -79,17 +93,25 @@ class Workload:
             raise ValueError(f"--rate {self.rate_per_s}: must be > 0")
         if self.requests < 1 or not 0.0 <= self.structured_fraction <= 1.0:
             raise ValueError("--requests must be >= 1 and --structured-fraction in [0, 1]")
-        if not 1 <= self.prompt_tokens or not 0 <= self.prompt_cached_tokens < self.prompt_tokens:
+        if not 1 <= self.prompt_tokens or self.prompt_cached_tokens < 0 or (
+                self.prompt_lengths == "fixed" and self.prompt_cached_tokens >= self.prompt_tokens):
             raise ValueError(f"--prompt-tokens {self.prompt_tokens} --prompt-cached-tokens {self.prompt_cached_tokens}: "
                              f"need prompt >= 1 and 0 <= cached < prompt (the last prompt token is always computed)")
         if self.output_tokens is not None and self.output_tokens < 1:
             raise ValueError(f"--output-tokens {self.output_tokens}: must be >= 1")
         length_distribution(self.unstructured_lengths)  # validates
+        if self.prompt_lengths != "fixed" and not self.prompt_lengths.startswith(("uniform:", "lognormal:")):
+            raise ValueError(f"--prompt-lengths {self.prompt_lengths}: expected fixed (--prompt-tokens), "
+                             f"uniform:LO:HI or lognormal:MEDIAN:SIGMA")
+        length_distribution(self.prompt_lengths, none_kind="fixed")  # validates the numbers
 
 
-def length_distribution(spec: str):
-    """'trace' -> None, else a function (rng, n) -> n output lengths >= 1."""
+def length_distribution(spec: str, none_kind: str = "trace"):
+    """`none_kind` ('trace' for outputs, 'fixed' for prompts) -> None, else a function (rng, n) ->
+    n lengths >= 1."""
     import numpy as np
+    if spec == none_kind:
+        return None
     kind, *args = spec.split(":")
     try:
         vals = [float(a) for a in args]

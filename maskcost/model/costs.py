@@ -21,8 +21,15 @@ class Curve:
         self.x = np.array(sorted(xs))
         self.y = np.maximum.accumulate(np.array([np.mean(xs[k]) for k in self.x]))
         self._f = PchipInterpolator(self.x, self.y) if len(self.x) > 1 else None
+        self._memo: dict[float, float] = {}  # a simulation asks for the same batch sizes again and again
 
     def __call__(self, v: float) -> float:
+        r = self._memo.get(v)
+        if r is None:
+            r = self._memo[v] = self._eval(v)
+        return r
+
+    def _eval(self, v: float) -> float:
         x, y = self.x, self.y
         if len(x) == 1:
             return float(y[0] * max(v, 1e-9) / x[0]) if v > x[0] else float(y[0])

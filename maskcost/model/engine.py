@@ -90,7 +90,11 @@ class Simulation:
         self.s_pos = np.zeros(m, int)
         self.s_prefill = np.zeros(m, int)  # prompt tokens still to compute
         self.prefilling: deque[int] = deque()  # slots with prompt left, in admission order
-        self.prompt_compute = wl.prompt_tokens - wl.prompt_cached_tokens
+        # prompts: fixed, or drawn per request; the cached prefix never covers a prompt's last token
+        draw_prompt = length_distribution(wl.prompt_lengths, none_kind="fixed")
+        self.req_prompt = np.full(n, wl.prompt_tokens) if draw_prompt is None else draw_prompt(self.rng, n)
+        self.req_prefill = self.req_prompt - np.minimum(wl.prompt_cached_tokens, self.req_prompt - 1)
+        self.s_prompt = np.zeros(m, int)
         self.free_slots = list(range(m))[::-1]
         self.waiting: deque[int] = deque()
         self.wakeup = self.env.event()
@@ -105,6 +109,11 @@ class Simulation:
         self.compile_end: dict[str, float] = {}
         self.compiled_bases: set[str] = set()  # schemas compiled at least once (any variant)
         self.cores = simpy.Resource(self.env, capacity=cfg.usable_cores)
+        # the API server: one asyncio loop, first come first served, for admissions and streamed
+        # outputs (ForwardCurve.frontend_*): a single server with known job times, so a job ends at
+        # max(now, when the one before it ends) + its time; None: not modelled
+        fw = costs.profile.forward
+        self.frontend_free_at = 0.0 if (fw.frontend_token_us or fw.frontend_request_ms) and cfg.api_server_queue else None
         self.issued = 0
         self.t_last_issue = 0.0
         self.steps: list[tuple] = []
@@ -169,7 +178,9 @@ class Simulation:
         # SGLang: an unbounded dict (base_grammar_backend.py:206)
 
     def admit(self, rid: int):
-        if self.structured[rid] and self.cfg.engine != "llamacpp":  # llama.cpp builds it at slot launch
+        if self.frontend_free_at is not None:  # parse, template, tokenize: on the API server's loop
+            yield self.env.timeout(self._frontend_job("admit request", self.costs.profile.forward.frontend_request_ms))
+        if self.structured[rid] and self.cfg.compiles_before_scheduling:
             key = self._grammar_key(rid)
             if not self._cached(key):
                 self.pending[rid] = 0
@@ -258,9 +269,9 @@ class Simulation:
             rid = self.waiting.popleft()
             s = self.free_slots.pop()
             self.s_active[s], self.s_rid[s], self.s_pos[s] = True, rid, 0
-            self.s_prefill[s] = self.prompt_compute
+            self.s_prefill[s], self.s_prompt[s] = self.req_prefill[rid], self.req_prompt[rid]
             self.prefilling.append(s)
-            c = min(self.prompt_compute, budget)
+            c = min(int(self.s_prefill[s]), budget)
             chunks.append((s, c))
             budget -= c
         return dec, chunks
@@ -290,7 +301,7 @@ class Simulation:
 
     def _context_tokens(self, slots: np.ndarray) -> float:
         """Context the decode rows attend over: prompt + tokens generated so far, summed."""
-        return float(slots.size * self.wl.prompt_tokens + self.s_pos[slots].sum())
+        return float(self.s_prompt[slots].sum() + self.s_pos[slots].sum())
 
     def engine_loop(self):
         env, cfg, costs = self.env, self.cfg, self.costs
@@ -416,13 +427,31 @@ class Simulation:
         t0, period, B, S, prefill_tokens, forward_ms, *rest, use_pool = rec
         self.s_pos[act] += toks
         dec = ~is_new
-        self.first_t[rids[is_new]] = self.env.now
         self.steps.append((t0, period, int(self.s_active.sum()), B, S, int(dec.sum()), int(toks[dec].sum()),
                            prefill_tokens, forward_ms, *rest, period - forward_ms, use_pool))
-        for s in act[self.s_pos[act] >= self.out_len[rids]]:
-            self._finish(int(self.s_rid[s]))
+        ended = act[self.s_pos[act] >= self.out_len[rids]]
+        firsts, done = rids[is_new], self.s_rid[ended].copy()
+        for s in ended:  # the engine frees the slot now; the client hears of it when the API server streams it
             self.s_active[s] = False
             self.free_slots.append(int(s))
+        if self.frontend_free_at is None:
+            self._deliver(firsts, done)
+        else:  # the API server streams the step's tokens after what it has queued; clients hear then
+            dur = int(toks.sum()) * self.costs.profile.forward.frontend_token_us / 1e3
+            self.env.timeout(self._frontend_job("stream step outputs", dur)).callbacks.append(
+                lambda _ev: self._deliver(firsts, done))
+
+    def _frontend_job(self, name: str, dur: float) -> float:
+        """Queue a job on the API server; the delay from now until it ends."""
+        start = max(self.env.now, self.frontend_free_at)
+        self.frontend_free_at = start + dur
+        self._event(name, "API server", start, dur)
+        return self.frontend_free_at - self.env.now
+
+    def _deliver(self, firsts: np.ndarray, done: np.ndarray) -> None:
+        self.first_t[firsts] = self.env.now
+        for rid in done:
+            self._finish(int(rid))
 
     def _finish(self, rid: int) -> None:
         self.done_t[rid] = self.env.now

@@ -44,10 +44,11 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         itl, itl_w = itl[keep], itl_w[keep]
     mean_itl = float(np.average(itl, weights=itl_w)) if itl.size else None
     ttft = (sim.first_t - sim.arrival)[~np.isnan(sim.first_t) & ~sim.aborted] + sim.costs.profile.forward.ttft_fixed_ms
-    span = float(col["period_ms"][win].sum())
-    tokens = float(col["tokens"][win].sum() + (col["batch"][win] - col["decode_rows"][win]).sum())
     dur = col["period_ms"][win]
-    running_mean = float(np.average(col["running"][win], weights=dur)) if dur.sum() > 0 else None
+    # wall time of the window, idle gaps included (the engine idles while, e.g., the API server lags)
+    span = float(col["t_start_ms"][win][-1] + dur[-1] - col["t_start_ms"][win][0]) if dur.size else 0.0
+    tokens = float(col["tokens"][win].sum() + (col["batch"][win] - col["decode_rows"][win]).sum())
+    running_mean = float((col["running"][win] * dur).sum() / span) if span > 0 else None
     tr = sim.costs.traces
     strad_rate = None  # a black-box profile (llama.cpp) has no token traces
     if tr is not None:

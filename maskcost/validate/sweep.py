@@ -178,8 +178,22 @@ def server_flags(base_url: str) -> dict[str, Any]:
     return out
 
 
-def client_host() -> dict[str, Any]:
-    return {"cpu_model": cpu_model(), "nproc": usable_cpus(), "packages": package_versions()}
+def client_host(bench: float | None = None) -> dict[str, Any]:
+    out = {"cpu_model": cpu_model(), "nproc": usable_cpus(), "packages": package_versions()}
+    if bench is not None:
+        out["bench_us"] = bench
+    return out
+
+
+def host_bench_us() -> float:
+    """calibrate.host.bench_us on this host (Llama-3 vocabulary): with the server on the same
+    machine, the speed its engine thread had, beside the profile's (report --cpu-speed-from-sweep)."""
+    try:
+        from ..calibrate.host import bench_us
+        from ..calibrate.tokenizer import load_vocab
+        return bench_us(load_vocab("llama3"))
+    except ImportError as e:
+        raise ValueError(f"--host-bench needs the calibrate extra (xgrammar): {e}") from None
 
 
 def make_specs(point: PointSpec, entries: list[SchemaEntry], max_tokens: int, off_tokens: int,
@@ -236,7 +250,8 @@ def read_summaries(path: str | Path) -> list[dict[str, Any]]:
 def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry], out: Path, *,
               model: str | None = None, max_tokens: int = 512, off_tokens: int = 128, unique: bool = False,
               warmup: int = 4, seed: int = 0, prompt_pad: int = 0, unique_prompts: bool = False,
-              client_procs: int = 1, config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+              client_procs: int = 1, host_bench: bool = False,
+              config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Run every point not yet in `out` (JSON lines), appending as it goes; returns all summaries."""
     base_url = base_url.rstrip("/")
     prov = server_provenance(base_url)
@@ -252,6 +267,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
         raise ValueError(f"--prompt-pad {prompt_pad}: must be >= 0")
     if client_procs < 1:
         raise ValueError(f"--client-procs {client_procs}: must be >= 1")
+    bench = host_bench_us() if host_bench and todo else None  # before the load, on an idle engine
     with open(raw_path, "a") as raw, open(out, "a") as summ:
         bar = tqdm(todo, desc="sweep points", unit="pt")
         for p in bar:
@@ -266,7 +282,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                                                   client_procs))
             s = summarize(p, records, eng)
             s["config"] = resolved
-            s["provenance"] = {"server": prov, "client_host": client_host(),
+            s["provenance"] = {"server": prov, "client_host": client_host(bench),
                                "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             summ.write(json.dumps(s) + "\n")
             summ.flush()
