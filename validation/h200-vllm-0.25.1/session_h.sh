@@ -5,7 +5,7 @@
 # scaled by it (--cpu-speed = profile bench_us / this host's), written before any request.
 #   bash validation/h200-vllm-0.25.1/session_h.sh
 set -u
-[ -d /tmp/mc ] || pip install -q --no-index --no-deps --target /tmp/mc .device-wheels/*.whl > /dev/null 2>&1
+[ -d /tmp/mc ] || pip install -q --no-index --no-deps --target /tmp/mc .device-stage/w/*.whl > /dev/null 2>&1   # the wheels less quicktok (64 MiB carry)
 export PYTHONPATH=/tmp/site:/tmp/mc:$PWD
 MC="python3 -m maskcost.cli"; U=http://127.0.0.1:8000
 R=$OUT/h; mkdir -p "$R"
@@ -15,7 +15,7 @@ note bench   # on an idle machine, before the server starts: the median of three
 python3 -c "
 from maskcost.calibrate.tokenizer import load_vocab; from maskcost.calibrate.host import bench_us
 from maskcost.calibrate.profile import load_default_profile
-v = load_vocab('llama3'); b = sorted(bench_us(v) for _ in range(3))[1]; p = load_default_profile().host.bench_us
+v = load_vocab('/tmp/llama3-8b'); b = sorted(bench_us(v) for _ in range(3))[1]; p = load_default_profile().host.bench_us
 print(f'bench_us {b:.1f} profile {p:.1f} speed {p / b:.4f}')" > "$R/bench.txt" 2>&1
 SPEED=$(awk '/speed/ {print $6}' "$R/bench.txt"); note "speed ${SPEED:-?}"
 note serve; bash .device-stage/b/serve_vllm.sh xgrammar 256 --structured-outputs-config.disable_any_whitespace true > "$R/serve.log" 2>&1 &
