@@ -26,7 +26,8 @@ class EngineConfig:
     xgrammar_cache_mb: int = 512  # VLLM_XGRAMMAR_CACHE_MB
     # tokens one step may carry (decode rows + prefill chunks); vLLM's OpenAI server on a GPU of
     # >= 70 GiB (not A100) defaults to 8192 (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults;
-    # the H200 server logs "Chunked prefill is enabled with max_num_batched_tokens=8192")
+    # the H200 server logs "Chunked prefill is enabled with max_num_batched_tokens=8192"); for
+    # SGLang it stands in for --chunked-prefill-size, for llama.cpp for -b (n_batch)
     max_num_batched_tokens: int = 8192
 
     def __post_init__(self) -> None:
