@@ -11,15 +11,13 @@ the fill overlaps the forward, so the subtraction is exact only where the fill i
 """
 from __future__ import annotations
 
-import gzip
-import json
 import statistics
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..validate.sweep import itl_ms, raw_records_path
+from ..validate.sweep import itl_ms, raw_records_path, read_raw_records
 from .profile import ApplyCost, ApplyPoint, BackendCosts, BlackboxCost, BlackboxPoint, Profile
 
 
@@ -27,11 +25,7 @@ def output_tokens_by_schema(raw_path: Path, keep: int = 256) -> dict[str, tuple[
     """Completion lengths per schema of the error-free requests of a schema-on raw file (the first
     `keep`): the model draws each simulated request's length from them."""
     by: dict[str, list[int]] = {}
-    text = gzip.open(raw_path, "rt").read() if raw_path.suffix == ".gz" else raw_path.read_text()
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        r = json.loads(line)
+    for r in read_raw_records(raw_path, "black-box calibration"):
         if r.get("schema_id") and not r.get("error") and r.get("completion_tokens"):
             by.setdefault(r["schema_id"], []).append(int(r["completion_tokens"]))
     return {k: tuple(v[:keep]) for k, v in sorted(by.items())}

@@ -33,21 +33,16 @@ def context_tokens(summary: dict[str, Any]) -> float:
     return summary["prompt_tokens_mean"] + summary["output_tokens_mean"] / 2
 
 
-def computed_prompt_tokens(summary: dict[str, Any]) -> float:
-    """Prompt tokens the engine computed per request: the prompt less the prefix-cache hits it
-    counted (all of it where the engine reports no prefix cache)."""
-    cached = summary["engine"].get("prompt_cached_fraction") or 0.0
-    return max(1.0, summary["prompt_tokens_mean"] * (1.0 - cached))
-
-
 def prefill_tokens(summary: dict[str, Any]) -> float:
-    """Prompt tokens computed per request at a prefill-sweep point. Prompts led by a nonce
+    """Prompt tokens computed per request at a prefill-sweep point: the prompt less the prefix-cache
+    hits the engine counted (all of it where it reports none). Prompts led by a nonce
     (--unique-prompts) share nothing past the chat template's first block, so all of it: vLLM
     0.25.1's prefix_cache_hits counter said 33% and 50% hits for nonce-led prompts of 1,536 and
     3,036 tokens on the H200 (session E), while their TTFT grew with the whole prompt."""
     if summary["config"].get("unique_prompts"):
         return summary["prompt_tokens_mean"]
-    return computed_prompt_tokens(summary)
+    cached = summary["engine"].get("prompt_cached_fraction") or 0.0
+    return max(1.0, summary["prompt_tokens_mean"] * (1.0 - cached))
 
 
 def prefill_points(summaries: list[dict[str, Any]], ttft_fixed_ms: float) -> tuple[PrefillPoint, ...]:
@@ -146,10 +141,11 @@ def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardC
     per token). The fixed part of TTFT becomes the rest: what the API server does not share."""
     from dataclasses import replace
 
-    from ..model.config import EngineConfig, Workload, prefix_cached_tokens
+    from ..model.config import EngineConfig, Workload
     from ..model.costs import Costs
     from ..model.engine import Simulation
     from ..model.metrics import summarize
+    from ..validate.report import measured_prompt
     pts = [s for s in summaries if s["arm"] == "off" and s["concurrency"] >= 8 and s.get("ttft_ms_p50")
            and s["engine"].get("running_mean") and s.get("out_tok_per_s") and s.get("prompt_tokens_mean")]
     if len(pts) < 2:
@@ -166,9 +162,9 @@ def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardC
             costs = Costs(replace(profile, forward=fw), backend)
             err = 0.0
             for s in pts:
-                c, prompt = s["concurrency"], max(1, round(s["prompt_tokens_mean"]))
-                wl = Workload(concurrency=c, requests=max(64, 3 * c), prompt_tokens=prompt,
-                              prompt_cached_tokens=prefix_cached_tokens(prompt) if not s["config"].get("unique_prompts") else 0,
+                c = s["concurrency"]
+                prompt, cached = measured_prompt([s], shared=not s["config"].get("unique_prompts"))
+                wl = Workload(concurrency=c, requests=max(64, 3 * c), prompt_tokens=prompt, prompt_cached_tokens=cached,
                               output_tokens=s["config"].get("off_tokens"), structured_fraction=0.0)
                 r = summarize(Simulation(costs, EngineConfig(backend=backend), wl).run())
                 err += np.log(r["ttft_ms_p50"] / s["ttft_ms_p50"]) ** 2 + \

@@ -3,7 +3,6 @@ optional engine-side sweep (forward curve), the GPU apply cost where a GPU is pr
 profile that carries all of it with its provenance."""
 from __future__ import annotations
 
-import gzip
 import json
 import sys
 import time
@@ -30,15 +29,9 @@ RECORDED_PER_SCHEMA = 16
 
 def recorded_outputs(path: Path) -> dict[str, list[str]]:
     """Valid outputs from a `maskcost sweep` raw file, by schema id (the real model's token streams)."""
+    from ..validate.sweep import read_raw_records
     out: dict[str, list[str]] = defaultdict(list)
-    text = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-        except json.JSONDecodeError:
-            raise ValueError(f"--outputs {path}:{n}: not JSON lines") from None
+    for d in read_raw_records(path, "--outputs"):
         if d.get("check") == "valid" and d.get("schema_id"):
             out[d["schema_id"]].append(d["text"])
     return dict(out)

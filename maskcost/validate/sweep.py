@@ -220,6 +220,21 @@ def raw_records_path(sweep: str | Path) -> Path:
     return gz if not raw.exists() and gz.exists() else raw
 
 
+def read_raw_records(path: str | Path, what: str = "raw records"):
+    """The per-request records of a sweep's raw file (`.raw.jsonl`, or its .gz), one dict each;
+    a line that is not JSON is a one-line error naming `what`, the file and the line."""
+    import gzip
+    path = Path(path)
+    with (gzip.open(path, "rt") if path.suffix == ".gz" else open(path)) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                raise ValueError(f"{what} {path}:{n}: not JSON lines") from None
+
+
 def itl_ms(summary: dict[str, Any]) -> float | None:
     """A summary's ITL: the engine's histogram mean where it has one (vLLM, SGLang); llama.cpp
     exports none, so the client's per-token ITL (loopback, same host)."""
@@ -234,13 +249,10 @@ def read_summaries(path: str | Path) -> list[dict[str, Any]]:
     missing = {s["point"] for s in out if "prompt_tokens_mean" not in s}
     raw = raw_records_path(path)
     if missing and raw.exists():
-        import gzip
         by: dict[str, list[int]] = {}
-        with (gzip.open(raw, "rt") if raw.suffix == ".gz" else open(raw)) as f:
-            for line in f:
-                r = json.loads(line)
-                if r["point"] in missing and r.get("prompt_tokens"):
-                    by.setdefault(r["point"], []).append(r["prompt_tokens"])
+        for r in read_raw_records(raw):
+            if r["point"] in missing and r.get("prompt_tokens"):
+                by.setdefault(r["point"], []).append(r["prompt_tokens"])
         for s in out:
             if s["point"] in by:
                 s["prompt_tokens_mean"] = float(np.mean(by[s["point"]]))
@@ -253,6 +265,10 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
               client_procs: int = 1, host_bench: bool = False,
               config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Run every point not yet in `out` (JSON lines), appending as it goes; returns all summaries."""
+    if prompt_pad < 0:
+        raise ValueError(f"--prompt-pad {prompt_pad}: must be >= 0")
+    if client_procs < 1:
+        raise ValueError(f"--client-procs {client_procs}: must be >= 1")
     base_url = base_url.rstrip("/")
     prov = server_provenance(base_url)
     model = model or prov["models"][0]
@@ -263,10 +279,6 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                 "unique_prompts": unique_prompts, "client_procs": client_procs,
                 "schemas": [e.schema_id for e in entries], **(config or {})}
     raw_path = out.with_name(out.name.removesuffix(".jsonl") + ".raw.jsonl")
-    if prompt_pad < 0:
-        raise ValueError(f"--prompt-pad {prompt_pad}: must be >= 0")
-    if client_procs < 1:
-        raise ValueError(f"--client-procs {client_procs}: must be >= 1")
     bench = host_bench_us() if host_bench and todo else None  # before the load, on an idle engine
     with open(raw_path, "a") as raw, open(out, "a") as summ:
         bar = tqdm(todo, desc="sweep points", unit="pt")
