@@ -154,9 +154,36 @@ def cmd_report(args) -> int:
               f"here, {profile.host.bench_us:.0f} there)")
     cfg = _engine_configs(args, profile)[0]
     predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
+    if args.fit_engine_fill:
+        if predicted is not None or not args.probe:
+            raise ValueError("--fit-engine-fill: give --probe DIR and no --predicted (the model runs now, "
+                             "without the profile's own engine-fill factors)")
+        from .validate.inengine import without_engine_fill
+        profile = without_engine_fill(profile, cfg.backend)
     rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
                    score_off=args.score_off)
+    if args.probe:
+        from .validate.inengine import attach, read_probe
+        attach(rows, read_probe(args.probe))
     write_report(rows, Path(args.out), profile, cfg, args.sweep, args.title, args.predicted)
+    if args.fit_engine_fill:
+        from .calibrate.profile import save_profile
+        from .validate.inengine import fit_engine_fill
+        fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {args.probe}) "
+                                 f"over the model's fill at --cpu-speed {args.cpu_speed:.3f}, sweeps "
+                                 f"{' '.join(args.sweep)}")
+        save_profile(fitted, args.fit_engine_fill)
+        ef = fitted.backends[cfg.backend].engine_fill
+        print(f"wrote {args.fit_engine_fill}: {cfg.backend} engine fill x{ef.serial_factor:.3f} serial, "
+              f"x{ef.pool_factor:.3f} pool ({len(ef.points)} points)")
+    return 0
+
+
+def cmd_probe_site(args) -> int:
+    from .validate.probe import ENV_DIR, write_site
+    path = write_site(args.dir)
+    print(f"wrote {path}: put {args.dir} first on the server's PYTHONPATH and set {ENV_DIR}=FOLDER; "
+          f"then `maskcost report --probe FOLDER` sets the engine's own timings beside the model's")
     return 0
 
 
@@ -236,7 +263,15 @@ def add_parsers(sub) -> None:
                    "the sweep's (recorded by sweep --host-bench on the server's machine)")
     r.add_argument("--score-off", action="store_true", help="score the schema-off points too (held out: prompts "
                                                             "or loads the forward curve was not calibrated on)")
+    r.add_argument("--probe", metavar="DIR", help="in-server probe records (maskcost probe-site) of the sweeps' "
+                                                  "server: the engine's own step timings beside the model's")
+    r.add_argument("--fit-engine-fill", metavar="OUT_PROFILE", help="with --probe: write the profile with its "
+                   "fill scaled to what the engine's probe timed on these points (calibration, not scoring)")
     r.set_defaults(func=cmd_report)
+
+    s = sub.add_parser("probe-site", help="write the in-server timing probe as DIR/sitecustomize.py")
+    s.add_argument("dir", metavar="DIR")
+    s.set_defaults(func=cmd_probe_site)
 
     v = sub.add_parser("validate", help="sweep a live server, then report predicted vs measured")
     _add_engine_args(v)

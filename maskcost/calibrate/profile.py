@@ -93,12 +93,37 @@ class BlackboxCost:
 
 
 @dataclass(frozen=True)
+class EngineFillPoint:
+    """One schema-on sweep point: the whole-step fill as timed inside the engine (validate/probe.py,
+    StructuredOutputManager.grammar_bitmask) and as the model has it, on steps that fill serially
+    and on steps that use the pool (None: the point had no such steps)."""
+    concurrency: int
+    running: float
+    serial_ms: float | None
+    serial_model_ms: float | None
+    pool_ms: float | None
+    pool_model_ms: float | None
+
+
+@dataclass(frozen=True)
+class EngineFill:
+    """How much slower the fill runs inside the engine than the model's library-timed fill, on the
+    calibration server: in-engine / model, for serial fills and for pool fills (the median over the
+    points that had them; 1.0 where none did). The model multiplies its fills by these."""
+    method: str
+    serial_factor: float
+    pool_factor: float
+    points: tuple[EngineFillPoint, ...]
+
+
+@dataclass(frozen=True)
 class BackendCosts:
     traces: tuple[FillTrace, ...]
     compiles: tuple[CompileCost, ...]
     pool: tuple[PoolPoint, ...]  # vLLM ThreadPoolExecutor, chunks of 16 (xgrammar) / llguidance batched (guidance)
     failures: tuple[tuple[str, str], ...]  # (schema_id, the backend's error)
     blackbox: BlackboxCost | None = None
+    engine_fill: EngineFill | None = None  # the fill timed inside a live engine (calibrate --engine-probe)
 
 
 @dataclass(frozen=True)
@@ -263,6 +288,22 @@ def _blackbox(d: dict, where: str) -> BlackboxCost:
                         _nonneg(_req(d, "step_us", where, float), f"{where}.step_us"))
 
 
+def _engine_fill(d: dict, where: str) -> EngineFill:
+    pts = []
+    for i, p in enumerate(_req(d, "points", where, list)):
+        w = f"{where}.points[{i}]"
+        opt = [None if p.get(f) is None else _nonneg(_req(p, f, w, float), f"{w}.{f}")
+               for f in ("serial_ms", "serial_model_ms", "pool_ms", "pool_model_ms")]
+        pts.append(EngineFillPoint(_req(p, "concurrency", w, int), _nonneg(_req(p, "running", w, float), w), *opt))
+    factors = []
+    for f in ("serial_factor", "pool_factor"):
+        v = _req(d, f, where, float)
+        if not v > 0:
+            raise ProfileError(f"{where}.{f}: must be > 0, got {v}")
+        factors.append(v)
+    return EngineFill(_req(d, "method", where, str), *factors, tuple(pts))
+
+
 def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
     if not isinstance(d, dict):
         raise ProfileError(f"{where}: not a JSON object")
@@ -302,7 +343,8 @@ def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
         missing = ids - {c.schema_id for c in compiles}
         if missing:
             raise ProfileError(f"{w}.compiles: no compile cost for {sorted(missing)[:3]}")
-        backends[name] = BackendCosts(traces, compiles, pool, failures, bb)
+        ef = _engine_fill(b["engine_fill"], f"{w}.engine_fill") if b.get("engine_fill") is not None else None
+        backends[name] = BackendCosts(traces, compiles, pool, failures, bb, ef)
     if not backends:
         raise ProfileError(f"{where}.backends: empty")
     fw = _req(d, "forward", where, dict)

@@ -100,6 +100,10 @@ class Costs:
         self.pool = [p for p in b.pool if p.workers > 0]
         self.batched = [p for p in b.pool if p.workers < 0]
         self.calib_cores = profile.host.nproc
+        # the fill as a live engine runs it, over the library-timed fill (calibrate --engine-probe)
+        ef = b.engine_fill
+        self.fill_serial_factor = ef.serial_factor if ef is not None else 1.0
+        self.fill_pool_factor = ef.pool_factor if ef is not None else 1.0
 
     def forward_ms(self, batch: float, prefill_tokens: float = 0.0, decode_rows: float = 0.0,
                    context_tokens: float = 0.0) -> float:

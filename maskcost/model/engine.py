@@ -34,7 +34,7 @@ VLLM_COMPILE_PROBE_MS = 0.1
 STEP_FIELDS = ("t_start_ms", "period_ms", "running", "batch", "structured_rows", "decode_rows", "tokens",
                "prefill_tokens",
                "forward_ms", "fill_ms", "pool_wait_ms", "apply_ms", "advance_ms", "compile_wait_ms",
-               "cpu_overhead_ms", "exposed_ms", "pool_used")
+               "cpu_overhead_ms", "exposed_ms", "pool_used", "thread_fill_ms")
 
 
 @dataclass
@@ -369,14 +369,18 @@ class Simulation:
             if cpu_serial:
                 self._event("advance + engine CPU", "engine thread", t_cpu, cpu_serial)
                 yield env.timeout(cpu_serial)
-            pool_wait_ms = 0.0
+            pool_wait_ms = thread_fill_ms = 0.0
             if use_pool:
                 tp = env.now
                 yield env.process(self.pool_fill(row_ms, pool_workers))
+                if costs.fill_pool_factor != 1.0:  # the pool inside a live engine (profile engine_fill)
+                    yield env.timeout((costs.fill_pool_factor - 1.0) * (env.now - tp))
                 pool_wait_ms = env.now - tp
                 self._event("wait for fill pool", "engine thread", tp, pool_wait_ms)
             elif S:
-                fdur = self.batched_fill_ms(row_ms) if (sglang and cfg.backend == "guidance" and not k) else fill_ms
+                fdur = self.batched_fill_ms(row_ms) if (sglang and cfg.backend == "guidance" and not k) \
+                    else fill_ms * costs.fill_serial_factor
+                thread_fill_ms = fdur
                 self._event("fill bitmask", "engine thread", env.now, fdur)
                 yield env.timeout(fdur)
             if not gpu.processed:
@@ -395,7 +399,7 @@ class Simulation:
                 self.itl_w.append((period, toks[~is_new]))
             self._end_step(act, rids, is_new, toks, (t0, period, B, S, prefill_tokens, forward_ms, fill_ms,
                                                      pool_wait_ms, apply_ms, adv_ms, compile_wait_ms, overhead_ms,
-                                                     use_pool))
+                                                     use_pool, thread_fill_ms))
 
     def llamacpp_loop(self):
         """llama.cpp's server loop (model/fill.py): decode every active slot in one batch, then
@@ -418,17 +422,19 @@ class Simulation:
             yield env.timeout(launch + forward_ms + fill_ms)
             self._end_step(act, rids, is_new, np.ones(B, int),
                            (t0, env.now - t0, B, S, prefill_tokens, forward_ms, fill_ms, 0.0, 0.0, 0.0, launch, 0.0,
-                            False))
+                            False, fill_ms))
 
     def _end_step(self, act: np.ndarray, rids: np.ndarray, is_new: np.ndarray, toks: np.ndarray, rec: tuple) -> None:
         """Advance the step's requests, record the step, free the slots of finished requests.
         rec: (t0, period, rows emitting a token, structured rows, prefill tokens, forward, fill, pool
-        wait, apply, advance, compile wait, engine CPU overhead, pool used)."""
-        t0, period, B, S, prefill_tokens, forward_ms, *rest, use_pool = rec
+        wait, apply, advance, compile wait, engine CPU overhead, pool used, the fill the engine thread
+        did itself: the serial fill, 0 on a pool step)."""
+        t0, period, B, S, prefill_tokens, forward_ms, *rest, use_pool, thread_fill_ms = rec
         self.s_pos[act] += toks
         dec = ~is_new
         self.steps.append((t0, period, int(self.s_active.sum()), B, S, int(dec.sum()), int(toks[dec].sum()),
-                           prefill_tokens, forward_ms, *rest, period - forward_ms, use_pool))
+                           prefill_tokens, forward_ms, *rest, period - forward_ms, use_pool,
+                           thread_fill_ms))
         ended = act[self.s_pos[act] >= self.out_len[rids]]
         firsts, done = rids[is_new], self.s_rid[ended].copy()
         for s in ended:  # the engine frees the slot now; the client hears of it when the API server streams it

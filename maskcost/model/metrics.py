@@ -60,6 +60,10 @@ def summarize(sim: Simulation) -> dict[str, Any]:
                   "cpu_overhead_ms", "exposed_ms")}
     breakdown["step_ms"] = float(np.mean(dur)) if dur.size else None
     breakdown["pool_step_fraction"] = float(np.mean(col["pool_used"][win]))
+    # per step that filled serially / used the pool: what a probe of grammar_bitmask times in the engine
+    serial, pooled = win & (col["thread_fill_ms"] > 0), win & (col["pool_used"] > 0)
+    breakdown["serial_fill_step_ms"] = float(np.mean(col["thread_fill_ms"][serial])) if serial.any() else None
+    breakdown["pool_fill_step_ms"] = float(np.mean(col["pool_wait_ms"][pooled])) if pooled.any() else None
     return {
         "itl_ms_mean": mean_itl,
         "itl_ms_p50": _pct(itl, itl_w, 50), "itl_ms_p90": _pct(itl, itl_w, 90), "itl_ms_p99": _pct(itl, itl_w, 99),

@@ -32,7 +32,8 @@ ENGINE_METRICS = {
 # scheduled-token totals and the prefill / queue time histograms say what the steps carried.
 EXTRA_COUNTER_PREFIXES = {"vllm": ("vllm:spec_decode_num_", "vllm:prefix_cache_", "vllm:prompt_tokens_total",
                                    "vllm:iteration_tokens_total_sum", "vllm:request_prefill_time_seconds_",
-                                   "vllm:request_queue_time_seconds_"),
+                                   "vllm:request_queue_time_seconds_",
+                                   "vllm:time_to_first_token_seconds_", "vllm:e2e_request_latency_seconds_"),
                           "sglang": (), "llamacpp": ()}
 
 

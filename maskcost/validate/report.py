@@ -112,10 +112,28 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
             spread = 100.0 * (max(vals) - min(vals)) / meas if len(vals) > 1 and meas else None
             row["metrics"][name] = {"measured": meas, "predicted": pred[pkey], "error_pct": _err(pred[pkey], meas),
                                     "spread_pct": spread}
+        # the sweep windows (joins the in-server probe: validate/inengine.py) and the server's own
+        # per-request timings: TTFT from its arrival, queue and prefill inside the engine (ms)
+        row["windows"] = [(s["engine"]["window_start_unix_s"], s["engine"]["window_start_unix_s"] + s["engine"]["window_s"])
+                          for s in ss if "window_start_unix_s" in s["engine"]]
+        row["server_ms"] = _server_timings(ss)
         row["predicted_breakdown"] = pred["breakdown"]
         row["predicted_overhead_pct"] = pred["overhead_pct"]
         rows.append(row)
     return rows
+
+
+def _server_timings(ss: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean per request over the points' windows, from vLLM's histograms (ms): TTFT as the API
+    server measures it (from its arrival), the engine's queue time and prefill time."""
+    out = {}
+    for key, name in (("vllm:time_to_first_token_seconds", "ttft"), ("vllm:request_queue_time_seconds", "queue"),
+                      ("vllm:request_prefill_time_seconds", "prefill")):
+        tot = [s["engine"]["counters"].get(f"{key}_sum") for s in ss if "counters" in s["engine"]]
+        cnt = [s["engine"]["counters"].get(f"{key}_count") for s in ss if "counters" in s["engine"]]
+        if tot and None not in tot and None not in cnt and sum(cnt):
+            out[name] = 1e3 * sum(tot) / sum(cnt)
+    return out
 
 
 def score(rows: list[dict[str, Any]], metric: str = "ITL ms") -> dict[str, Any]:
@@ -200,6 +218,9 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
             lines.append(f"- {m}: {s['points']} points, median |error| {s['median_abs_error_pct']:.1f}%, "
                          f"MAPE {s['mape_pct']:.1f}%, worst {s['worst_error_pct']:+.1f}%")
     lines += ["", "![ITL](itl_measured_vs_predicted.png)", ""]
+    if any(r.get("inengine") for r in rows):
+        from .inengine import report_lines
+        lines += report_lines(rows)
     (out / "report.md").write_text("\n".join(lines))
     print("\n".join(lines[:2] + lines[10:]))
     return doc

@@ -107,6 +107,7 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
         async def started() -> None:  # the window opens with the first request
             state["before"] = await scrape(mc, base_url)
             state["t_start"] = time.perf_counter()
+            state["wall_start"] = time.time()
             state["poller"] = asyncio.create_task(poll())
 
         async def last_issued() -> None:
@@ -126,12 +127,14 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
         after = state.get("after") or await scrape(mc, base_url)
         window_s = state.get("t_end", time.perf_counter()) - state["t_start"]
         before = state["before"]
+        wall_start = state.get("wall_start", time.time() - window_s)
     # the window where the offered concurrency was held: skip the first second of ramp-up
     run = [s[1] for s in samples if s[0] >= min(1.0, window_s / 4)] or [s[1] for s in samples]
     ws = window_stats(engine, before, after, window_s)
     eng = {"engine": engine, "running_mean": float(np.mean(run)) if run else None,
            "running_max": float(np.max(run)) if run else None,
            "deferred_mean": float(np.mean([s[2] for s in samples])) if samples else None,
+           "window_start_unix_s": wall_start,  # joins the window to in-server probe records (validate/probe.py)
            "window_s": ws.window_s, "steps": ws.steps, "step_ms": ws.step_ms, "itl_ms": ws.itl_ms,
            "gen_tokens_per_s": ws.gen_tokens_per_s}
     if ws.counters:

@@ -1,0 +1,156 @@
+"""What the probe (validate/probe.py) timed inside the server, point by point, beside the model's
+breakdown of the same step; and the engine-fill factors a profile takes from it (the fill as the
+live engine runs it over the fill the model builds from library timings)."""
+from __future__ import annotations
+
+import glob
+import gzip
+import os
+import statistics
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ..calibrate.profile import EngineFill, EngineFillPoint, Profile
+from ..model.fill import VLLM_PARALLEL_FILL_THRESHOLD
+from .probe import ENV_DIR
+
+# a point's fill kind counts only with this many probed calls in its windows
+MIN_CALLS = 20
+
+
+def read_probe(folder: str) -> dict[str, np.ndarray]:
+    """Every probe record under `folder` (probe-PID.tsv, or .tsv.gz) as columns: name, thread,
+    pid, start_s (Unix), dur_ms, n. A line that does not parse is a one-line error naming the
+    file and the line."""
+    files = sorted(glob.glob(os.path.join(folder, "probe-*.tsv")) + glob.glob(os.path.join(folder, "probe-*.tsv.gz")))
+    if not files:
+        raise ValueError(f"--probe {folder}: no probe-*.tsv files (was the server started with {ENV_DIR} set?)")
+    names, threads, pids, start, dur, n = [], [], [], [], [], []
+    for path in files:
+        pid = int(os.path.basename(path).split("-")[1].split(".")[0])
+        with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+            for k, line in enumerate(f, 1):
+                if line.startswith("#") or not line.strip():
+                    continue
+                try:
+                    a, b, c, d, e = line.rstrip("\n").split("\t")
+                    start.append(int(c) / 1e9)
+                    dur.append(int(d) / 1e6)
+                    n.append(int(e))
+                except ValueError:
+                    raise ValueError(f"--probe {path}:{k}: not a probe record (name, thread, start ns, "
+                                     f"duration ns, n)") from None
+                names.append(a)
+                threads.append(b)
+                pids.append(pid)
+    return {"name": np.array(names), "thread": np.array(threads), "pid": np.array(pids),
+            "start_s": np.array(start), "dur_ms": np.array(dur), "n": np.array(n)}
+
+
+def window_stats(probe: dict[str, np.ndarray], windows: list[tuple[float, float]],
+                 pool_threshold: int = VLLM_PARALLEL_FILL_THRESHOLD) -> dict[str, dict[str, float]]:
+    """Per probed method, the calls that started inside any of the (start, end) windows: count,
+    mean and p50 duration (ms), mean n, and the busy fraction of the windows' time. The whole-step
+    fill splits into its serial calls (rows <= pool_threshold) and its pool calls (more rows)."""
+    win = np.zeros(probe["name"].size, bool)
+    for t0, t1 in windows:
+        win |= (probe["start_s"] >= t0) & (probe["start_s"] < t1)
+    span = max(sum(t1 - t0 for t0, t1 in windows), 1e-9)
+    groups = {str(x): probe["name"] == x for x in np.unique(probe["name"][win])}
+    fill = probe["name"] == "StructuredOutputManager.grammar_bitmask"
+    groups["grammar_bitmask serial"] = fill & (probe["n"] > 0) & (probe["n"] <= pool_threshold)
+    groups["grammar_bitmask pool"] = fill & (probe["n"] > pool_threshold)
+    out = {}
+    for name, sel in groups.items():
+        m = sel & win
+        if m.any():
+            d = probe["dur_ms"][m]
+            out[name] = {"calls": int(m.sum()), "mean_ms": float(d.mean()), "p50_ms": float(np.median(d)),
+                         "n_mean": float(probe["n"][m].mean()), "busy_fraction": float(d.sum() / 1e3 / span)}
+    return out
+
+
+def _mean_or_none(st: dict[str, dict[str, float]], key: str) -> float | None:
+    return st[key]["mean_ms"] if key in st and st[key]["calls"] >= MIN_CALLS else None
+
+
+def attach(rows: list[dict[str, Any]], probe: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """Give each report row with sweep windows its probe statistics (row["inengine"])."""
+    for r in rows:
+        if r.get("windows"):
+            r["inengine"] = window_stats(probe, r["windows"])
+    return rows
+
+
+def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], method: str) -> Profile:
+    """The profile with `backend`'s engine_fill set from report rows that carry probe statistics
+    and the model's breakdown made without engine-fill factors: per kind (serial, pool), the median
+    over the points that had at least MIN_CALLS such fills of in-engine / model."""
+    pts = []
+    for r in rows:
+        st, b = r.get("inengine"), r["predicted_breakdown"]
+        if r["arm"] != "on" or not st or b is None:
+            continue
+        serial, pool = _mean_or_none(st, "grammar_bitmask serial"), _mean_or_none(st, "grammar_bitmask pool")
+        pts.append(EngineFillPoint(r["concurrency"], r["metrics"]["running"]["measured"] or 0.0,
+                                   serial, b["serial_fill_step_ms"] if serial is not None else None,
+                                   pool, b["pool_fill_step_ms"] if pool is not None else None))
+    if not pts:
+        raise ValueError("--fit-engine-fill: no schema-on point has probe records in its window (sweep "
+                         "with this maskcost against a server started with the probe: maskcost probe-site)")
+
+    def factor(pairs: list[tuple[float | None, float | None]]) -> float:
+        ratios = [m / p for m, p in pairs if m is not None and p]
+        return statistics.median(ratios) if ratios else 1.0
+    ef = EngineFill(method, factor([(p.serial_ms, p.serial_model_ms) for p in pts]),
+                    factor([(p.pool_ms, p.pool_model_ms) for p in pts]), tuple(pts))
+    b = profile.backends[backend]
+    return replace(profile, backends={**profile.backends, backend: replace(b, engine_fill=ef)})
+
+
+def without_engine_fill(profile: Profile, backend: str) -> Profile:
+    b = profile.backends[backend]
+    return replace(profile, backends={**profile.backends, backend: replace(b, engine_fill=None)})
+
+
+def _ms(st: dict[str, dict[str, float]], key: str) -> str:
+    return f"{st[key]['mean_ms']:.2f}" if key in st else ""
+
+
+def report_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The report's in-engine section: per point, what the probe timed (mean ms per call) beside
+    the model's breakdown, and where TTFT goes (client, API server, engine queue + prefill)."""
+    lines = ["## Inside the engine (probe: validate/probe.py)", "",
+             "Mean ms per call over the point's windows, probe / model. Fill: the whole step's "
+             "`grammar_bitmask`, on steps that fill serially and on steps that use the pool (model: "
+             "`serial_fill_step_ms`, `pool_fill_step_ms`). Update: `update_from_output` (model: advance). "
+             "Launch: `execute_model` (the forward's CPU side). API busy: share of the window the API "
+             "server spent in `process_outputs`. TTFT: the client's p50; the server's mean from its "
+             "arrival; the engine's queue + prefill mean.", "",
+             "| arm | conc | running | fill serial | fill pool | update / model advance | schedule | launch | "
+             "sample | API busy % | chat create | TTFT client p50 | server | queue + prefill |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        st = r.get("inengine")
+        if not st:
+            continue
+        b = r["predicted_breakdown"] or {}
+        sv = r.get("server_ms", {})
+
+        def pair(key: str, model_key: str) -> str:
+            m = b.get(model_key)
+            return f"{_ms(st, key)} / {m:.2f}" if key in st and m is not None else _ms(st, key)
+        api = st.get("OutputProcessor.process_outputs")
+        qp = sv["queue"] + sv["prefill"] if "queue" in sv and "prefill" in sv else None
+        cells = [r["arm"], str(r["concurrency"]), f"{r['metrics']['running']['measured'] or 0:.0f}",
+                 pair("grammar_bitmask serial", "serial_fill_step_ms"), pair("grammar_bitmask pool", "pool_fill_step_ms"),
+                 pair("Scheduler.update_from_output", "advance_ms"), _ms(st, "Scheduler.schedule"),
+                 _ms(st, "UniProcExecutor.execute_model"), _ms(st, "UniProcExecutor.sample_tokens"),
+                 f"{100 * api['busy_fraction']:.0f}" if api else "",
+                 _ms(st, "OpenAIServingChat.create_chat_completion"),
+                 f"{r['metrics']['TTFT p50 ms']['measured'] or 0:.0f}",
+                 f"{sv['ttft']:.0f}" if "ttft" in sv else "", f"{qp:.0f}" if qp is not None else ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines + [""]

@@ -1,0 +1,121 @@
+"""The in-server probe, end to end: written as sitecustomize.py, it wraps the probed methods of a
+stand-in vllm package in a fresh interpreter, records each call, and the reader splits the fill
+into its serial and pool calls."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from maskcost.validate.inengine import read_probe, window_stats
+from maskcost.validate.probe import write_site
+
+FAKE = {
+    "vllm/__init__.py": "",
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/engine/__init__.py": "",
+    "vllm/v1/structured_output/__init__.py": """
+        import time
+        class StructuredOutputManager:
+            def grammar_bitmask(self, requests, ids, spec):
+                time.sleep(0.002 if len(ids) > 128 else 0.001)
+                return len(ids)
+            def _fill_bitmasks(self, batch):
+                return None
+        """,
+    "vllm/v1/engine/async_llm.py": """
+        import asyncio
+        class AsyncLLM:
+            async def add_request(self, rid):
+                await asyncio.sleep(0.001)
+                return rid
+        """,
+}
+
+MAIN = """
+import asyncio, time
+from vllm.v1.structured_output import StructuredOutputManager
+from vllm.v1.engine.async_llm import AsyncLLM
+m = StructuredOutputManager()
+t = time.time()
+for rows in (3, 64, 200, 256):
+    assert m.grammar_bitmask({}, list(range(rows)), {}) == rows
+m._fill_bitmasks([(None, 0, True)] * 16)
+m._fill_bitmasks(((None, 0, True),))  # the serial path's one-row call: not recorded
+assert asyncio.run(AsyncLLM().add_request("r1")) == "r1"
+print(t)
+"""
+
+
+def _run(tmp_path, env_extra):
+    fake = tmp_path / "fake"
+    for rel, src in FAKE.items():
+        (fake / rel).parent.mkdir(parents=True, exist_ok=True)
+        (fake / rel).write_text(textwrap.dedent(src))
+    site = tmp_path / "site"
+    write_site(str(site))
+    env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{fake}", **env_extra}
+    out = subprocess.run([sys.executable, "-c", MAIN], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip()), out.stderr
+
+
+def test_probe_records_calls_in_a_fresh_interpreter(tmp_path):
+    rec = tmp_path / "rec"
+    t0, err = _run(tmp_path, {"MASKCOST_PROBE_DIR": str(rec)})
+    assert "_create_grammar not found; not probed" in err  # a missing method is named, not fatal
+    p = read_probe(str(rec))
+    names = list(p["name"])
+    assert names.count("StructuredOutputManager.grammar_bitmask") == 4
+    assert "StructuredOutputManager._fill_bitmasks" in names and "AsyncLLM.add_request" in names
+    fills = p["n"][p["name"] == "StructuredOutputManager.grammar_bitmask"]
+    assert list(fills) == [3, 64, 200, 256]
+    st = window_stats(p, [(t0 - 1, t0 + 60)])
+    assert st["grammar_bitmask serial"]["calls"] == 2 and st["grammar_bitmask pool"]["calls"] == 2
+    assert st["grammar_bitmask pool"]["n_mean"] == 228
+    assert 1.5 < st["grammar_bitmask pool"]["mean_ms"] < 50  # slept 2 ms each
+    assert st["StructuredOutputManager._fill_bitmasks"]["n_mean"] == 16  # the one-row call is not recorded
+    assert window_stats(p, [(t0 + 100, t0 + 200)]) == {}
+
+
+def test_probe_is_inert_without_its_variable(tmp_path, monkeypatch):
+    monkeypatch.delenv("MASKCOST_PROBE_DIR", raising=False)
+    _run(tmp_path, {})
+    assert not (tmp_path / "rec").exists()
+    with pytest.raises(ValueError, match="no probe-"):
+        read_probe(str(tmp_path))
+
+
+def test_engine_fill_factors_scale_the_models_fills():
+    """fit_engine_fill takes in-engine / model per fill kind; the model then fills that much slower."""
+    from dataclasses import replace
+
+    from maskcost.model.config import EngineConfig, Workload
+    from maskcost.model.predict import run_point
+    from maskcost.validate.inengine import fit_engine_fill
+    from synth import constant_profile
+    p = constant_profile(fill_us=100.0, forward_ms=5.0)
+    cfg = EngineConfig(max_num_seqs=256, cpu_count=16, usable_cores=16)
+    base = {c: run_point(p, cfg, Workload(concurrency=c, requests=4 * c, output_tokens=40))["breakdown"]
+            for c in (64, 256)}
+    assert base[64]["serial_fill_step_ms"] == pytest.approx(6.4, rel=0.05) and base[64]["pool_fill_step_ms"] is None
+    assert base[256]["pool_fill_step_ms"] > 0
+    rows = [{"arm": "on", "concurrency": c, "metrics": {"running": {"measured": float(c)}},
+             "predicted_breakdown": base[c],
+             "inengine": {"grammar_bitmask serial": {"calls": 500, "mean_ms": 1.2 * base[c]["serial_fill_step_ms"]}}
+             if c == 64 else {"grammar_bitmask pool": {"calls": 500, "mean_ms": 1.5 * base[c]["pool_fill_step_ms"]},
+                              "grammar_bitmask serial": {"calls": 3, "mean_ms": 99.0}}}  # too few calls: ignored
+            for c in (64, 256)]
+    fitted = fit_engine_fill(p, "xgrammar", rows, "test")
+    ef = fitted.backends["xgrammar"].engine_fill
+    assert (ef.serial_factor, ef.pool_factor) == (pytest.approx(1.2), pytest.approx(1.5))
+    assert ef.points[1].serial_ms is None
+    from maskcost.calibrate.profile import profile_from_dict, profile_to_dict
+    assert profile_from_dict(profile_to_dict(fitted)).backends["xgrammar"].engine_fill == replace(
+        ef, serial_factor=round(ef.serial_factor, 3), pool_factor=round(ef.pool_factor, 3),
+        points=tuple(replace(q, **{k: round(v, 3) for k, v in vars(q).items() if isinstance(v, float)})
+                     for q in ef.points))
+    again = {c: run_point(fitted, cfg, Workload(concurrency=c, requests=4 * c, output_tokens=40))["breakdown"]
+             for c in (64, 256)}
+    assert again[64]["serial_fill_step_ms"] == pytest.approx(1.2 * base[64]["serial_fill_step_ms"], rel=0.02)
+    assert again[256]["pool_fill_step_ms"] == pytest.approx(1.5 * base[256]["pool_fill_step_ms"], rel=0.05)

@@ -1,0 +1,24 @@
+# Shared helpers for the device session scripts (from session I on; A-H keep their own copies, as
+# run). Source after setting R (results folder under $OUT), PH (phase name) and DEADLINE_S.
+# Every step appends to $R/steps.txt and re-packs $OUT/$(basename $R)-$PH.tar.gz, so a call cut
+# short still returns what finished; a copy stays on the machine for the next phase's resume.
+MC="python3 -m maskcost.cli"; U=http://127.0.0.1:8000; CL="taskset -c 15"
+SRV=.device-stage/b/serve_vllm.sh
+WS="--structured-outputs-config.disable_any_whitespace true"
+KEEP=/tmp/$(basename "$R")-keep
+[ -d "$KEEP" ] && cp -r "$KEEP"/. "$R"/ 2>/dev/null   # an earlier phase on this machine: sweeps resume
+left() { echo $(( DEADLINE_S - SECONDS )); }
+pack() {
+  gzip -c /tmp/vllm.log > "$R/vllm-$PH.log.gz" 2>/dev/null
+  tar -C "$OUT" -czf "$OUT/$(basename "$R")-$PH.tar.gz" "$(basename "$R")"
+  mkdir -p "$KEEP" && cp -r "$R"/. "$KEEP"/
+}
+note() { echo "$(date -u +%FT%T.%3NZ) [$SECONDS s] $*" >> "$R/steps.txt"; }
+step() {  # step PLANNED_S LOGNAME command...   (skipped when under 20 s are left)
+  local plan=$1 log=$2; shift 2
+  local t; t=$(left); [ "$t" -gt "$plan" ] && t=$plan
+  [ "$t" -lt 20 ] && { note "skipped: $log (${t}s left)"; return 1; }
+  note "$log ($t s): $*"
+  timeout "$t" "$@" > "$R/$log.log" 2>&1; local rc=$?
+  note "rc $rc"; pack; return $rc
+}

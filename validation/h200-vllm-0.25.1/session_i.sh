@@ -1,0 +1,72 @@
+#!/bin/bash
+# Device session I (H200, vLLM 0.25.1, Llama-3-8B architecture, random weights): the engine timed
+# from inside. The server runs with maskcost's probe (validate/probe.py as sitecustomize.py, records
+# under $OUT/i/probe), so each step's fill, pool wait, update and launch are measured where vLLM
+# runs them. Pre-registered: this host's single-thread benchmark scales the CPU side; one
+# calibration sweep (xgrammar, concurrency 96 and 192) fits the engine-fill factors (in-engine
+# fill / the model's, serial and pool); predictions for the held-out points are written on the
+# device before any of them runs (i/predict_i.sh).
+# From the repository root, after `cp .device-stage/a/part00 /tmp/stage-part00`:
+#   bash validation/h200-vllm-0.25.1/session_i.sh calib   (bench, serve, calibrate, predict, held-out)
+#   bash validation/h200-vllm-0.25.1/session_i.sh more    (max-num-seqs 128, guidance, schema-off TTFT)
+set -u
+DEADLINE_S=${DEADLINE_S:-585}
+PH=$1; R=$OUT/i; mkdir -p "$R/probe"
+source validation/h200-vllm-0.25.1/lib.sh
+[ -d /tmp/mc ] || pip install -q --no-index --no-deps --target /tmp/mc .device-stage/w/*.whl > /dev/null 2>&1
+export PYTHONPATH=/tmp/site:/tmp/mc:$PWD
+T="--tier flat bounded"; LONG="--rounds 6 --min-requests 32"
+sweep() {  # sweep NAME PLANNED_S LABEL sweep-args...
+  local name=$1 plan=$2 label=$3; shift 3
+  step "$plan" "$name" $CL $MC sweep --base-url $U --out "$R/$name.jsonl" --label "$label, session I" "$@"
+}
+serve() {  # serve BACKEND MNS: restart the server with the probe recording into $R/probe
+  step 200 "serve-$1-$2" env MASKCOST_PROBE_DIR="$R/probe" bash $SRV "$1" "$2" $WS
+  grep -q "vLLM up" "$R/serve-$1-$2.log"
+}
+{ nproc; lscpu | grep -E "Model name|^CPU\(s\)"; nvidia-smi --query-gpu=name,driver_version --format=csv; } > "$R/host-$PH.txt" 2>&1
+case $PH in
+  calib)
+    if [ ! -d /tmp/site ]; then   # serve_vllm.sh's own unpack, done first so the probe can go in
+      note unpack
+      cat /tmp/stage-part00 .device-stage/b/part0* > /tmp/bundle.tar.xz && mkdir -p /tmp/x && \
+        tar -C /tmp/x -xJf /tmp/bundle.tar.xz && mv /tmp/x/site /tmp/site && mv /tmp/x/llama3-8b /tmp/llama3-8b
+    fi
+    $MC probe-site /tmp/site > "$R/probe-site.log" 2>&1   # inert unless MASKCOST_PROBE_DIR is set
+    note bench   # idle machine, before the server: the median of three runs, on the model's Llama-3 tokenizer
+    python3 -c "
+from maskcost.calibrate.tokenizer import load_vocab; from maskcost.calibrate.host import bench_us
+from maskcost.calibrate.profile import load_default_profile
+v = load_vocab('/tmp/llama3-8b'); b = sorted(bench_us(v) for _ in range(3))[1]; p = load_default_profile().host.bench_us
+print(f'bench_us {b:.1f} profile {p:.1f} speed {p / b:.4f}')" > "$R/bench.txt" 2>&1
+    SPEED=$(awk '/speed/ {print $6}' "$R/bench.txt"); note "speed ${SPEED:-none}: $(tail -1 $R/bench.txt)"
+    SPEED=${SPEED:-1.0}; echo "$SPEED" > "$R/speed.txt"
+    serve xgrammar 256 || exit 1
+    grep -m3 -E "max_num_batched_tokens|Initializing a V1" /tmp/vllm.log | cut -c1-400 > "$R/engine-config.txt"
+    sweep i1-calib 90 "xgrammar mns256 async" --arms on $T --concurrency 96 192 $LONG
+    step 60 fit $MC report --sweep "$R/i1-calib.jsonl" --probe "$R/probe" --cpu-speed "$SPEED" \
+      --fit-engine-fill "$R/profile-i.json.gz" --out "$R/report-calib" --title "Session I calibration (fitted)"
+    [ -f "$R/profile-i.json.gz" ] || { note "no fitted profile: predictions from the default only"; }
+    step 90 predict-fitted bash validation/h200-vllm-0.25.1/i/predict_i.sh "$R/profile-i.json.gz" "$SPEED" "$R/predicted"
+    step 90 predict-default bash validation/h200-vllm-0.25.1/i/predict_i.sh maskcost/profiles/default.json.gz "$SPEED" "$R/predicted-default"
+    note "held out from here"
+    sweep i2-on-short 150 "xgrammar mns256 async" --arms on $T --concurrency 8 64 128 160 256 $LONG
+    sweep i3-on-unique 60 "xgrammar mns256 async" --arms on $T --concurrency 1 8 --rounds 8 --min-requests 32 --unique-schemas
+    sweep i2-on-short 150 "xgrammar mns256 async" --arms on $T --concurrency 64 160 256 $LONG --repeats 2 ;;
+  more)
+    SPEED=$(cat "$R/speed.txt")
+    serve xgrammar 128 && sweep i4-mns128 70 "xgrammar mns128 async" --arms on $T --concurrency 160 256 $LONG
+    serve guidance 256 && {
+      # guidance's own engine-fill factors, fitted like xgrammar's, then its held-out points predicted
+      # again with them (predicted/i5-guidance.json, written in the calib phase, has guidance unfitted)
+      sweep i5-guidance-calib 90 "guidance mns256 async" --arms on $T --concurrency 96 192 --rounds 4 --min-requests 32
+      step 60 fit-guidance $MC report --backend guidance --sweep "$R/i5-guidance-calib.jsonl" --probe "$R/probe" \
+        --cpu-speed "$SPEED" --profile "$R/profile-i.json.gz" --fit-engine-fill "$R/profile-ig.json.gz" \
+        --out "$R/report-guidance-calib" --title "Session I guidance calibration (fitted)"
+      step 60 predict-guidance bash validation/h200-vllm-0.25.1/i/predict_i.sh "$R/profile-ig.json.gz" "$SPEED" \
+        "$R/predicted-guidance-fitted" i5-guidance
+      note "held out from here"
+      sweep i5-guidance 90 "guidance mns256 async" --arms on $T --concurrency 64 160 --rounds 4 --min-requests 32
+      sweep i6-off 60 "guidance mns256 async (schema off)" --arms off --concurrency 64 256 --off-tokens 96 $LONG; } ;;
+esac
+pack
