@@ -68,5 +68,12 @@ print(f'bench_us {b:.1f} profile {p:.1f} speed {p / b:.4f}')" > "$R/bench.txt" 2
       note "held out from here"
       sweep i5-guidance 90 "guidance mns256 async" --arms on $T --concurrency 64 160 --rounds 4 --min-requests 32
       sweep i6-off 60 "guidance mns256 async (schema off)" --arms off --concurrency 64 256 --off-tokens 96 $LONG; } ;;
+  taskset4)   # the unseen CPU: the server on 4 cores (taskset) while vLLM sizes its pools from cpu_count 16
+    SPEED=$(cat "$R/speed.txt")
+    step 60 predict-taskset4 bash validation/h200-vllm-0.25.1/i/predict_i.sh "$R/profile-i.json.gz" "$SPEED" "$R/predicted" i7-taskset4
+    step 60 predict-taskset4-default bash validation/h200-vllm-0.25.1/i/predict_i.sh maskcost/profiles/default.json.gz "$SPEED" "$R/predicted-default" i7-taskset4
+    note "held out from here"
+    step 200 serve-taskset4 taskset -c 0-3 env MASKCOST_PROBE_DIR="$R/probe" bash $SRV xgrammar 256 $WS && \
+      sweep i7-taskset4 150 "xgrammar mns256 async, server on cores 0-3" --arms on $T --concurrency 64 160 $LONG ;;
 esac
 pack

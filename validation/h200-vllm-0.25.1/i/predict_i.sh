@@ -19,4 +19,5 @@ pred i2-on-short --concurrency 8 64 128 160 256                 # max-num-seqs 2
 pred i3-on-unique --unique-schemas --concurrency 1 8             # every request compiles a variant
 pred i4-mns128 --max-num-seqs 128 --concurrency 160 256          # no pool; 128 rows at most
 pred i5-guidance --backend guidance --concurrency 64 160         # llguidance in the engine
+pred i7-taskset4 --cores 4 --cpu-count 16 --concurrency 64 160   # the server on 4 cores, the pool sized for 16
 ls -la --time-style=full-iso "$O"
