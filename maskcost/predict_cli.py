@@ -171,11 +171,12 @@ def cmd_report(args) -> int:
         from .validate.inengine import fit_engine_fill
         fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {args.probe}) "
                                  f"over the model's fill at --cpu-speed {args.cpu_speed:.3f}, sweeps "
-                                 f"{' '.join(args.sweep)}")
+                                 f"{' '.join(args.sweep)}", args.cpu_speed)
         save_profile(fitted, args.fit_engine_fill)
         ef = fitted.backends[cfg.backend].engine_fill
         print(f"wrote {args.fit_engine_fill}: {cfg.backend} engine fill x{ef.serial_factor:.3f} serial, "
-              f"x{ef.pool_factor:.3f} pool ({len(ef.points)} points)")
+              f"x{ef.pool_factor:.3f} pool ({len(ef.points)} points); engine CPU per step "
+              f"{', '.join(f'{c.ms:.1f} ms at {c.batch:.0f}' for c in ef.cpu_points) or 'not timed'}")
     return 0
 
 

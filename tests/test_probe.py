@@ -92,7 +92,7 @@ def test_engine_fill_factors_scale_the_models_fills():
 
     from maskcost.model.config import EngineConfig, Workload
     from maskcost.model.predict import run_point
-    from maskcost.validate.inengine import fit_engine_fill
+    from maskcost.validate.inengine import STEP_CPU_CALLS, fit_engine_fill
     from synth import constant_profile
     p = constant_profile(fill_us=100.0, forward_ms=5.0)
     cfg = EngineConfig(max_num_seqs=256, cpu_count=16, usable_cores=16)
@@ -106,10 +106,13 @@ def test_engine_fill_factors_scale_the_models_fills():
              if c == 64 else {"grammar_bitmask pool": {"calls": 500, "mean_ms": 1.5 * base[c]["pool_fill_step_ms"]},
                               "grammar_bitmask serial": {"calls": 3, "mean_ms": 99.0}}}  # too few calls: ignored
             for c in (64, 256)]
-    fitted = fit_engine_fill(p, "xgrammar", rows, "test")
+    for r, each_ms in zip(rows, (2.0, 4.0)):  # the engine thread's other work: 4 calls per step
+        r["inengine"].update({k: {"calls": 300, "mean_ms": each_ms} for k in STEP_CPU_CALLS})
+    fitted = fit_engine_fill(p, "xgrammar", rows, "test", 0.5)  # this host at half the profile host's speed
     ef = fitted.backends["xgrammar"].engine_fill
     assert (ef.serial_factor, ef.pool_factor) == (pytest.approx(1.2), pytest.approx(1.5))
     assert ef.points[1].serial_ms is None
+    assert [(c.batch, c.ms) for c in ef.cpu_points] == [(64.0, 4.0), (256.0, 8.0)]  # at the profile host's speed
     from maskcost.calibrate.profile import profile_from_dict, profile_to_dict
     assert profile_from_dict(profile_to_dict(fitted)).backends["xgrammar"].engine_fill == replace(
         ef, serial_factor=round(ef.serial_factor, 3), pool_factor=round(ef.pool_factor, 3),
@@ -119,3 +122,7 @@ def test_engine_fill_factors_scale_the_models_fills():
              for c in (64, 256)}
     assert again[64]["serial_fill_step_ms"] == pytest.approx(1.2 * base[64]["serial_fill_step_ms"], rel=0.02)
     assert again[256]["pool_fill_step_ms"] == pytest.approx(1.5 * base[256]["pool_fill_step_ms"], rel=0.05)
+    # with a grammar in the batch the engine thread's other work is the probe's curve, not hidden
+    for c, want in ((64, 4.0), (256, 8.0)):
+        assert again[c]["advance_ms"] + again[c]["cpu_overhead_ms"] == pytest.approx(want, rel=0.02)
+    assert again[64]["step_ms"] == pytest.approx(4.0 + again[64]["serial_fill_step_ms"] + again[64]["apply_ms"], rel=0.05)

@@ -106,14 +106,28 @@ class EngineFillPoint:
 
 
 @dataclass(frozen=True)
+class EngineCpuPoint:
+    """The engine thread's own work per step besides the fill, on steps with grammar rows, as the
+    probe timed it (schedule + execute_model + sample_tokens + update_from_output), at `batch`
+    running requests; scaled to the profile host's single-thread speed."""
+    batch: float
+    ms: float
+
+
+@dataclass(frozen=True)
 class EngineFill:
-    """How much slower the fill runs inside the engine than the model's library-timed fill, on the
-    calibration server: in-engine / model, for serial fills and for pool fills (the median over the
-    points that had them; 1.0 where none did). The model multiplies its fills by these."""
+    """The engine step as a live engine runs it (calibrate: report --probe --fit-engine-fill).
+    Fill: how much slower the fill runs inside the engine than the model's library-timed fill,
+    in-engine / model, for serial fills and for pool fills (the median over the points that had
+    them; 1.0 where none did); the model multiplies its fills by these. cpu_points: the engine
+    thread's other work per step with a grammar in the batch (with async scheduling it is not
+    hidden behind the forward then: engines.md Q1); where present the model takes it in place of
+    the advance + the schema-off sync overhead."""
     method: str
     serial_factor: float
     pool_factor: float
     points: tuple[EngineFillPoint, ...]
+    cpu_points: tuple[EngineCpuPoint, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -301,7 +315,10 @@ def _engine_fill(d: dict, where: str) -> EngineFill:
         if not v > 0:
             raise ProfileError(f"{where}.{f}: must be > 0, got {v}")
         factors.append(v)
-    return EngineFill(_req(d, "method", where, str), *factors, tuple(pts))
+    cpu = tuple(EngineCpuPoint(_nonneg(_req(c, "batch", f"{where}.cpu_points[{i}]", float), where),
+                               _nonneg(_req(c, "ms", f"{where}.cpu_points[{i}]", float), where))
+                for i, c in enumerate(d.get("cpu_points") or ()))  # absent in the first fitted profiles
+    return EngineFill(_req(d, "method", where, str), *factors, tuple(pts), cpu)
 
 
 def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:

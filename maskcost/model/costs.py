@@ -104,6 +104,8 @@ class Costs:
         ef = b.engine_fill
         self.fill_serial_factor = ef.serial_factor if ef is not None else 1.0
         self.fill_pool_factor = ef.pool_factor if ef is not None else 1.0
+        self.engine_cpu = Curve([c.batch for c in ef.cpu_points], [c.ms for c in ef.cpu_points]) \
+            if ef is not None and ef.cpu_points else None
 
     def forward_ms(self, batch: float, prefill_tokens: float = 0.0, decode_rows: float = 0.0,
                    context_tokens: float = 0.0) -> float:
@@ -124,6 +126,14 @@ class Costs:
         if self.forward_sync is None:
             return 0.0
         return max(0.0, self.forward_sync(batch) - self.forward(batch))
+
+    def grammar_step_cpu_ms(self, batch: float, advance_ms: float) -> float:
+        """The engine thread's work per step besides the fill when grammar rows are in the batch
+        (async scheduling cannot hide it then): the probe's curve where the profile has one,
+        else the advance + the schema-off sync overhead."""
+        if self.engine_cpu is None:
+            return advance_ms + self.cpu_overhead_ms(batch)
+        return max(advance_ms, self.engine_cpu(batch) * self.cpu_scale)
 
     def apply_ms(self, rows: int) -> float:
         return self.apply(rows) if rows else 0.0

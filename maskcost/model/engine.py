@@ -347,7 +347,8 @@ class Simulation:
                 # advance by the tokens of this step; with drafts also advance over each draft and roll back
                 adv_ms = float((acc_us * (1 + 2 * k * d)).sum()) * costs.cpu_scale / 1e3
                 fill_ms = float(row_ms.sum())
-            overhead_ms = costs.cpu_overhead_ms(B)
+            # the engine thread's other work: with a grammar row and async scheduling it is not hidden
+            overhead_ms = costs.grammar_step_cpu_ms(B, adv_ms) - adv_ms if (S and async_on) else costs.cpu_overhead_ms(B)
             compile_wait_ms = 0.0
             if sglang and self.pending:
                 ends = [self.compile_end.get(self._grammar_key(r), t0 + SGLANG_GRAMMAR_POLL_MS) for r in self.pending]

@@ -12,12 +12,22 @@ from typing import Any
 
 import numpy as np
 
-from ..calibrate.profile import EngineFill, EngineFillPoint, Profile
+from ..calibrate.profile import EngineCpuPoint, EngineFill, EngineFillPoint, Profile
 from ..model.fill import VLLM_PARALLEL_FILL_THRESHOLD
 from .probe import ENV_DIR
 
 # a point's fill kind counts only with this many probed calls in its windows
 MIN_CALLS = 20
+# the engine thread's work per step besides the fill (engines.md Q1: step_with_batch_queue)
+STEP_CPU_CALLS = ("Scheduler.schedule", "UniProcExecutor.execute_model", "UniProcExecutor.sample_tokens",
+                  "Scheduler.update_from_output")
+
+
+def step_cpu_ms(st: dict[str, dict[str, float]]) -> float | None:
+    """Per step: the sum of the mean of each of STEP_CPU_CALLS (each runs once per step)."""
+    if not all(k in st and st[k]["calls"] >= MIN_CALLS for k in STEP_CPU_CALLS):
+        return None
+    return sum(st[k]["mean_ms"] for k in STEP_CPU_CALLS)
 
 
 def read_probe(folder: str) -> dict[str, np.ndarray]:
@@ -84,16 +94,22 @@ def attach(rows: list[dict[str, Any]], probe: dict[str, np.ndarray]) -> list[dic
     return rows
 
 
-def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], method: str) -> Profile:
+def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], method: str,
+                    cpu_speed: float) -> Profile:
     """The profile with `backend`'s engine_fill set from report rows that carry probe statistics
-    and the model's breakdown made without engine-fill factors: per kind (serial, pool), the median
-    over the points that had at least MIN_CALLS such fills of in-engine / model."""
-    pts = []
+    and the model's breakdown made without engine-fill factors (at `cpu_speed`, this host's speed
+    relative to the profile's): per fill kind (serial, pool), the median over the points that had
+    at least MIN_CALLS such fills of in-engine / model; and the engine thread's other work per
+    step by running batch, times cpu_speed (the profile host's time)."""
+    pts, cpu = [], []
     for r in rows:
         st, b = r.get("inengine"), r["predicted_breakdown"]
         if r["arm"] != "on" or not st or b is None:
             continue
         serial, pool = _mean_or_none(st, "grammar_bitmask serial"), _mean_or_none(st, "grammar_bitmask pool")
+        c = step_cpu_ms(st)
+        if c is not None and r["metrics"]["running"]["measured"]:
+            cpu.append(EngineCpuPoint(r["metrics"]["running"]["measured"], c * cpu_speed))
         pts.append(EngineFillPoint(r["concurrency"], r["metrics"]["running"]["measured"] or 0.0,
                                    serial, b["serial_fill_step_ms"] if serial is not None else None,
                                    pool, b["pool_fill_step_ms"] if pool is not None else None))
@@ -105,7 +121,8 @@ def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], 
         ratios = [m / p for m, p in pairs if m is not None and p]
         return statistics.median(ratios) if ratios else 1.0
     ef = EngineFill(method, factor([(p.serial_ms, p.serial_model_ms) for p in pts]),
-                    factor([(p.pool_ms, p.pool_model_ms) for p in pts]), tuple(pts))
+                    factor([(p.pool_ms, p.pool_model_ms) for p in pts]), tuple(pts),
+                    tuple(sorted(cpu, key=lambda c: c.batch)))
     b = profile.backends[backend]
     return replace(profile, backends={**profile.backends, backend: replace(b, engine_fill=ef)})
 
@@ -113,6 +130,14 @@ def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], 
 def without_engine_fill(profile: Profile, backend: str) -> Profile:
     b = profile.backends[backend]
     return replace(profile, backends={**profile.backends, backend: replace(b, engine_fill=None)})
+
+
+def cpu_pair(st: dict[str, dict[str, float]], b: dict[str, Any]) -> str:
+    c = step_cpu_ms(st)
+    if c is None:
+        return ""
+    m = b.get("advance_ms", 0.0) + b.get("cpu_overhead_ms", 0.0) if b else None
+    return f"{c:.2f} / {m:.2f}" if m is not None else f"{c:.2f}"
 
 
 def _ms(st: dict[str, dict[str, float]], key: str) -> str:
@@ -125,13 +150,14 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
     lines = ["## Inside the engine (probe: validate/probe.py)", "",
              "Mean ms per call over the point's windows, probe / model. Fill: the whole step's "
              "`grammar_bitmask`, on steps that fill serially and on steps that use the pool (model: "
-             "`serial_fill_step_ms`, `pool_fill_step_ms`). Update: `update_from_output` (model: advance). "
+             "`serial_fill_step_ms`, `pool_fill_step_ms`). Engine CPU: the engine thread's other work per "
+             "step, schedule + launch + sample + update (model: advance + engine CPU overhead). Update: `update_from_output` (model: advance). "
              "Launch: `execute_model` (the forward's CPU side). API busy: share of the window the API "
              "server spent in `process_outputs`. TTFT: the client's p50; the server's mean from its "
              "arrival; the engine's queue + prefill mean.", "",
-             "| arm | conc | running | fill serial | fill pool | update / model advance | schedule | launch | "
-             "sample | API busy % | chat create | TTFT client p50 | server | queue + prefill |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| arm | conc | running | fill serial | fill pool | engine CPU | update / model advance | schedule | "
+             "launch | sample | API busy % | chat create | TTFT client p50 | server | queue + prefill |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         st = r.get("inengine")
         if not st:
@@ -146,7 +172,7 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
         qp = sv["queue"] + sv["prefill"] if "queue" in sv and "prefill" in sv else None
         cells = [r["arm"], str(r["concurrency"]), f"{r['metrics']['running']['measured'] or 0:.0f}",
                  pair("grammar_bitmask serial", "serial_fill_step_ms"), pair("grammar_bitmask pool", "pool_fill_step_ms"),
-                 pair("Scheduler.update_from_output", "advance_ms"), _ms(st, "Scheduler.schedule"),
+                 cpu_pair(st, b), pair("Scheduler.update_from_output", "advance_ms"), _ms(st, "Scheduler.schedule"),
                  _ms(st, "UniProcExecutor.execute_model"), _ms(st, "UniProcExecutor.sample_tokens"),
                  f"{100 * api['busy_fraction']:.0f}" if api else "",
                  _ms(st, "OpenAIServingChat.create_chat_completion"),
