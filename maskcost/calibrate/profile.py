@@ -115,6 +115,15 @@ class EngineCpuPoint:
 
 
 @dataclass(frozen=True)
+class PoolExcessPoint:
+    """vLLM's fill pool inside the engine: the mean wall of a pool fill of `chunks` tasks beyond
+    the ideal list schedule of its own tasks' measured durations (thread wake-ups, GIL hand-offs,
+    the engine thread's submit and wait), as the probe timed it; at the profile host's speed."""
+    chunks: float
+    ms: float
+
+
+@dataclass(frozen=True)
 class EngineFill:
     """The engine step as a live engine runs it (calibrate: report --probe --fit-engine-fill).
     Fill: how much slower the fill runs inside the engine than the model's library-timed fill,
@@ -122,12 +131,17 @@ class EngineFill:
     them; 1.0 where none did); the model multiplies its fills by these. cpu_points: the engine
     thread's other work per step with a grammar in the batch (with async scheduling it is not
     hidden behind the forward then: engines.md Q1); where present the model takes it in place of
-    the advance + the schema-off sync overhead."""
+    the advance + the schema-off sync overhead. pool_excess_points: where present, the model's
+    pool fill is built from its parts, its tasks at pool_task_factor (a row filled inside a pool
+    task, in-engine, over the model's row) list-scheduled plus this in-engine excess, and
+    pool_factor (the first fitted profiles' whole-pool ratio) is not used."""
     method: str
     serial_factor: float
     pool_factor: float
     points: tuple[EngineFillPoint, ...]
     cpu_points: tuple[EngineCpuPoint, ...] = ()
+    pool_excess_points: tuple[PoolExcessPoint, ...] = ()
+    pool_task_factor: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -318,7 +332,13 @@ def _engine_fill(d: dict, where: str) -> EngineFill:
     cpu = tuple(EngineCpuPoint(_nonneg(_req(c, "batch", f"{where}.cpu_points[{i}]", float), where),
                                _nonneg(_req(c, "ms", f"{where}.cpu_points[{i}]", float), where))
                 for i, c in enumerate(d.get("cpu_points") or ()))  # absent in the first fitted profiles
-    return EngineFill(_req(d, "method", where, str), *factors, tuple(pts), cpu)
+    exc = tuple(PoolExcessPoint(_nonneg(_req(c, "chunks", f"{where}.pool_excess_points[{i}]", float), where),
+                                _nonneg(_req(c, "ms", f"{where}.pool_excess_points[{i}]", float), where))
+                for i, c in enumerate(d.get("pool_excess_points") or ()))
+    task = _req(d, "pool_task_factor", where, float) if "pool_task_factor" in d else 1.0
+    if not task > 0:
+        raise ProfileError(f"{where}.pool_task_factor: must be > 0, got {task}")
+    return EngineFill(_req(d, "method", where, str), *factors, tuple(pts), cpu, exc, task)
 
 
 def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:

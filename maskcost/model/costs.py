@@ -106,6 +106,17 @@ class Costs:
         self.fill_pool_factor = ef.pool_factor if ef is not None else 1.0
         self.engine_cpu = Curve([c.batch for c in ef.cpu_points], [c.ms for c in ef.cpu_points]) \
             if ef is not None and ef.cpu_points else None
+        # beyond the highest probed batch: the least-squares slope of all the points (two close
+        # points at the top would make a noisy one)
+        self.engine_cpu_slope = float(max(0.0, np.polyfit(self.engine_cpu.x, self.engine_cpu.y, 1)[0])) \
+            if self.engine_cpu is not None and len(self.engine_cpu.x) > 1 else 0.0
+        self.engine_pool_excess = Curve([c.chunks for c in ef.pool_excess_points],
+                                        [c.ms for c in ef.pool_excess_points]) \
+            if ef is not None and ef.pool_excess_points else None
+        self.pool_task_factor = 1.0
+        if self.engine_pool_excess is not None:
+            self.fill_pool_factor = 1.0  # the pool is built from its parts instead (EngineFill)
+            self.pool_task_factor = ef.pool_task_factor
 
     def forward_ms(self, batch: float, prefill_tokens: float = 0.0, decode_rows: float = 0.0,
                    context_tokens: float = 0.0) -> float:
@@ -133,7 +144,17 @@ class Costs:
         else the advance + the schema-off sync overhead."""
         if self.engine_cpu is None:
             return advance_ms + self.cpu_overhead_ms(batch)
-        return max(advance_ms, self.engine_cpu(batch) * self.cpu_scale)
+        x0 = float(self.engine_cpu.x[0])
+        if batch < x0:  # below the lowest probed batch: linear down to the profile's own at one row
+            lo = self.cpu_overhead_ms(1.0)
+            w = (batch - 1.0) / (x0 - 1.0) if x0 > 1.0 else 1.0
+            ms = lo + max(0.0, w) * (self.engine_cpu(x0) * self.cpu_scale - lo)
+        elif batch > self.engine_cpu.x[-1]:
+            x1 = float(self.engine_cpu.x[-1])
+            ms = (self.engine_cpu(x1) + self.engine_cpu_slope * (batch - x1)) * self.cpu_scale
+        else:
+            ms = self.engine_cpu(batch) * self.cpu_scale
+        return max(advance_ms, ms)
 
     def apply_ms(self, rows: int) -> float:
         return self.apply(rows) if rows else 0.0

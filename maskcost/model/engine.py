@@ -108,12 +108,15 @@ class Simulation:
         self.pending: dict[int, int] = {}  # request -> polls while waiting for its grammar
         self.compile_end: dict[str, float] = {}
         self.compiled_bases: set[str] = set()  # schemas compiled at least once (any variant)
-        self.cores = simpy.Resource(self.env, capacity=cfg.usable_cores)
         # the API server: one asyncio loop, first come first served, for admissions and streamed
         # outputs (ForwardCurve.frontend_*): a single server with known job times, so a job ends at
         # max(now, when the one before it ends) + its time; None: not modelled
         fw = costs.profile.forward
         self.frontend_free_at = 0.0 if (fw.frontend_token_us or fw.frontend_request_ms) and cfg.api_server_queue else None
+        # vLLM with async scheduling and a grammar in the batch: step N's outputs leave the engine
+        # only when step_with_batch_queue returns, after the deferred fill and sample of step N+1
+        # (vllm/v1/engine/core.py:519-633, then _process_engine_step puts them on the output queue)
+        self.held: tuple[np.ndarray, np.ndarray, int] | None = None
         self.issued = 0
         self.t_last_issue = 0.0
         self.steps: list[tuple] = []
@@ -217,23 +220,26 @@ class Simulation:
         done.succeed()
 
     # ------------------------------------------------------------ fill
-    def fill_worker(self, chunks: list[float], lane: int):
-        """One thread of vLLM's fill ThreadPoolExecutor: takes the next chunk of 16 rows, runs it
-        on a free core (threads beyond the usable cores wait for one)."""
-        while chunks:
-            c = chunks.pop()
-            with self.cores.request() as core:
-                yield core
-                dur = c
-                self._event("fill chunk", f"fill worker {lane}", self.env.now, dur)
-                yield self.env.timeout(dur)
-
     def pool_fill(self, row_ms: np.ndarray, workers: int):
-        chunks = [float(row_ms[i:i + VLLM_FILL_CHUNK_ROWS].sum()) for i in range(0, len(row_ms), VLLM_FILL_CHUNK_ROWS)]
-        chunks.reverse()  # workers pop from the end: submission order
-        yield simpy.AllOf(self.env, [self.env.process(self.fill_worker(chunks, w)) for w in range(workers)])
-        # thread hand-off, GIL and contention beyond ideal scheduling, as measured on the calibration host
-        yield self.env.timeout(self.costs.pool_excess_ms(min(workers, self.cfg.usable_cores), len(row_ms)))
+        """vLLM's fill ThreadPoolExecutor: chunks of 16 rows in submission order, each taken by the
+        first free thread; threads beyond the usable cores wait for one, so the chunks are list
+        scheduled on min(threads, cores) lanes (nothing else in the model holds a core)."""
+        costs = self.costs
+        inengine = costs.engine_pool_excess is not None
+        scale = costs.pool_task_factor if inengine else 1.0
+        chunks = [scale * float(row_ms[i:i + VLLM_FILL_CHUNK_ROWS].sum())
+                  for i in range(0, len(row_ms), VLLM_FILL_CHUNK_ROWS)]
+        t0 = self.env.now
+        free = [(0.0, lane) for lane in range(max(1, min(workers, self.cfg.usable_cores)))]
+        for c in chunks:
+            t, lane = heapq.heappop(free)
+            self._event("fill chunk", f"fill worker {lane}", t0 + t, c)
+            heapq.heappush(free, (t + c, lane))
+        # thread hand-off, GIL and contention beyond ideal scheduling: as the probe timed it inside
+        # the engine where the profile has it, else as measured on the calibration host
+        excess = costs.engine_pool_excess(len(chunks)) * costs.cpu_scale if inengine else \
+            costs.pool_excess_ms(min(workers, self.cfg.usable_cores), len(row_ms))
+        yield self.env.timeout(max(t for t, _ in free) + excess)
 
     def batched_fill_ms(self, row_ms: np.ndarray) -> float:
         """llguidance's rayon pool (SGLang, all rows plain GuidanceGrammar): rows spread over
@@ -296,6 +302,7 @@ class Simulation:
                 is_new = np.arange(act.size) >= dec.size
                 return (act, rids, is_new, self.structured[rids], sum(c for _, c in chunks),
                         len(chunks) - len(final))
+            self._release_held()  # nothing to run: the engine returns what it holds
             self.wakeup = self.env.event()
             yield self.wakeup
 
@@ -384,6 +391,7 @@ class Simulation:
                 thread_fill_ms = fdur
                 self._event("fill bitmask", "engine thread", env.now, fdur)
                 yield env.timeout(fdur)
+            self._release_held()  # the previous step's outputs leave with this step's fill done
             if not gpu.processed:
                 yield gpu
             if apply_ms:
@@ -400,7 +408,7 @@ class Simulation:
                 self.itl_w.append((period, toks[~is_new]))
             self._end_step(act, rids, is_new, toks, (t0, period, B, S, prefill_tokens, forward_ms, fill_ms,
                                                      pool_wait_ms, apply_ms, adv_ms, compile_wait_ms, overhead_ms,
-                                                     use_pool, thread_fill_ms))
+                                                     use_pool, thread_fill_ms), hold=bool(S) and async_on and not sglang)
 
     def llamacpp_loop(self):
         """llama.cpp's server loop (model/fill.py): decode every active slot in one batch, then
@@ -425,11 +433,13 @@ class Simulation:
                            (t0, env.now - t0, B, S, prefill_tokens, forward_ms, fill_ms, 0.0, 0.0, 0.0, launch, 0.0,
                             False, fill_ms))
 
-    def _end_step(self, act: np.ndarray, rids: np.ndarray, is_new: np.ndarray, toks: np.ndarray, rec: tuple) -> None:
+    def _end_step(self, act: np.ndarray, rids: np.ndarray, is_new: np.ndarray, toks: np.ndarray, rec: tuple,
+                  hold: bool = False) -> None:
         """Advance the step's requests, record the step, free the slots of finished requests.
         rec: (t0, period, rows emitting a token, structured rows, prefill tokens, forward, fill, pool
         wait, apply, advance, compile wait, engine CPU overhead, pool used, the fill the engine thread
-        did itself: the serial fill, 0 on a pool step)."""
+        did itself: the serial fill, 0 on a pool step). hold: the outputs wait for the next step's
+        fill (self.held)."""
         t0, period, B, S, prefill_tokens, forward_ms, *rest, use_pool, thread_fill_ms = rec
         self.s_pos[act] += toks
         dec = ~is_new
@@ -441,10 +451,23 @@ class Simulation:
         for s in ended:  # the engine frees the slot now; the client hears of it when the API server streams it
             self.s_active[s] = False
             self.free_slots.append(int(s))
+        self._release_held()
+        if hold:
+            self.held = (firsts, done, int(toks.sum()))
+        else:
+            self._emit(firsts, done, int(toks.sum()))
+
+    def _release_held(self) -> None:
+        if self.held is not None:
+            held, self.held = self.held, None
+            self._emit(*held)
+
+    def _emit(self, firsts: np.ndarray, done: np.ndarray, tokens: int) -> None:
+        """A step's outputs leave the engine: to the clients, through the API server's queue."""
         if self.frontend_free_at is None:
             self._deliver(firsts, done)
         else:  # the API server streams the step's tokens after what it has queued; clients hear then
-            dur = int(toks.sum()) * self.costs.profile.forward.frontend_token_us / 1e3
+            dur = tokens * self.costs.profile.forward.frontend_token_us / 1e3
             self.env.timeout(self._frontend_job("stream step outputs", dur)).callbacks.append(
                 lambda _ev: self._deliver(firsts, done))
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ..calibrate.profile import EngineCpuPoint, EngineFill, EngineFillPoint, Profile
+from ..calibrate.pool import list_schedule_us
+from ..calibrate.profile import EngineCpuPoint, EngineFill, EngineFillPoint, PoolExcessPoint, Profile
 from ..model.fill import VLLM_PARALLEL_FILL_THRESHOLD
 from .probe import ENV_DIR
 
@@ -82,6 +83,33 @@ def window_stats(probe: dict[str, np.ndarray], windows: list[tuple[float, float]
     return out
 
 
+def pool_excess(probe: dict[str, np.ndarray], windows: list[tuple[float, float]], workers: int,
+                pool_threshold: int = VLLM_PARALLEL_FILL_THRESHOLD) -> tuple[float, float, float] | None:
+    """(mean tasks, mean ms, ms per row) over the pool fills that started in the windows: each
+    fill's wall (grammar_bitmask) beyond the list schedule of its own tasks (the _fill_bitmasks
+    calls that started inside it, their measured durations) on `workers` threads; and the tasks'
+    time per row filled. None: under MIN_CALLS fills."""
+    win = np.zeros(probe["name"].size, bool)
+    for t0, t1 in windows:
+        win |= (probe["start_s"] >= t0) & (probe["start_s"] < t1)
+    fills = win & (probe["name"] == "StructuredOutputManager.grammar_bitmask") & (probe["n"] > pool_threshold)
+    if fills.sum() < MIN_CALLS:
+        return None
+    task = probe["name"] == "StructuredOutputManager._fill_bitmasks"
+    t_start, t_dur = probe["start_s"][task], probe["dur_ms"][task]
+    order = np.argsort(t_start)
+    t_start, t_dur = t_start[order], t_dur[order]
+    chunks, excess, task_ms, rows = [], [], 0.0, 0
+    for s, d, n in zip(probe["start_s"][fills], probe["dur_ms"][fills], probe["n"][fills]):
+        lo, hi = np.searchsorted(t_start, [s, s + d / 1e3])
+        if hi > lo:
+            chunks.append(hi - lo)
+            excess.append(d - list_schedule_us(t_dur[lo:hi], workers))
+            task_ms += float(t_dur[lo:hi].sum())
+            rows += int(n)
+    return (float(np.mean(chunks)), float(np.mean(excess)), task_ms / rows) if chunks else None
+
+
 def _mean_or_none(st: dict[str, dict[str, float]], key: str) -> float | None:
     return st[key]["mean_ms"] if key in st and st[key]["calls"] >= MIN_CALLS else None
 
@@ -95,18 +123,24 @@ def attach(rows: list[dict[str, Any]], probe: dict[str, np.ndarray]) -> list[dic
 
 
 def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], method: str,
-                    cpu_speed: float) -> Profile:
+                    cpu_speed: float, probe: dict[str, np.ndarray], pool_workers: int) -> Profile:
     """The profile with `backend`'s engine_fill set from report rows that carry probe statistics
     and the model's breakdown made without engine-fill factors (at `cpu_speed`, this host's speed
     relative to the profile's): per fill kind (serial, pool), the median over the points that had
     at least MIN_CALLS such fills of in-engine / model; and the engine thread's other work per
-    step by running batch, times cpu_speed (the profile host's time)."""
-    pts, cpu = [], []
+    step by running batch, and the pool's in-engine excess by task count (pool_excess, on
+    `pool_workers` threads), both times cpu_speed (the profile host's time)."""
+    pts, cpu, exc, task = [], [], [], []
     for r in rows:
         st, b = r.get("inengine"), r["predicted_breakdown"]
         if r["arm"] != "on" or not st or b is None:
             continue
         serial, pool = _mean_or_none(st, "grammar_bitmask serial"), _mean_or_none(st, "grammar_bitmask pool")
+        pe = pool_excess(probe, r["windows"], pool_workers)
+        if pe is not None:
+            exc.append(PoolExcessPoint(pe[0], max(0.0, pe[1]) * cpu_speed))
+            if b["fill_ms"] and r["predicted_structured_rows"]:  # the model's fill work per row
+                task.append(pe[2] / (b["fill_ms"] / r["predicted_structured_rows"]))
         c = step_cpu_ms(st)
         if c is not None and r["metrics"]["running"]["measured"]:
             cpu.append(EngineCpuPoint(r["metrics"]["running"]["measured"], c * cpu_speed))
@@ -122,7 +156,8 @@ def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], 
         return statistics.median(ratios) if ratios else 1.0
     ef = EngineFill(method, factor([(p.serial_ms, p.serial_model_ms) for p in pts]),
                     factor([(p.pool_ms, p.pool_model_ms) for p in pts]), tuple(pts),
-                    tuple(sorted(cpu, key=lambda c: c.batch)))
+                    tuple(sorted(cpu, key=lambda c: c.batch)), tuple(sorted(exc, key=lambda c: c.chunks)),
+                    statistics.median(task) if task else 1.0)
     b = profile.backends[backend]
     return replace(profile, backends={**profile.backends, backend: replace(b, engine_fill=ef)})
 

@@ -118,6 +118,7 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
                           for s in ss if "window_start_unix_s" in s["engine"]]
         row["server_ms"] = _server_timings(ss)
         row["predicted_breakdown"] = pred["breakdown"]
+        row["predicted_structured_rows"] = pred.get("structured_rows_mean")
         row["predicted_overhead_pct"] = pred["overhead_pct"]
         rows.append(row)
     return rows
