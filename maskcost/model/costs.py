@@ -100,7 +100,7 @@ class Costs:
         self.pool = [p for p in b.pool if p.workers > 0]
         self.batched = [p for p in b.pool if p.workers < 0]
         self.calib_cores = profile.host.nproc
-        # the fill as a live engine runs it, over the library-timed fill (calibrate --engine-probe)
+        # the engine step as the probe timed it in a live engine (report --probe --fit-engine-fill)
         ef = b.engine_fill
         self.fill_serial_factor = ef.serial_factor if ef is not None else 1.0
         self.fill_pool_factor = ef.pool_factor if ef is not None else 1.0

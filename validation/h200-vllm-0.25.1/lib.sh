@@ -1,8 +1,11 @@
 # Shared helpers for the device session scripts (from session I on; A-H keep their own copies, as
-# run). Source after setting R (results folder under $OUT), PH (phase name) and DEADLINE_S.
+# run; I and J ran with the setup lines that now live here inline: f44e90c, 3269926). Source after setting R (results folder under $OUT), PH (phase name) and DEADLINE_S.
 # Every step appends to $R/steps.txt and re-packs $OUT/$(basename $R)-$PH.tar.gz, so a call cut
 # short still returns what finished; a copy stays on the machine for the next phase's resume.
+[ -d /tmp/mc ] || pip install -q --no-index --no-deps --target /tmp/mc .device-stage/w/*.whl > /dev/null 2>&1
+export PYTHONPATH=/tmp/site:/tmp/mc:$PWD   # vLLM's packages, maskcost's wheels (less quicktok), maskcost
 MC="python3 -m maskcost.cli"; U=http://127.0.0.1:8000; CL="taskset -c 15"
+T="--tier flat bounded"; LONG="--rounds 6 --min-requests 32"
 SRV=.device-stage/b/serve_vllm.sh
 WS="--structured-outputs-config.disable_any_whitespace true"
 KEEP=/tmp/$(basename "$R")-keep

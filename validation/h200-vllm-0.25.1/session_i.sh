@@ -12,10 +12,7 @@
 set -u
 DEADLINE_S=${DEADLINE_S:-585}
 PH=$1; R=$OUT/i; mkdir -p "$R/probe"
-source validation/h200-vllm-0.25.1/lib.sh
-[ -d /tmp/mc ] || pip install -q --no-index --no-deps --target /tmp/mc .device-stage/w/*.whl > /dev/null 2>&1
-export PYTHONPATH=/tmp/site:/tmp/mc:$PWD
-T="--tier flat bounded"; LONG="--rounds 6 --min-requests 32"
+source validation/h200-vllm-0.25.1/lib.sh   # helpers, maskcost's wheels on PYTHONPATH, $T, $LONG
 sweep() {  # sweep NAME PLANNED_S LABEL sweep-args...
   local name=$1 plan=$2 label=$3; shift 3
   step "$plan" "$name" $CL $MC sweep --base-url $U --out "$R/$name.jsonl" --label "$label, session I" "$@"

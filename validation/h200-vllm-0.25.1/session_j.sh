@@ -10,10 +10,7 @@
 set -u
 DEADLINE_S=${DEADLINE_S:-540}
 PH=$1; R=$OUT/j; mkdir -p "$R/probe"
-source validation/h200-vllm-0.25.1/lib.sh
-[ -d /tmp/mc ] || pip install -q --no-index --no-deps --target /tmp/mc .device-stage/w/*.whl > /dev/null 2>&1
-export PYTHONPATH=/tmp/site:/tmp/mc:$PWD
-T="--tier flat bounded"; LONG="--rounds 6 --min-requests 32"
+source validation/h200-vllm-0.25.1/lib.sh   # helpers, maskcost's wheels on PYTHONPATH, $T, $LONG
 S="--schema-id tier/flat tier/bounded --prompt-tokens 122 --prompt-cached-tokens 112"
 bench() {  # bench LABEL: the median of three single-thread replays (calibrate/host.py)
   note "bench $1"
