@@ -64,10 +64,9 @@ def cmd_calibrate(args) -> int:
             if sp:
                 print(f"  {b}: fill mean {sp['straddle_us']:.1f} us at straddle tokens vs {sp['other_us']:.1f} us "
                       f"elsewhere ({sp['ratio']:.2f}x); straddle rate {100 * sp['rate']:.1f}% of {sp['tokens']} tokens")
-            ef = c.engine_fill
-            if ef is not None:
-                print(f"  {b}: engine fill (probe) x{ef.serial_factor:.3f} serial, pool tasks x{ef.pool_task_factor:.3f}; "
-                      f"engine thread {', '.join(f'{p.ms:.1f} ms at {p.batch:.0f}' for p in ef.cpu_points) or 'not timed'}")
+            if c.engine_fill is not None:
+                from .validate.inengine import describe
+                print(f"  {b}: {describe(c.engine_fill)} (the probe's, calibrate: report --fit-engine-fill)")
             if c.blackbox is not None:
                 print(f"  {b}: black box {c.blackbox.row_us:.0f} us per row, {c.blackbox.launch_ms:.1f} ms per "
                       f"request ({len(c.blackbox.points)} points)")

@@ -170,18 +170,13 @@ def cmd_report(args) -> int:
     if args.fit_engine_fill:
         from .calibrate.profile import save_profile
         from .model.fill import vllm_fill_pool_workers
-        from .validate.inengine import fit_engine_fill
+        from .validate.inengine import describe, fit_engine_fill
         fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {args.probe}) "
                                  f"over the model's fill at --cpu-speed {args.cpu_speed:.3f}, sweeps "
                                  f"{' '.join(args.sweep)}", args.cpu_speed, probe,
                                  min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores))
         save_profile(fitted, args.fit_engine_fill)
-        ef = fitted.backends[cfg.backend].engine_fill
-        print(f"wrote {args.fit_engine_fill}: {cfg.backend} engine fill x{ef.serial_factor:.3f} serial, "
-              f"x{ef.pool_factor:.3f} pool ({len(ef.points)} points); engine CPU per step "
-              f"{', '.join(f'{c.ms:.1f} ms at {c.batch:.0f}' for c in ef.cpu_points) or 'not timed'}; pool "
-              f"tasks x{ef.pool_task_factor:.3f}, excess "
-              f"{', '.join(f'{c.ms:.1f} ms at {c.chunks:.1f} tasks' for c in ef.pool_excess_points) or 'none'}")
+        print(f"wrote {args.fit_engine_fill}: {cfg.backend} {describe(fitted.backends[cfg.backend].engine_fill)}")
     return 0
 
 

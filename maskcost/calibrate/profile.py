@@ -151,7 +151,7 @@ class BackendCosts:
     pool: tuple[PoolPoint, ...]  # vLLM ThreadPoolExecutor, chunks of 16 (xgrammar) / llguidance batched (guidance)
     failures: tuple[tuple[str, str], ...]  # (schema_id, the backend's error)
     blackbox: BlackboxCost | None = None
-    engine_fill: EngineFill | None = None  # the fill timed inside a live engine (calibrate --engine-probe)
+    engine_fill: EngineFill | None = None  # the step timed inside a live engine (report --probe --fit-engine-fill)
 
 
 @dataclass(frozen=True)

@@ -60,14 +60,20 @@ def read_probe(folder: str) -> dict[str, np.ndarray]:
             "start_s": np.array(start), "dur_ms": np.array(dur), "n": np.array(n)}
 
 
+def _in_windows(probe: dict[str, np.ndarray], windows: list[tuple[float, float]]) -> np.ndarray:
+    """The records that started inside any of the (start, end) windows (Unix s)."""
+    win = np.zeros(probe["name"].size, bool)
+    for t0, t1 in windows:
+        win |= (probe["start_s"] >= t0) & (probe["start_s"] < t1)
+    return win
+
+
 def window_stats(probe: dict[str, np.ndarray], windows: list[tuple[float, float]],
                  pool_threshold: int = VLLM_PARALLEL_FILL_THRESHOLD) -> dict[str, dict[str, float]]:
     """Per probed method, the calls that started inside any of the (start, end) windows: count,
     mean and p50 duration (ms), mean n, and the busy fraction of the windows' time. The whole-step
     fill splits into its serial calls (rows <= pool_threshold) and its pool calls (more rows)."""
-    win = np.zeros(probe["name"].size, bool)
-    for t0, t1 in windows:
-        win |= (probe["start_s"] >= t0) & (probe["start_s"] < t1)
+    win = _in_windows(probe, windows)
     span = max(sum(t1 - t0 for t0, t1 in windows), 1e-9)
     groups = {str(x): probe["name"] == x for x in np.unique(probe["name"][win])}
     fill = probe["name"] == "StructuredOutputManager.grammar_bitmask"
@@ -89,9 +95,7 @@ def pool_excess(probe: dict[str, np.ndarray], windows: list[tuple[float, float]]
     fill's wall (grammar_bitmask) beyond the list schedule of its own tasks (the _fill_bitmasks
     calls that started inside it, their measured durations) on `workers` threads; and the tasks'
     time per row filled. None: under MIN_CALLS fills."""
-    win = np.zeros(probe["name"].size, bool)
-    for t0, t1 in windows:
-        win |= (probe["start_s"] >= t0) & (probe["start_s"] < t1)
+    win = _in_windows(probe, windows)
     fills = win & (probe["name"] == "StructuredOutputManager.grammar_bitmask") & (probe["n"] > pool_threshold)
     if fills.sum() < MIN_CALLS:
         return None
@@ -160,6 +164,15 @@ def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], 
                     statistics.median(task) if task else 1.0)
     b = profile.backends[backend]
     return replace(profile, backends={**profile.backends, backend: replace(b, engine_fill=ef)})
+
+
+def describe(ef: EngineFill) -> str:
+    """One line for people: the fill factors the model uses, the engine thread's work per step."""
+    pool = (f"pool tasks x{ef.pool_task_factor:.3f} + excess "
+            f"{', '.join(f'{c.ms:.1f} ms at {c.chunks:.1f} tasks' for c in ef.pool_excess_points)}"
+            if ef.pool_excess_points else f"pool x{ef.pool_factor:.3f}")
+    return (f"engine fill x{ef.serial_factor:.3f} serial, {pool} ({len(ef.points)} points); engine CPU per step "
+            f"{', '.join(f'{c.ms:.1f} ms at {c.batch:.0f}' for c in ef.cpu_points) or 'not timed'}")
 
 
 def without_engine_fill(profile: Profile, backend: str) -> Profile:
