@@ -25,3 +25,25 @@ step() {  # step PLANNED_S LOGNAME command...   (skipped when under 20 s are lef
   timeout "$t" "$@" > "$R/$log.log" 2>&1; local rc=$?
   note "rc $rc"; pack; return $rc
 }
+host_info() {  # host_info FILE: the machine, under $R
+  { nproc; lscpu | grep -E "Model name|^CPU\(s\)"; nvidia-smi --query-gpu=name,driver_version --format=csv; } > "$R/$1" 2>&1
+}
+unpack_with_probe() {  # serve_vllm.sh's own unpack, done first so maskcost's probe can go into /tmp/site
+  if [ ! -d /tmp/site ]; then
+    note unpack
+    cat /tmp/stage-part00 .device-stage/b/part0* > /tmp/bundle.tar.xz && mkdir -p /tmp/x && \
+      tar -C /tmp/x -xJf /tmp/bundle.tar.xz && mv /tmp/x/site /tmp/site && mv /tmp/x/llama3-8b /tmp/llama3-8b
+  fi
+  $MC probe-site /tmp/site > "$R/probe-site.log" 2>&1   # inert unless MASKCOST_PROBE_DIR is set
+}
+bench() {  # bench NAME: the median of three single-thread replays (calibrate/host.py) on the model
+  # folder's Llama-3 tokenizer, into $R/NAME.txt; SPEED = the default profile host's bench / this one
+  note "bench $1"
+  python3 -c "
+from maskcost.calibrate.tokenizer import load_vocab; from maskcost.calibrate.host import bench_us
+from maskcost.calibrate.profile import load_default_profile
+v = load_vocab('/tmp/llama3-8b'); b = sorted(bench_us(v) for _ in range(3))[1]; p = load_default_profile().host.bench_us
+print(f'bench_us {b:.1f} profile {p:.1f} speed {p / b:.4f}')" > "$R/$1.txt" 2>&1
+  SPEED=$(awk '/speed/ {print $6}' "$R/$1.txt"); note "speed ${SPEED:-none}: $(tail -1 "$R/$1.txt")"
+  SPEED=${SPEED:-1.0}
+}

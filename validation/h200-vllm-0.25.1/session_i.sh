@@ -21,23 +21,12 @@ serve() {  # serve BACKEND MNS: restart the server with the probe recording into
   step 200 "serve-$1-$2" env MASKCOST_PROBE_DIR="$R/probe" bash $SRV "$1" "$2" $WS
   grep -q "vLLM up" "$R/serve-$1-$2.log"
 }
-{ nproc; lscpu | grep -E "Model name|^CPU\(s\)"; nvidia-smi --query-gpu=name,driver_version --format=csv; } > "$R/host-$PH.txt" 2>&1
+host_info host-$PH.txt
 case $PH in
   calib)
-    if [ ! -d /tmp/site ]; then   # serve_vllm.sh's own unpack, done first so the probe can go in
-      note unpack
-      cat /tmp/stage-part00 .device-stage/b/part0* > /tmp/bundle.tar.xz && mkdir -p /tmp/x && \
-        tar -C /tmp/x -xJf /tmp/bundle.tar.xz && mv /tmp/x/site /tmp/site && mv /tmp/x/llama3-8b /tmp/llama3-8b
-    fi
-    $MC probe-site /tmp/site > "$R/probe-site.log" 2>&1   # inert unless MASKCOST_PROBE_DIR is set
-    note bench   # idle machine, before the server: the median of three runs, on the model's Llama-3 tokenizer
-    python3 -c "
-from maskcost.calibrate.tokenizer import load_vocab; from maskcost.calibrate.host import bench_us
-from maskcost.calibrate.profile import load_default_profile
-v = load_vocab('/tmp/llama3-8b'); b = sorted(bench_us(v) for _ in range(3))[1]; p = load_default_profile().host.bench_us
-print(f'bench_us {b:.1f} profile {p:.1f} speed {p / b:.4f}')" > "$R/bench.txt" 2>&1
-    SPEED=$(awk '/speed/ {print $6}' "$R/bench.txt"); note "speed ${SPEED:-none}: $(tail -1 $R/bench.txt)"
-    SPEED=${SPEED:-1.0}; echo "$SPEED" > "$R/speed.txt"
+    unpack_with_probe
+    bench bench   # idle machine, before the server
+    echo "$SPEED" > "$R/speed.txt"
     serve xgrammar 256 || exit 1
     grep -m3 -E "max_num_batched_tokens|Initializing a V1" /tmp/vllm.log | cut -c1-400 > "$R/engine-config.txt"
     sweep i1-calib 90 "xgrammar mns256 async" --arms on $T --concurrency 96 192 $LONG

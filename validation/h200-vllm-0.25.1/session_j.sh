@@ -12,25 +12,11 @@ DEADLINE_S=${DEADLINE_S:-540}
 PH=$1; R=$OUT/j; mkdir -p "$R/probe"
 source validation/h200-vllm-0.25.1/lib.sh   # helpers, maskcost's wheels on PYTHONPATH, $T, $LONG
 S="--schema-id tier/flat tier/bounded --prompt-tokens 122 --prompt-cached-tokens 112"
-bench() {  # bench LABEL: the median of three single-thread replays (calibrate/host.py)
-  note "bench $1"
-  python3 -c "
-from maskcost.calibrate.tokenizer import load_vocab; from maskcost.calibrate.host import bench_us
-from maskcost.calibrate.profile import load_default_profile
-v = load_vocab('/tmp/llama3-8b'); b = sorted(bench_us(v) for _ in range(3))[1]; p = load_default_profile().host.bench_us
-print(f'bench_us {b:.1f} profile {p:.1f} speed {p / b:.4f}')" > "$R/bench-$1.txt" 2>&1
-}
 sweep() { local name=$1 plan=$2; shift 2
   step "$plan" "$name" $CL $MC sweep --base-url $U --out "$R/$name.jsonl" --label "xgrammar mns256 async, session J" "$@"; }
-{ nproc; lscpu | grep -E "Model name|^CPU\(s\)"; nvidia-smi --query-gpu=name,driver_version --format=csv; } > "$R/host.txt" 2>&1
-if [ ! -d /tmp/site ]; then
-  note unpack
-  cat /tmp/stage-part00 .device-stage/b/part0* > /tmp/bundle.tar.xz && mkdir -p /tmp/x && \
-    tar -C /tmp/x -xJf /tmp/bundle.tar.xz && mv /tmp/x/site /tmp/site && mv /tmp/x/llama3-8b /tmp/llama3-8b
-fi
-$MC probe-site /tmp/site > "$R/probe-site.log" 2>&1
-bench start
-SPEED=$(awk '/speed/ {print $6}' "$R/bench-start.txt"); SPEED=${SPEED:-1.0}; note "speed $SPEED"
+host_info host.txt
+unpack_with_probe
+bench bench-start
 step 200 serve env MASKCOST_PROBE_DIR="$R/probe" bash $SRV xgrammar 256 $WS
 grep -q "vLLM up" "$R/serve.log" || exit 1
 sweep j1-calib 90 --arms on $T --concurrency 8 96 192 $LONG
@@ -41,5 +27,5 @@ step 40 predict $MC predict --profile "$R/profile-j.json.gz" $S --cpu-speed "$SP
 note "held out from here"
 sweep j2-on-short 170 --arms on $T --concurrency 64 128 160 256 $LONG
 sweep j2-on-short 50 --arms on $T --concurrency 64 $LONG --repeats 2
-bench end
+bench bench-end
 pack

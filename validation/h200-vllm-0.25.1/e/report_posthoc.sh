@@ -11,16 +11,10 @@ $MC calibrate --engine-only --engine-from validation/h200-vllm-0.25.1/d/profiles
   --prefill-sweep $E/e2-prefill500.jsonl $E/e2-prefill1500.jsonl $E/e2-prefill3000.jsonl \
   --context-sweep $E/e3-context2000.jsonl --frontend --name h200-vllm-0.25.1-e-posthoc --out $E/profile-e-posthoc.json.gz \
   --engine-note "vLLM 0.25.1 serve --load-format dummy --max-num-seqs 256 xgrammar disable_any_whitespace, max_num_batched_tokens 8192, prefix caching on, TP=1, H200, client pinned to core 15 (session E)"
+OUTDIR=$E/report-posthoc
 rep() {  # rep NAME TITLE [--score-off]
   local n=$1 t=$2; shift 2
-  $MC report --profile $E/profile-e-posthoc.json.gz --sweep $E/$n.jsonl --out $E/report-posthoc/$n \
+  $MC report --profile $E/profile-e-posthoc.json.gz --sweep $E/$n.jsonl --out $OUTDIR/$n \
     --title "session E, post hoc: $t" "$@" > /dev/null
 }
-rep h1-off-unique1000 "schema off, unique 1000-token prompts (every prompt computed)" --score-off
-rep h2-off-shared3000 "schema off, a shared 3000-token prompt (prefix-cached)" --score-off
-rep h3-on-shared1000 "xgrammar flat + bounded, a shared 1000-token prompt"
-rep h4-on-unique "xgrammar, unique schemas (variant compile)"
-rep h5-on-short "xgrammar flat + bounded, session A's configuration again, 8 rounds, 2 repeats"
-for n in h1-off-unique1000 h2-off-shared3000 h3-on-shared1000 h4-on-unique h5-on-short; do
-  echo "== $n"; sed -n '/^| arm/,$p' $E/report-posthoc/$n/report.md | grep -v "^!\[" | grep -v "^$"
-done
+source $E/held_out.sh
