@@ -58,13 +58,14 @@ def _engine_configs(args, profile: Profile):
                 for cores in cores_list:
                     for cpu_count in (args.cpu_count or [profile.host.os_cpu_count]):
                         for k in args.spec_tokens:
-                            out.append(EngineConfig(engine=engine, backend=backend, max_num_seqs=mns,
-                                                    cpu_count=cpu_count, usable_cores=cores,
-                                                    async_scheduling=args.async_scheduling, spec_tokens=k,
-                                                    spec_acceptance=args.spec_acceptance,
-                                                    spec_draft_rate=args.spec_draft_rate,
-                                                    spec_method=args.spec_method, cpu_speed=args.cpu_speed,
-                                                    max_num_batched_tokens=args.max_num_batched_tokens))
+                            for speed in args.cpu_speed:
+                                out.append(EngineConfig(engine=engine, backend=backend, max_num_seqs=mns,
+                                                        cpu_count=cpu_count, usable_cores=cores,
+                                                        async_scheduling=args.async_scheduling, spec_tokens=k,
+                                                        spec_acceptance=args.spec_acceptance,
+                                                        spec_draft_rate=args.spec_draft_rate,
+                                                        spec_method=args.spec_method, cpu_speed=speed,
+                                                        max_num_batched_tokens=args.max_num_batched_tokens))
     return out
 
 
@@ -142,6 +143,16 @@ def cmd_report(args) -> int:
     profile = _profile(args)
     from .validate.sweep import read_summaries
     measured = [s for p in args.sweep for s in read_summaries(p)]
+    if len(args.cpu_speed) != 1:
+        raise ValueError(f"--cpu-speed {' '.join(map(str, args.cpu_speed))}: report takes one speed (a grid is "
+                         f"for predict; --speed-from-meter gives each point its own)")
+    speed = args.cpu_speed[0]
+    if args.speed_from_meter and not args.hostmeter:
+        raise ValueError("--speed-from-meter: give --hostmeter FILE (the meter that ran beside the sweeps)")
+    meter = None
+    if args.hostmeter:
+        from .validate.hostmeter import read_meter, speed_of
+        meter = read_meter(args.hostmeter)
     if args.cpu_speed_from_sweep:
         import statistics
         benches = [s["provenance"]["client_host"]["bench_us"] for s in measured
@@ -149,9 +160,10 @@ def cmd_report(args) -> int:
         if not benches:
             raise ValueError(f"--cpu-speed-from-sweep: no point of {', '.join(args.sweep)} carries bench_us "
                              f"(sweep with --host-bench)")
-        args.cpu_speed = profile.host.bench_us / statistics.median(benches)
-        print(f"cpu speed vs the profile's host: {args.cpu_speed:.3f} (bench_us {statistics.median(benches):.0f} "
+        speed = profile.host.bench_us / statistics.median(benches)
+        print(f"cpu speed vs the profile's host: {speed:.3f} (bench_us {statistics.median(benches):.0f} "
               f"here, {profile.host.bench_us:.0f} there)")
+    args.cpu_speed = [speed]
     cfg = _engine_configs(args, profile)[0]
     predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
     if args.fit_engine_fill:
@@ -161,22 +173,40 @@ def cmd_report(args) -> int:
         from .validate.inengine import without_engine_fill
         profile = without_engine_fill(profile, cfg.backend)
     rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
-                   score_off=args.score_off)
+                   score_off=args.score_off, speed_of=speed_of(meter, profile.host.bench_us, "--speed-from-meter")
+                   if args.speed_from_meter else None)
     if args.probe:
         from .validate.inengine import attach, read_probe
         probe = read_probe(args.probe)
         attach(rows, probe)
+    if meter is not None:
+        from .validate import hostmeter
+        hostmeter.attach(rows, meter)
     write_report(rows, Path(args.out), profile, cfg, args.sweep, args.title, args.predicted)
     if args.fit_engine_fill:
         from .calibrate.profile import save_profile
         from .model.fill import vllm_fill_pool_workers
         from .validate.inengine import describe, fit_engine_fill
         fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {args.probe}) "
-                                 f"over the model's fill at --cpu-speed {args.cpu_speed:.3f}, sweeps "
-                                 f"{' '.join(args.sweep)}", args.cpu_speed, probe,
+                                 f"over the model's fill at "
+                                 f"{'the meter speed of each point' if args.speed_from_meter else f'--cpu-speed {speed:.3f}'}, sweeps "
+                                 f"{' '.join(args.sweep)}", probe,
                                  min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores))
         save_profile(fitted, args.fit_engine_fill)
         print(f"wrote {args.fit_engine_fill}: {cfg.backend} {describe(fitted.backends[cfg.backend].engine_fill)}")
+    return 0
+
+
+def cmd_hostmeter(args) -> int:
+    from .calibrate.tokenizer import load_vocab
+    from .validate.hostmeter import run_meter
+    if not args.interval_s > 0:
+        raise ValueError(f"--interval-s {args.interval_s}: must be > 0")
+    print(f"hostmeter: appending to {args.out} every {args.interval_s} s (stop with Ctrl-C or kill)", flush=True)
+    try:
+        run_meter(Path(args.out), load_vocab(args.tokenizer), args.match, args.interval_s, args.duration_s)
+    except KeyboardInterrupt:
+        pass
     return 0
 
 
@@ -216,7 +246,8 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-num-seqs", type=int, nargs="+", default=[256])
     p.add_argument("--cores", type=int, nargs="+", help="cores the server may use (default: the profile host's)")
     p.add_argument("--cpu-count", type=int, nargs="+", help="cpu_count the engine sees (default: the profile host's)")
-    p.add_argument("--cpu-speed", type=float, default=1.0, help="single-thread speed relative to the profile host")
+    p.add_argument("--cpu-speed", type=float, nargs="+", default=[1.0],
+                   help="single-thread speed relative to the profile host (predict: a grid of speeds is allowed)")
     p.add_argument("--spec-tokens", type=int, nargs="+", default=[0])
     p.add_argument("--spec-acceptance", type=float, default=0.7)
     p.add_argument("--spec-draft-rate", type=float, default=1.0,
@@ -268,7 +299,20 @@ def add_parsers(sub) -> None:
                                                   "server: the engine's own step timings beside the model's")
     r.add_argument("--fit-engine-fill", metavar="OUT_PROFILE", help="with --probe: write the profile with its "
                    "fill scaled to what the engine's probe timed on these points (calibration, not scoring)")
+    r.add_argument("--hostmeter", metavar="FILE", help="the `maskcost hostmeter` file that ran beside the sweeps: "
+                                                       "the host's speed, steal and the server's threads per point")
+    r.add_argument("--speed-from-meter", action="store_true", help="with --hostmeter: each point at the speed "
+                   "measured during its own windows (with --predicted: between the speeds of a predict grid)")
     r.set_defaults(func=cmd_report)
+
+    m = sub.add_parser("hostmeter", help="beside a live server: the host's speed, CPU steal and the server's "
+                                         "threads, once an interval, as JSON lines (Linux)")
+    m.add_argument("--out", required=True, metavar="FILE.jsonl")
+    m.add_argument("--tokenizer", default="llama3", help="bundled vocabulary or tokenizer folder (default llama3)")
+    m.add_argument("--match", default="vllm", help="server processes: command line or name holds this")
+    m.add_argument("--interval-s", type=float, default=1.0)
+    m.add_argument("--duration-s", type=float, help="stop after this long (default: run until killed)")
+    m.set_defaults(func=cmd_hostmeter)
 
     s = sub.add_parser("probe-site", help="write the in-server timing probe as DIR/sitecustomize.py")
     s.add_argument("dir", metavar="DIR")

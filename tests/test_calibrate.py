@@ -173,3 +173,27 @@ def test_frontend_fit_on_a_real_schema_off_sweep_beats_no_front_end():
     assert fw.frontend_token_us > 0 and fw.frontend_request_ms > 0
     assert min(errs) < 0.2 * errs[0]  # errs[0]: no front-end at all
     assert fw.ttft_fixed_ms < prof.forward.ttft_fixed_ms
+
+
+def test_hostmeter_times_the_host_and_sees_a_busy_server_thread(vocab, tmp_path):
+    """The meter for real: the single-thread bench and the batch fill each interval, /proc/stat's
+    shares, and a busy-looping stand-in 'server' at about one CPU."""
+    import json
+    import subprocess
+    import sys
+
+    from maskcost.validate.hostmeter import read_meter, run_meter
+    busy = subprocess.Popen([sys.executable, "-c", "import time\nt = time.time()\nwhile time.time() - t < 30: pass",
+                             "maskcost-busy-stand-in"])
+    try:
+        run_meter(tmp_path / "m.jsonl", vocab, match="maskcost-busy-stand-in", interval_s=0.8, duration_s=2.0)
+    finally:
+        busy.kill()
+    head = json.loads((tmp_path / "m.jsonl").read_text().splitlines()[0])
+    assert head["meter"]["match"] == "maskcost-busy-stand-in"
+    recs = read_meter(str(tmp_path / "m.jsonl"))
+    assert len(recs) >= 2
+    for r in recs:
+        assert 1e3 < r["bench_us"] < 1e6 and 10 < r["batch_row_us"] < 1e5
+        assert len(r["busy_pct"]) == len(r["steal_pct"]) >= 1 and all(0 <= x <= 100 for x in r["busy_pct"])
+    assert max(t["cpu_pct"] for r in recs for t in r["threads"] if t["pid"] == busy.pid) > 40

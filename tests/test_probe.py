@@ -46,6 +46,8 @@ for rows in (3, 64, 200, 256):
 m._fill_bitmasks([(None, 0, True)] * 16)
 m._fill_bitmasks(((None, 0, True),))  # the serial path's one-row call: not recorded
 assert asyncio.run(AsyncLLM().add_request("r1")) == "r1"
+import gc
+gc.collect()  # a full collection in a process that records: one gc.collect line, n = generation 2
 print(t)
 """
 
@@ -69,6 +71,7 @@ def test_probe_records_calls_in_a_fresh_interpreter(tmp_path):
     p = read_probe(str(rec))
     names = list(p["name"])
     assert names.count("StructuredOutputManager.grammar_bitmask") == 4
+    assert 2 in p["n"][p["name"] == "gc.collect"]  # the collections, with their generation
     assert "StructuredOutputManager._fill_bitmasks" in names and "AsyncLLM.add_request" in names
     fills = p["n"][p["name"] == "StructuredOutputManager.grammar_bitmask"]
     assert list(fills) == [3, 64, 200, 256]
@@ -132,11 +135,12 @@ def test_engine_fill_factors_scale_the_models_fills():
         r["inengine"].update({k: {"calls": 300, "mean_ms": each_ms} for k in STEP_CPU_CALLS})
     for r, c in zip(rows, (64, 256)):
         r["predicted_structured_rows"] = float(c)
+        r["cpu_speed"] = 0.5  # the host at half the profile host's speed during both points
     # the pool point: tasks of 16 rows at 0.12 ms a row (1.2 x the model's 0.1), 30 ms beyond their schedule
     rows[1]["windows"] = [(99.0, 200.0)]
     rows[0]["windows"] = []
     pool_probe = synthetic_pool_probe(task_ms=16 * 0.12, wall_ms=2 * 16 * 0.12 + 30.0)
-    fitted = fit_engine_fill(p, "xgrammar", rows, "test", 0.5, pool_probe, 8)  # host at half speed
+    fitted = fit_engine_fill(p, "xgrammar", rows, "test", pool_probe, 8)
     ef = fitted.backends["xgrammar"].engine_fill
     assert (ef.serial_factor, ef.pool_factor) == (pytest.approx(1.2), pytest.approx(1.5))
     assert ef.points[1].serial_ms is None

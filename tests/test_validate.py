@@ -170,3 +170,47 @@ def test_client_processes_share_one_closed_loop(tmp_path):
         assert res["engine"]["running_max"] >= 4 and res["config"]["client_procs"] == 3
         raw = [json.loads(x) for x in (tmp_path / "p.raw.jsonl").read_text().splitlines()]
         assert sorted(r["index"] for r in raw) == list(range(18))
+
+
+def test_meter_speed_picks_between_the_speeds_of_a_prediction_grid(tmp_path):
+    """report --speed-from-meter: each point at the host speed the meter measured in its windows;
+    with a grid of committed predictions, interpolated in 1 / speed between the two around it."""
+    from dataclasses import asdict, replace
+
+    from maskcost.model.config import EngineConfig
+    from maskcost.validate.hostmeter import read_meter, speed_of, window_meter
+    from maskcost.validate.report import compare
+    from synth import constant_profile
+    cfg = EngineConfig(max_num_seqs=256)
+    off = {"itl_ms_mean": 5.0, "itl_ms_p50": 5.0, "ttft_ms_p50": 1.0, "out_tok_per_s": 1.0, "running_mean": 8.0}
+    pts = [{"concurrency": 8, "config": {"engine": asdict(replace(cfg, cpu_speed=sp))}, "itl_ms_mean": itl,
+            "ttft_ms_p50": 1.0, "out_tok_per_s": 10.0, "running_mean": 8.0, "breakdown": {"sp": sp},
+            "overhead_pct": 1.0, "off": off} for sp, itl in ((0.5, 200.0), (1.0, 100.0))]
+    meas = [{"point": "on-c8-r0", "arm": "on", "concurrency": 8, "config": {"schemas": ["s"]}, "itl_ms_mean": 50.0,
+             "ttft_ms_p50": 2.0, "out_tok_per_s": 20.0,
+             "engine": {"itl_ms": 150.0, "running_mean": 8.0, "window_start_unix_s": 1000.0, "window_s": 10.0}}]
+    prof = constant_profile()
+    f = tmp_path / "meter.jsonl"
+    lines = [{"schema_version": 1, "meter": {}}] + [
+        {"t_unix_s": t, "interval_s": 1.0, "bench_us": prof.host.bench_us * k, "batch_row_us": 500.0,
+         "busy_pct": [50.0, 10.0], "steal_pct": [2.0, 0.0], "threads": [{"name": "EngineCore", "cpu_pct": 90.0, "cpu": 3}]}
+        for t, k in ((995.0, 9.0), (1002.0, 1.5), (1009.0, 1.5), (1020.0, 9.0))]  # only 2 inside the window
+    f.write_text("\n".join(json.dumps(x) for x in lines))
+    recs = read_meter(str(f))
+    m = window_meter(recs, [(1000.0, 1010.0)])
+    assert m["records"] == 2 and m["steal_pct"] == 1.0 and m["threads"]["EngineCore"]["cpus"] == [3]
+    speed = speed_of(recs, prof.host.bench_us, "test")
+    assert speed([(1000.0, 1010.0)]) == pytest.approx(2 / 3)
+    rows = compare(prof, cfg, meas, predicted=pts, speed_of=speed)
+    assert rows[0]["cpu_speed"] == pytest.approx(2 / 3)
+    assert rows[0]["metrics"]["ITL ms"]["predicted"] == pytest.approx(150.0)  # halfway in 1 / speed
+    assert rows[0]["metrics"]["ITL ms"]["error_pct"] == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="no prediction at cpu speed 0.800"):  # without the meter: cfg's own
+        compare(prof, replace(cfg, cpu_speed=0.8), meas, predicted=pts)
+    with pytest.raises(ValueError, match="outside them"):
+        compare(prof, cfg, meas, predicted=pts[:1], speed_of=speed)
+    with pytest.raises(ValueError, match="no meter record inside"):
+        speed([(2000.0, 2010.0)])
+    f.write_text("not json\n")
+    with pytest.raises(ValueError, match="meter.jsonl:1: not a JSON line"):
+        read_meter(str(f))

@@ -44,13 +44,14 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def bench_us(vocab, rounds: int = 30) -> float:
+def bench_us(vocab, rounds: int = 30, be=None) -> float:
     """Median µs of one fresh-matcher replay of the 'bounded' tier's instance through xgrammar:
-    fill + accept for every token, single thread. The ratio of two hosts' bench_us scales traces."""
+    fill + accept for every token, single thread. The ratio of two hosts' bench_us scales traces.
+    `be`: an XGrammarBackend on `vocab` to reuse (its compile cache keeps the grammar)."""
     from .backends import XGrammarBackend
     from .fill import output_text
     from .schemas import TIERS
-    be = XGrammarBackend(vocab)
+    be = be or XGrammarBackend(vocab)
     entry = TIERS["bounded"]
     compiled, _ = be.compile(entry.schema, cache=True)
     tokens = vocab.encode(output_text(entry.examples[0])) + [vocab.eos_id]
@@ -63,6 +64,46 @@ def bench_us(vocab, rounds: int = 30) -> float:
             be.fill(m, bm, 0)
             be.accept(m, t)
         times.append((time.perf_counter_ns() - t0) / 1e3)
+    return statistics.median(times)
+
+
+def bench_batch_row_us(vocab, rows: int = 64, steps: int = 8, be=None, state: dict | None = None) -> float:
+    """Median µs per row of a whole-batch serial fill, the way vLLM's engine thread fills it:
+    `rows` matchers of the 'flat' and 'bounded' tiers (alternating), each at its own place in its
+    instance, one bitmask of `rows` rows filled row by row, then one token accepted per row; a row
+    that reaches its end starts again. `state` (a dict) keeps the matchers between calls, so a
+    meter that calls this every second walks on through the instances."""
+    from .backends import XGrammarBackend
+    from .fill import output_text
+    from .schemas import TIERS
+    state = {} if state is None else state
+    if not state:
+        be = be or XGrammarBackend(vocab)
+        tiers = []
+        for name in ("flat", "bounded"):
+            compiled, _ = be.compile(TIERS[name].schema, cache=True)
+            tiers.append((compiled, vocab.encode(output_text(TIERS[name].examples[0])) + [vocab.eos_id]))
+        state.update(be=be, tiers=tiers, bm=be.bitmask(rows), rows=[])
+        for i in range(rows):
+            compiled, tokens = tiers[i % 2]
+            m, pos = be.matcher(compiled), 0
+            for t in tokens[:i * len(tokens) // rows]:  # spread the rows over the instance
+                be.accept(m, t)
+                pos += 1
+            state["rows"].append([m, pos, i % 2])
+    be, tiers, bm = state["be"], state["tiers"], state["bm"]
+    times = []
+    for _ in range(steps):
+        t0 = time.perf_counter_ns()
+        for i, r in enumerate(state["rows"]):
+            be.fill(r[0], bm, i)
+        times.append((time.perf_counter_ns() - t0) / 1e3 / len(state["rows"]))
+        for r in state["rows"]:
+            compiled, tokens = tiers[r[2]]
+            be.accept(r[0], tokens[r[1]])
+            r[1] += 1
+            if r[1] == len(tokens):
+                r[0], r[1] = be.matcher(compiled), 0
     return statistics.median(times)
 
 

@@ -127,18 +127,20 @@ def attach(rows: list[dict[str, Any]], probe: dict[str, np.ndarray]) -> list[dic
 
 
 def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], method: str,
-                    cpu_speed: float, probe: dict[str, np.ndarray], pool_workers: int) -> Profile:
+                    probe: dict[str, np.ndarray], pool_workers: int) -> Profile:
     """The profile with `backend`'s engine_fill set from report rows that carry probe statistics
-    and the model's breakdown made without engine-fill factors (at `cpu_speed`, this host's speed
-    relative to the profile's): per fill kind (serial, pool), the median over the points that had
-    at least MIN_CALLS such fills of in-engine / model; and the engine thread's other work per
-    step by running batch, and the pool's in-engine excess by task count (pool_excess, on
-    `pool_workers` threads), both times cpu_speed (the profile host's time)."""
+    and the model's breakdown made without engine-fill factors (at the row's `cpu_speed`, this
+    host's speed relative to the profile's then): per fill kind (serial, pool), the median over the
+    points that had at least MIN_CALLS such fills of in-engine / model; and the engine thread's
+    other work per step by running batch, and the pool's in-engine excess by task count
+    (pool_excess, on `pool_workers` threads), both times the row's cpu_speed (the profile host's
+    time)."""
     pts, cpu, exc, task = [], [], [], []
     for r in rows:
         st, b = r.get("inengine"), r["predicted_breakdown"]
         if r["arm"] != "on" or not st or b is None:
             continue
+        cpu_speed = r["cpu_speed"]
         serial, pool = _mean_or_none(st, "grammar_bitmask serial"), _mean_or_none(st, "grammar_bitmask pool")
         pe = pool_excess(probe, r["windows"], pool_workers)
         if pe is not None:

@@ -43,7 +43,14 @@ PROBES = (
     ("vllm.entrypoints.openai.chat_completion.serving", "OpenAIServingChat", "create_chat_completion", "none"),
     ("vllm.v1.engine.async_llm", "AsyncLLM", "add_request", "none"),
     ("vllm.v1.engine.output_processor", "OutputProcessor", "process_outputs", "outputs"),
+    # the engine core's socket threads (core.py:1484 process_input_sockets decodes requests,
+    # :1589 process_output_sockets encodes each step's outputs): they hold the GIL while they
+    # work, beside the engine thread; the API server uses the same classes the other way round
+    ("vllm.v1.serial_utils", "MsgpackEncoder", "encode_into", "none"),
+    ("vllm.v1.serial_utils", "MsgpackDecoder", "decode", "none"),
 )
+# Besides the methods: each garbage collection in a process that records, as "gc.collect" with
+# n = the generation collected (gc.callbacks), on the thread that triggered it.
 
 
 def _count(kind: str, args: tuple, result) -> int:
@@ -68,6 +75,7 @@ class _Recorder:
     def __init__(self, folder: str):
         self.folder = folder
         self.pid = -1  # opened on the first record: processes that never record get no file, no thread
+        self.gc_start: tuple[int, int] | None = None
         atexit.register(self.flush)
 
     def _open(self) -> None:
@@ -83,6 +91,14 @@ class _Recorder:
         while True:
             time.sleep(1.0)
             self.flush()
+
+    def on_gc(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self.gc_start = (time.time_ns(), time.perf_counter_ns())
+        elif self.pid == os.getpid() and self.gc_start is not None:  # a process that records
+            t0, p0 = self.gc_start
+            self.buf.append(f"gc.collect\t{threading.current_thread().name}\t{t0}\t"
+                            f"{time.perf_counter_ns() - p0}\t{info.get('generation', -1)}\n")
 
     def add(self, name: str, start_ns: int, dur_ns: int, n: int) -> None:
         if os.getpid() != self.pid:
@@ -166,7 +182,10 @@ def install() -> bool:
     if not folder:
         return False
     os.makedirs(folder, exist_ok=True)
-    sys.meta_path.insert(0, _PatchOnImport(_Recorder(folder)))
+    rec = _Recorder(folder)
+    sys.meta_path.insert(0, _PatchOnImport(rec))
+    import gc
+    gc.callbacks.append(rec.on_gc)
     return True
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,17 +28,46 @@ def _err(pred: float | None, meas: float | None) -> float | None:
     return 100.0 * (pred - meas) / meas
 
 
-def committed_predictions(points: list[dict[str, Any]], cfg: EngineConfig) -> dict[int, dict[str, Any]]:
-    """The points of a `maskcost predict --json` file made for this engine config, by concurrency.
-    A field the file's config lacks was not a model input when it was written: it does not count."""
-    want = asdict(cfg)
-    out = {p["concurrency"]: p for p in points
-           if all(p["config"]["engine"][k] == v for k, v in want.items() if k in p["config"]["engine"])}
+def committed_predictions(points: list[dict[str, Any]], cfg: EngineConfig) -> dict[int, dict[float, dict[str, Any]]]:
+    """The points of a `maskcost predict --json` file made for this engine config, by concurrency,
+    then by the CPU speed they were made at (a file may hold a grid of speeds). A field the file's
+    config lacks was not a model input when it was written: it does not count."""
+    want = {k: v for k, v in asdict(cfg).items() if k != "cpu_speed"}
+    out: dict[int, dict[float, dict[str, Any]]] = {}
+    for p in points:
+        eng = p["config"]["engine"]
+        if all(eng[k] == v for k, v in want.items() if k in eng):
+            out.setdefault(p["concurrency"], {})[eng.get("cpu_speed", 1.0)] = p
     if not out:
         have = sorted({json.dumps(p["config"]["engine"], sort_keys=True) for p in points})
         raise ValueError(f"--predicted: no point made for {json.dumps(want, sort_keys=True)} (the file has "
                          f"{len(have)} engine configs, e.g. {have[0] if have else 'none'})")
     return out
+
+
+def at_speed(by_speed: dict[float, dict[str, Any]], speed: float, exact: bool) -> dict[str, Any]:
+    """The prediction at `speed` from predictions made at several: the point made at it, or (not
+    `exact`) the scored metrics interpolated linearly in 1 / speed (CPU time scales with it) between
+    the two speeds around it, the breakdown of the nearer one."""
+    if speed in by_speed:
+        return by_speed[speed]
+    have = sorted(by_speed)
+    if exact or not have[0] < speed < have[-1]:
+        raise ValueError(f"--predicted: no prediction at cpu speed {speed:.3f} (the file has "
+                         f"{', '.join(f'{s:.3f}' for s in have)}{'' if exact else '; the meter speed is outside them'})")
+    hi = next(s for s in have if s > speed)
+    lo = have[have.index(hi) - 1]
+    w = (1 / speed - 1 / lo) / (1 / hi - 1 / lo)
+
+    def mix(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+        out = dict(a if w < 0.5 else b)
+        for _, _, key in METRICS:
+            if a.get(key) is not None and b.get(key) is not None:
+                out[key] = (1 - w) * a[key] + w * b[key]
+        return out
+    p = mix(by_speed[lo], by_speed[hi])
+    p["off"] = mix(by_speed[lo]["off"], by_speed[hi]["off"])
+    return p
 
 
 def measured_prompt(ss: list[dict[str, Any]], shared: bool) -> tuple[int, int]:
@@ -59,11 +88,13 @@ def measured_prompt(ss: list[dict[str, Any]], shared: bool) -> tuple[int, int]:
 
 def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
             requests_factor: int = 4, predicted: list[dict[str, Any]] | None = None,
-            score_off: bool = False) -> list[dict[str, Any]]:
+            score_off: bool = False, speed_of=None) -> list[dict[str, Any]]:
     """Measured points against the model: run now on the same points, or (`predicted`) the points of
     a prediction file committed before the measurement, unchanged. Schema-off points calibrate the
     forward curve and are not scored, unless `score_off` (a held-out prompt or load the forward
-    curve never saw: longer prompts, unique prompts)."""
+    curve never saw: longer prompts, unique prompts). `speed_of(windows)`: each point at the CPU
+    speed measured during its own windows (hostmeter.speed_of) in place of cfg.cpu_speed; with
+    `predicted`, between the speeds the file was made at (at_speed)."""
     before = committed_predictions(predicted, cfg) if predicted is not None else None
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in measured:
@@ -80,12 +111,17 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
         if arm == "on" and not ids:
             raise ValueError(f"sweep point {ss[0]['point']}: none of its schemas {list(schemas)[:3]} is in the "
                              f"profile for {cfg.backend}; calibrate them first")
+        # the sweep windows (join the in-server probe and the host meter: validate/inengine.py,
+        # validate/hostmeter.py)
+        windows = [(s["engine"]["window_start_unix_s"], s["engine"]["window_start_unix_s"] + s["engine"]["window_s"])
+                   for s in ss if "window_start_unix_s" in s["engine"]]
+        speed = speed_of(windows) if speed_of is not None else cfg.cpu_speed
         if before is not None:
             if conc not in before:
                 if arm == "on":
                     raise ValueError(f"--predicted: no prediction at concurrency {conc} (it has {sorted(before)})")
                 continue  # a schema-off point only measured (it calibrates, it is never scored)
-            p = before[conc]
+            p = at_speed(before[conc], speed, exact=speed_of is None)
             pred = p if arm == "on" else {**p["off"], "breakdown": None, "overhead_pct": None}
         else:
             off_len = ss[0]["config"].get("off_tokens")
@@ -95,7 +131,7 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
                           structured_fraction=1.0 if arm == "on" else 0.0,
                           output_tokens=None if arm == "on" else off_len,
                           prompt_tokens=prompt, prompt_cached_tokens=cached)
-            pred = run_point(profile, cfg, wl, cache)
+            pred = run_point(profile, replace(cfg, cpu_speed=speed), wl, cache)
         row: dict[str, Any] = {"arm": arm, "concurrency": conc, "unique_schemas": unique, "repeats": len(ss),
                                "prompt_pad": pad, "unique_prompts": unique_prompts,
                                "prompt_tokens": statistics.mean(s["prompt_tokens_mean"] for s in ss)
@@ -112,10 +148,9 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
             spread = 100.0 * (max(vals) - min(vals)) / meas if len(vals) > 1 and meas else None
             row["metrics"][name] = {"measured": meas, "predicted": pred[pkey], "error_pct": _err(pred[pkey], meas),
                                     "spread_pct": spread}
-        # the sweep windows (joins the in-server probe: validate/inengine.py) and the server's own
-        # per-request timings: TTFT from its arrival, queue and prefill inside the engine (ms)
-        row["windows"] = [(s["engine"]["window_start_unix_s"], s["engine"]["window_start_unix_s"] + s["engine"]["window_s"])
-                          for s in ss if "window_start_unix_s" in s["engine"]]
+        row["windows"] = windows
+        row["cpu_speed"] = speed
+        # the server's own per-request timings: TTFT from its arrival, queue and prefill inside the engine (ms)
         row["server_ms"] = _server_timings(ss)
         row["predicted_breakdown"] = pred["breakdown"]
         row["predicted_structured_rows"] = pred.get("structured_rows_mean")
@@ -179,6 +214,13 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:+.0f}"
 
 
+def _speeds(rows: list[dict[str, Any]], cfg: EngineConfig) -> str:
+    sp = sorted({round(r["cpu_speed"], 3) for r in rows})
+    if sp == [round(cfg.cpu_speed, 3)]:
+        return f"{cfg.cpu_speed:.3f} of the profile host's at every point"
+    return f"each point at the host meter's speed during it, {sp[0]:.3f}-{sp[-1]:.3f} of the profile host's"
+
+
 def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: EngineConfig,
                  sweeps: list[str], title: str, predicted_from: str | None = None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
@@ -197,7 +239,8 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
              f"async scheduling {cfg.effective_async}, spec tokens {cfg.spec_tokens}.", "",
              f"Measured: {', '.join(sweeps)}. Forward curve: {profile.forward.source}", "",
              (f"Predicted: the points of `{predicted_from}`, written before the measurement and used unchanged."
-              if predicted_from else "Predicted: the model run now on the measured points."), "",
+              if predicted_from else "Predicted: the model run now on the measured points."),
+             f"CPU speed: {_speeds(rows, cfg)}.", "",
              "ITL: the engine's own histogram mean (vLLM, SGLang); the client's per-token ITL where the engine "
              "has none (llama.cpp). Signed error = (predicted - measured) / measured. Schema-off points are "
              "marked *fitted* and not scored where the forward curve was calibrated from them. Prompt: the "
@@ -222,6 +265,9 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
     if any(r.get("inengine") for r in rows):
         from .inengine import report_lines
         lines += report_lines(rows)
+    if any(r.get("meter") for r in rows):
+        from . import hostmeter
+        lines += hostmeter.report_lines(rows)
     (out / "report.md").write_text("\n".join(lines))
     print("\n".join(lines[:2] + lines[10:]))
     return doc
