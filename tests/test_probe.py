@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import pytest
 
@@ -162,3 +163,9 @@ def test_engine_fill_factors_scale_the_models_fills():
     for c, want in ((64, 4.0), (256, 8.0)):
         assert again[c]["advance_ms"] + again[c]["cpu_overhead_ms"] == pytest.approx(want, rel=0.05)  # by batch
     assert again[64]["step_ms"] == pytest.approx(4.0 + again[64]["serial_fill_step_ms"] + again[64]["apply_ms"], rel=0.05)
+    # a sync step (ngram turns async off) runs the same calls in the same order (core.py step()):
+    # the same curve, counted once, not the schema-off sync overhead on top
+    sync = run_point(fitted, replace(cfg, async_scheduling=False),
+                     Workload(concurrency=64, requests=256, output_tokens=40))["breakdown"]
+    assert sync["advance_ms"] + sync["cpu_overhead_ms"] == pytest.approx(4.0, rel=0.05)
+    assert sync["step_ms"] == pytest.approx(again[64]["step_ms"], rel=0.05)

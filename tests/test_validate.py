@@ -205,10 +205,10 @@ def test_meter_speed_picks_between_the_speeds_of_a_prediction_grid(tmp_path):
     assert rows[0]["cpu_speed"] == pytest.approx(2 / 3)
     assert rows[0]["metrics"]["ITL ms"]["predicted"] == pytest.approx(150.0)  # halfway in 1 / speed
     assert rows[0]["metrics"]["ITL ms"]["error_pct"] == pytest.approx(0.0)
-    with pytest.raises(ValueError, match="no prediction at cpu speed 0.800"):  # without the meter: cfg's own
-        compare(prof, replace(cfg, cpu_speed=0.8), meas, predicted=pts)
-    with pytest.raises(ValueError, match="outside them"):
-        compare(prof, cfg, meas, predicted=pts[:1], speed_of=speed)
+    fixed = compare(prof, replace(cfg, cpu_speed=0.8), meas, predicted=pts)  # one speed for all: the same rule
+    assert fixed[0]["metrics"]["ITL ms"]["predicted"] == pytest.approx(125.0)  # 1/0.8 is a quarter of the way
+    with pytest.raises(ValueError, match="no prediction at cpu speed 0.667"):
+        compare(prof, cfg, meas, predicted=pts[:1], speed_of=speed)  # outside the file's speeds
     with pytest.raises(ValueError, match="no meter record inside"):
         speed([(2000.0, 2010.0)])
     f.write_text("not json\n")

@@ -354,8 +354,12 @@ class Simulation:
                 # advance by the tokens of this step; with drafts also advance over each draft and roll back
                 adv_ms = float((acc_us * (1 + 2 * k * d)).sum()) * costs.cpu_scale / 1e3
                 fill_ms = float(row_ms.sum())
-            # the engine thread's other work: with a grammar row and async scheduling it is not hidden
-            overhead_ms = costs.grammar_step_cpu_ms(B, adv_ms) - adv_ms if (S and async_on) else costs.cpu_overhead_ms(B)
+            # the engine thread's other work: with a grammar row and async scheduling it is not hidden;
+            # where the probe timed it (the profile's engine-CPU curve), a sync step runs the same calls
+            # (core.py:479 step(): schedule, launch, fill while the GPU runs, sample, update), so it
+            # is the same curve
+            grammar_cpu = bool(S) and (async_on or costs.engine_cpu is not None)
+            overhead_ms = costs.grammar_step_cpu_ms(B, adv_ms) - adv_ms if grammar_cpu else costs.cpu_overhead_ms(B)
             compile_wait_ms = 0.0
             if sglang and self.pending:
                 ends = [self.compile_end.get(self._grammar_key(r), t0 + SGLANG_GRAMMAR_POLL_MS) for r in self.pending]
@@ -369,14 +373,20 @@ class Simulation:
             apply_rows = (B if sglang else int(row_ms.size)) if S else 0
             apply_ms = costs.apply_ms(apply_rows)
             use_pool = not sglang and vllm_uses_pool(cfg.max_num_seqs, S, k)
-            # --- the step: GPU forward and the CPU branch run together
-            gpu = env.timeout(forward_ms)
-            self._event("forward", "GPU", t0, forward_ms)
-            cpu_serial = (adv_ms + overhead_ms if async_on else 0.0) + compile_wait_ms
+            # --- the step: GPU forward and the CPU branch run together (a sync step with the probe's
+            # curve: its schedule, launch, sample and update in series with the forward; the fill overlaps it)
+            sync_grammar = grammar_cpu and not async_on
+            if not sync_grammar:
+                gpu = env.timeout(forward_ms)
+                self._event("forward", "GPU", t0, forward_ms)
+            cpu_serial = (adv_ms + overhead_ms if async_on or grammar_cpu else 0.0) + compile_wait_ms
             t_cpu = env.now
             if cpu_serial:
                 self._event("advance + engine CPU", "engine thread", t_cpu, cpu_serial)
                 yield env.timeout(cpu_serial)
+            if sync_grammar:
+                gpu = env.timeout(forward_ms)
+                self._event("forward", "GPU", env.now, forward_ms)
             pool_wait_ms = thread_fill_ms = 0.0
             if use_pool:
                 tp = env.now
@@ -397,7 +407,7 @@ class Simulation:
             if apply_ms:
                 self._event("mask copy + apply", "GPU", env.now, apply_ms)
                 yield env.timeout(apply_ms)
-            if not async_on:
+            if not async_on and not grammar_cpu:
                 # sync step: sampling, then update_from_output advances the matchers; plus the
                 # engine CPU work that the schema-off async ITL hides
                 serial = adv_ms + overhead_ms

@@ -45,16 +45,16 @@ def committed_predictions(points: list[dict[str, Any]], cfg: EngineConfig) -> di
     return out
 
 
-def at_speed(by_speed: dict[float, dict[str, Any]], speed: float, exact: bool) -> dict[str, Any]:
-    """The prediction at `speed` from predictions made at several: the point made at it, or (not
-    `exact`) the scored metrics interpolated linearly in 1 / speed (CPU time scales with it) between
-    the two speeds around it, the breakdown of the nearer one."""
+def at_speed(by_speed: dict[float, dict[str, Any]], speed: float) -> dict[str, Any]:
+    """The prediction at `speed` from predictions made at several: the point made at it, or the
+    scored metrics interpolated linearly in 1 / speed (CPU time scales with it) between the two
+    speeds around it, the breakdown of the nearer one."""
     if speed in by_speed:
         return by_speed[speed]
     have = sorted(by_speed)
-    if exact or not have[0] < speed < have[-1]:
+    if not have[0] < speed < have[-1]:
         raise ValueError(f"--predicted: no prediction at cpu speed {speed:.3f} (the file has "
-                         f"{', '.join(f'{s:.3f}' for s in have)}{'' if exact else '; the meter speed is outside them'})")
+                         f"{', '.join(f'{s:.3f}' for s in have)}; a speed between two of them is interpolated)")
     hi = next(s for s in have if s > speed)
     lo = have[have.index(hi) - 1]
     w = (1 / speed - 1 / lo) / (1 / hi - 1 / lo)
@@ -93,8 +93,8 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
     a prediction file committed before the measurement, unchanged. Schema-off points calibrate the
     forward curve and are not scored, unless `score_off` (a held-out prompt or load the forward
     curve never saw: longer prompts, unique prompts). `speed_of(windows)`: each point at the CPU
-    speed measured during its own windows (hostmeter.speed_of) in place of cfg.cpu_speed; with
-    `predicted`, between the speeds the file was made at (at_speed)."""
+    speed measured during its own windows (hostmeter.speed_of) in place of cfg.cpu_speed. With
+    `predicted`, a speed the file was not made at is interpolated between two it was (at_speed)."""
     before = committed_predictions(predicted, cfg) if predicted is not None else None
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in measured:
@@ -121,7 +121,7 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
                 if arm == "on":
                     raise ValueError(f"--predicted: no prediction at concurrency {conc} (it has {sorted(before)})")
                 continue  # a schema-off point only measured (it calibrates, it is never scored)
-            p = at_speed(before[conc], speed, exact=speed_of is None)
+            p = at_speed(before[conc], speed)
             pred = p if arm == "on" else {**p["off"], "breakdown": None, "overhead_pct": None}
         else:
             off_len = ss[0]["config"].get("off_tokens")
