@@ -6,18 +6,11 @@
 # (guidance) fitted the new default's engine step: in-sample for it; j/cross_session.sh is the table
 # made after session J. usage: bash validation/h200-vllm-0.25.1/l/cross_session.sh
 set -u
-V=validation/h200-vllm-0.25.1; O=$V/l/cross-session; mkdir -p $O
+source validation/h200-vllm-0.25.1/defaults.sh
+O=$V/l/cross-session; mkdir -p $O
 SI=$(cat $V/i/speed.txt); SJ=$(awk '/speed/ {print $6}' $V/j/bench-start.txt); SK=$(cat $V/k/speed.txt); SL=0.94
 FITTED="J-xgrammar K-xgrammar L-xgrammar I-guidance"
-row() {  # row NAME SPEED "ENGINE ARGS" SWEEP...
-  local name=$1 speed=$2 eng=$3; shift 3
-  for prof in ij ijkl; do
-    python3 -m maskcost.cli report $eng --cpu-speed $speed --profile $V/$([ $prof = ij ] && echo j || echo l)/profile-$prof-default.json.gz \
-      --sweep "$@" --out $O/$name-$prof --title "$name, default $prof" > /dev/null 2>&1 || { echo "| $name | $prof | failed |"; continue; }
-    local pts=$(grep -E "^\| on" $O/$name-$prof/report.md | awk -F'|' '{printf "%s:%s ", $3, $9}')
-    echo "| $name | $prof | $(grep -m1 -- '- ITL ms' $O/$name-$prof/report.md | sed 's/- ITL ms: //') | $pts |"
-  done
-}
+row() { cross_row $O "ij=$V/j/profile-ij-default.json.gz ijkl=$V/l/profile-ijkl-default.json.gz" "$@"; }
 echo "| sweep | default | ITL score | per point (concurrency: error %) |"
 echo "|---|---|---|---|"
 X="--backend xgrammar"; G="--backend guidance"; N="--spec-tokens 3 --spec-method ngram --spec-draft-rate 0"
@@ -37,18 +30,4 @@ row D-ngram3 1.0 "$X $N" $V/d/ngram3/on.jsonl
 row K-ngram3 $SK "$X --cores 14 $N" $V/k/k4-ngram.jsonl
 row D-taskset4 1.0 "$X --cores 4 --cpu-count 16" $V/d/taskset4/on.jsonl
 row I-taskset4 $SI "$X --cores 4 --cpu-count 16" $V/i/i7-taskset4.jsonl
-python3 - "$O" "$FITTED" <<'PY'
-import glob, json, statistics, sys
-print()
-fitted = sys.argv[2].split()
-for prof in ("ij", "ijkl"):
-    every, held = [], []
-    for f in sorted(glob.glob(f"{sys.argv[1]}/*-{prof}/report.json")):
-        name = f.split("/")[-2].rsplit("-", 1)[0]
-        errs = [abs(r["metrics"]["ITL ms"]["error_pct"]) for r in json.load(open(f))["rows"]
-                if r["arm"] == "on" and r["metrics"]["ITL ms"]["error_pct"] is not None]
-        every += errs
-        held += [] if name in fitted else errs
-    print(f"- default {prof}: {len(every)} points, median |ITL error| {statistics.median(every):.1f}%; "
-          f"the {len(held)} points neither default was fitted on: {statistics.median(held):.1f}%")
-PY
+cross_summary $O "$FITTED" ij ijkl
