@@ -302,7 +302,8 @@ def add_parsers(sub) -> None:
     r.add_argument("--hostmeter", metavar="FILE", help="the `maskcost hostmeter` file that ran beside the sweeps: "
                                                        "the host's speed, steal and the server's threads per point")
     r.add_argument("--speed-from-meter", action="store_true", help="with --hostmeter: each point at the speed "
-                   "measured during its own windows (with --predicted: between the speeds of a predict grid)")
+                   "measured during its own windows (with --predicted: between the speeds of a predict grid); on "
+                   "the H200 VM it did not track the engine (validation/h200-vllm-0.25.1/k, l)")
     r.set_defaults(func=cmd_report)
 
     m = sub.add_parser("hostmeter", help="beside a live server: the host's speed, CPU steal and the server's "

@@ -12,7 +12,13 @@ how fast this host's CPU is for grammar work right then, and what the server's t
   (/proc/PID/task/TID/stat).
 
 One JSON line per interval, appended and flushed as it goes (a killed meter loses nothing).
-`maskcost report --hostmeter FILE` joins the lines to the sweep points by time. Linux only."""
+`maskcost report --hostmeter FILE` joins the lines to the sweep points by time. Linux only.
+
+What it measures is the speed of its own virtual CPU. On the H200 VM (sessions K and L,
+validation/h200-vllm-0.25.1/k, l) that moved between 51 and 93 ms within seconds with no steal
+time, while the engine's fill per row did not follow it: per-point meter speeds made predictions
+no better (K) or worse (L) than one bench before the server. It stays a diagnostic: where the
+server's threads ran, how busy the host was, and the engine's fill beside a clean replay."""
 from __future__ import annotations
 
 import gzip
@@ -23,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+CLK_TCK = os.sysconf("SC_CLK_TCK")
 SCHEMA_VERSION = 1
 
 
@@ -102,6 +108,8 @@ def run_meter(out: Path, vocab, match: str = "vllm", interval_s: float = 1.0, du
     killed). The first interval only warms up (backend, compiled grammars, matchers)."""
     from ..calibrate.backends import XGrammarBackend
     from ..calibrate.host import bench_batch_row_us, bench_us
+    if not os.path.exists("/proc/stat"):
+        raise ValueError("hostmeter: /proc/stat not found (the meter reads Linux's /proc)")
     be = XGrammarBackend(vocab)
     state: dict[str, Any] = {}
     bench_us(vocab, rounds=1, be=be)
@@ -201,8 +209,8 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
              "the profile host's bench over it (the speed the point was predicted at with --speed-from-meter). "
              "Batch row: µs per row of the meter's 64-row serial fill; in-engine row: the probe's serial "
              "`grammar_bitmask` per row. Busy and steal: mean % over all CPUs (steal: the hypervisor ran "
-             "something else). Engine thread: the busiest thread of the engine-core process, CPU % and "
-             "the CPUs it ran on.", "",
+             "something else). Top threads: the server's threads by name (threads that share a name summed), "
+             "CPU % and the first CPUs they ran on.", "",
              "| arm | conc | speed used | bench µs | batch row µs | in-engine row µs | ratio | busy % | steal % "
              "| steal max CPU % | top threads (CPU %, CPUs) |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
