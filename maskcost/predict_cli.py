@@ -90,7 +90,9 @@ def _fmt(v: Any, nd: int = 1) -> str:
 
 
 def print_table(points: list[dict[str, Any]]) -> None:
-    hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}{'conc':>6}{'running':>8}{'ITL on':>9}{'p50':>8}"
+    band = any("band" in p for p in points)
+    hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}{'conc':>6}{'running':>8}{'ITL on':>9}"
+           + (f"{'band':>14}" if band else "") + f"{'p50':>8}"
            f"{'p99':>8}{'ITL off':>9}{'overhd%':>9}{'tok/s on':>10}{'tok/s off':>10}{'TTFT p50':>9}"
            f"{'fill/step':>10}{'pool':>6}")
     print(hdr)
@@ -98,12 +100,20 @@ def print_table(points: list[dict[str, Any]]) -> None:
         b = p["breakdown"]
         print(f"{p['engine']:9}{p['backend']:9}{p['max_num_seqs']:>5}{p['cores']:>6}"
               f"{p['concurrency'] if p['concurrency'] is not None else 'r' + str(p['rate_per_s']):>6}"
-              f"{_fmt(p['running_mean']):>8}{_fmt(p['itl_ms_mean'], 2):>9}{_fmt(p['itl_ms_p50'], 2):>8}"
+              f"{_fmt(p['running_mean']):>8}{_fmt(p['itl_ms_mean'], 2):>9}" + (f"{_band(p):>14}" if band else "") +
+              f"{_fmt(p['itl_ms_p50'], 2):>8}"
               f"{_fmt(p['itl_ms_p99'], 2):>8}{_fmt(p['off']['itl_ms_mean'], 2):>9}{_fmt(p['overhead_pct']):>9}"
               f"{_fmt(p['out_tok_per_s'], 0):>10}{_fmt(p['off']['out_tok_per_s'], 0):>10}"
               f"{_fmt(p['ttft_ms_p50']):>9}{_fmt(b['fill_ms'], 2):>10}{_fmt(100 * b['pool_step_fraction'], 0):>5}%")
     print("ITL in ms (mean/p50/p99, per output token); overhd% = ITL on / ITL off - 1; fill/step = host fill work "
-          "per step in ms; pool = share of steps that used vLLM's fill pool")
+          "per step in ms; pool = share of steps that used vLLM's fill pool" +
+          ("; band = ITL on with the engine as fast / as slow as on the fastest / slowest server of the profile's "
+           "host type measured, against their bench (profile.engine_speeds)" if band else ""))
+
+
+def _band(p: dict[str, Any]) -> str:
+    lo, hi = p["band"]["itl_ms_mean"] if "band" in p else (None, None)
+    return f"{lo:.1f}-{hi:.1f}" if lo is not None and hi is not None else "-"
 
 
 def cmd_predict(args) -> int:
@@ -119,7 +129,7 @@ def cmd_predict(args) -> int:
         for b in args.backend[1:]:
             schema_ids = tuple(s for s in schema_ids if s in set(profile.schema_ids(b)))
     points = grid(profile, _engine_configs(args, profile), _workloads(args, schema_ids),
-                  trace_out=Path(args.trace) if args.trace else None)
+                  trace_out=Path(args.trace) if args.trace else None, band=args.band)
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
           f"{profile.forward.source[:90]}...)")
     print_table(points)
@@ -281,6 +291,9 @@ def add_parsers(sub) -> None:
     p.add_argument("--json", metavar="OUT.json")
     p.add_argument("--png", metavar="OUT.png", help="default: next to --json")
     p.add_argument("--trace", metavar="OUT.json", help="Chrome/Perfetto trace of the first point")
+    p.add_argument("--band", action=argparse.BooleanOptionalAction, default=True,
+                   help="each point also with the engine as fast / as slow as on the fastest / slowest server of the "
+                        "profile's host type measured (profile engine_speeds; two more schema-on runs a point)")
     p.set_defaults(func=cmd_predict)
 
     r = sub.add_parser("report", help="predicted vs measured for finished sweeps")

@@ -262,3 +262,28 @@ def test_vllm_async_grammar_steps_hold_their_outputs_for_the_next_fill():
     # without a grammar nothing is held: schema-off TTFT is one 5 ms step either way
     off = run(p, concurrency=1, requests=50, output_tokens=20, structured_fraction=0.0)
     assert off["ttft_ms_p50"] == pytest.approx(5.0, rel=1e-6)
+
+
+def test_band_spans_the_servers_engine_speeds_and_survives_the_profile_file():
+    """profile.engine_speeds: predict reports the point with the engine as fast and as slow as on
+    the fastest and slowest server measured (cpu_speed times each ratio), the point between them."""
+    from dataclasses import replace
+
+    from maskcost.calibrate.profile import (EngineSpeeds, ProfileError, ServerSpeed, profile_from_dict,
+                                            profile_to_dict)
+    from maskcost.model.predict import run_point_band
+    base = constant_profile(fill_us=400.0, forward_ms=5.0)
+    cfg, wl = EngineConfig(max_num_seqs=256, cpu_speed=0.9), Workload(concurrency=64, requests=256, output_tokens=40)
+    assert "band" not in run_point_band(base, cfg, wl)  # no recorded speeds: no band
+    p = replace(base, engine_speeds=EngineSpeeds("test", (ServerSpeed("a", 0.8), ServerSpeed("b", 1.25),
+                                                          ServerSpeed("c", 1.0))))
+    pt = run_point_band(p, cfg, wl)
+    fast, slow = pt["band"]["itl_ms_mean"]
+    assert pt["band"]["cpu_speed"] == [pytest.approx(0.9 * 1.25), pytest.approx(0.9 * 0.8)]
+    assert fast < pt["itl_ms_mean"] < slow
+    assert slow / fast == pytest.approx(1.25 / 0.8, rel=0.15)  # a fill-bound step scales with 1 / speed
+    d = profile_to_dict(p)
+    assert profile_from_dict(d).engine_speeds == p.engine_speeds
+    d["engine_speeds"]["servers"][0]["ratio"] = 0
+    with pytest.raises(ProfileError, match=r"engine_speeds.servers\[0\].ratio: must be > 0"):
+        profile_from_dict(d)

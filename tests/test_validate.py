@@ -117,6 +117,14 @@ def test_report_uses_committed_predictions_unchanged():
     assert e["error_pct"] == pytest.approx(100 * 27 / 81) and e["spread_pct"] == pytest.approx(100 * 54 / 81)
     with pytest.raises(ValueError, match="no point made for"):
         compare(constant_profile(), EngineConfig(max_num_seqs=256), meas, predicted=pts)
+    # a prediction with a band (profile.engine_speeds): the score counts the points inside it
+    from maskcost.validate.report import score
+    for p, band in zip(pts, ([90.0, 120.0], [150.0, 200.0])):
+        p["band"] = {"itl_ms_mean": band}
+    sc = score(compare(constant_profile(), cfg, meas, predicted=pts))
+    assert (sc["band_points"], sc["inside_band"]) == (1, 0)  # 81 ms measured at 8, band 90-120
+    pts[0]["band"]["itl_ms_mean"] = [80.0, 120.0]
+    assert score(compare(constant_profile(), cfg, meas, predicted=pts))["inside_band"] == 1
 
 
 def test_sse_keeps_unicode_line_separators_inside_json(tmp_path):

@@ -213,6 +213,32 @@ class ApplyCost:
 
 
 @dataclass(frozen=True)
+class ServerSpeed:
+    """One measured server of the profile's host type: the CPU speed at which the model's median
+    signed ITL error over its schema-on points is zero, over the speed its own bench gave (1.0: the
+    engine ran as fast as the bench said)."""
+    name: str
+    ratio: float
+
+
+@dataclass(frozen=True)
+class EngineSpeeds:
+    """How the engine's speed varied between servers of the profile's host type, against their
+    bench (validation sweeps; validation/h200-vllm-0.25.1/l/engine_speeds.py): predict gives the
+    ITL between the slowest and the fastest, cpu_speed times each ratio."""
+    source: str
+    servers: tuple[ServerSpeed, ...]
+
+    @property
+    def low(self) -> float:
+        return min(s.ratio for s in self.servers)
+
+    @property
+    def high(self) -> float:
+        return max(s.ratio for s in self.servers)
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     created_utc: str
@@ -225,6 +251,7 @@ class Profile:
     apply: ApplyCost
     version: int = PROFILE_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
+    engine_speeds: EngineSpeeds | None = None  # the spread between servers of this host type (optional)
 
     @property
     def bitmask_row_bytes(self) -> int:
@@ -424,10 +451,24 @@ def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
                                     for p in _req(ap, "points", f"{where}.apply", list)), key=lambda p: p.rows)))
     if not apply.points:
         raise ProfileError(f"{where}.apply.points: no mask-apply points")
+    speeds = _engine_speeds(d["engine_speeds"], f"{where}.engine_speeds") if d.get("engine_speeds") is not None else None
     return Profile(name=_req(d, "name", where, str), created_utc=_req(d, "created_utc", where, str),
                    provenance=_req(d, "provenance", where, dict), host=host,
                    tokenizer=_req(d, "tokenizer", where, str), vocab_size=_req(d, "vocab_size", where, int),
-                   backends=backends, forward=forward, apply=apply, extra=d.get("extra", {}))
+                   backends=backends, forward=forward, apply=apply, extra=d.get("extra", {}), engine_speeds=speeds)
+
+
+def _engine_speeds(d: dict, where: str) -> EngineSpeeds:
+    servers = []
+    for i, sv in enumerate(_req(d, "servers", where, list)):
+        w = f"{where}.servers[{i}]"
+        r = _req(sv, "ratio", w, float)
+        if not r > 0:
+            raise ProfileError(f"{w}.ratio: must be > 0, got {r}")
+        servers.append(ServerSpeed(_req(sv, "name", w, str), r))
+    if not servers:
+        raise ProfileError(f"{where}.servers: empty")
+    return EngineSpeeds(_req(d, "source", where, str), tuple(servers))
 
 
 def load_profile(path: str | Path) -> Profile:

@@ -23,13 +23,16 @@ def default_requests(concurrency: int | None) -> int:
     return max(200, 4 * (concurrency or 0))
 
 
-def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: dict | None = None,
-              trace_out: Path | None = None) -> dict[str, Any]:
+def _costs(profile: Profile, cfg: EngineConfig, costs_cache: dict) -> Costs:
     key = (cfg.backend, cfg.cpu_speed)
-    costs_cache = {} if costs_cache is None else costs_cache
     if key not in costs_cache:
         costs_cache[key] = Costs(profile, cfg.backend, cfg.cpu_speed)
-    costs = costs_cache[key]
+    return costs_cache[key]
+
+
+def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: dict | None = None,
+              trace_out: Path | None = None) -> dict[str, Any]:
+    costs = _costs(profile, cfg, {} if costs_cache is None else costs_cache)
     on_sim = Simulation(costs, cfg, wl, record_trace=trace_out is not None).run()
     on = summarize(on_sim)
     off = summarize(Simulation(costs, cfg, replace(wl, structured_fraction=0.0)).run())
@@ -51,6 +54,23 @@ def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: di
     return point
 
 
+def run_point_band(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: dict | None = None,
+                   trace_out: Path | None = None) -> dict[str, Any]:
+    """run_point, plus (where the profile records how the engine's speed varied between servers of
+    its host type: profile.engine_speeds) the band: ITL, TTFT and tokens/s with the engine as fast
+    as on the fastest server measured and as slow as on the slowest, relative to their bench."""
+    costs_cache = {} if costs_cache is None else costs_cache
+    point = run_point(profile, cfg, wl, costs_cache, trace_out)
+    es = profile.engine_speeds
+    if es is not None:  # the schema-on arm only: the band is about the grammar's CPU work
+        fast, slow = (summarize(Simulation(_costs(profile, c, costs_cache), c, wl).run())
+                      for c in (replace(cfg, cpu_speed=cfg.cpu_speed * r) for r in (es.high, es.low)))
+        point["band"] = {"cpu_speed": [cfg.cpu_speed * es.high, cfg.cpu_speed * es.low],
+                         "servers": [s.name for s in es.servers],
+                         **{k: [fast[k], slow[k]] for k in ("itl_ms_mean", "ttft_ms_p50", "out_tok_per_s")}}
+    return point
+
+
 _WORKER_PROFILE: Profile | None = None
 
 
@@ -60,18 +80,23 @@ def _init_worker(profile: Profile) -> None:
 
 
 def _run_in_worker(combo: tuple[EngineConfig, Workload]) -> dict[str, Any]:
-    return run_point(_WORKER_PROFILE, combo[0], combo[1], _WORKER_CACHE)
+    return run_point_band(_WORKER_PROFILE, combo[0], combo[1], _WORKER_CACHE)
 
 
 _WORKER_CACHE: dict = {}
 
 
 def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[Workload],
-         trace_out: Path | None = None, progress: bool = True, jobs: int | None = None) -> list[dict[str, Any]]:
-    """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores)."""
+         trace_out: Path | None = None, progress: bool = True, jobs: int | None = None,
+         band: bool = True) -> list[dict[str, Any]]:
+    """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores).
+    `band`: each point also with the engine as fast and as slow as the profile's engine_speeds
+    (two more schema-on runs a point; run_point_band)."""
+    if not band:
+        profile = replace(profile, engine_speeds=None)
     combos = list(itertools.product(engines, workloads))
     jobs = jobs or len(os.sched_getaffinity(0))
-    first = run_point(profile, combos[0][0], combos[0][1], {}, trace_out)
+    first = run_point_band(profile, combos[0][0], combos[0][1], {}, trace_out)
     rest = combos[1:]
     bar = tqdm(total=len(combos), initial=1, desc="predict", unit="pt", disable=not progress)
     if jobs > 1 and len(rest) >= 8:
@@ -84,7 +109,7 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
         cache: dict = {}
         out = []
         for cfg, wl in rest:
-            out.append(run_point(profile, cfg, wl, cache))
+            out.append(run_point_band(profile, cfg, wl, cache))
             bar.update()
     bar.close()
     return [first] + out

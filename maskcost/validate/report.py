@@ -10,7 +10,7 @@ from typing import Any
 
 from ..calibrate.profile import Profile
 from ..model.config import EngineConfig, Workload, prefix_cached_tokens
-from ..model.predict import run_point
+from ..model.predict import run_point_band
 from .sweep import itl_ms
 
 METRICS = (  # (name in the report, measured getter, predicted key)
@@ -131,7 +131,7 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
                           structured_fraction=1.0 if arm == "on" else 0.0,
                           output_tokens=None if arm == "on" else off_len,
                           prompt_tokens=prompt, prompt_cached_tokens=cached)
-            pred = run_point(profile, replace(cfg, cpu_speed=speed), wl, cache)
+            pred = run_point_band(profile, replace(cfg, cpu_speed=speed), wl, cache)
         row: dict[str, Any] = {"arm": arm, "concurrency": conc, "unique_schemas": unique, "repeats": len(ss),
                                "prompt_pad": pad, "unique_prompts": unique_prompts,
                                "prompt_tokens": statistics.mean(s["prompt_tokens_mean"] for s in ss)
@@ -155,6 +155,8 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
         row["predicted_breakdown"] = pred["breakdown"]
         row["predicted_structured_rows"] = pred.get("structured_rows_mean")
         row["predicted_overhead_pct"] = pred["overhead_pct"]
+        # the engine as fast / as slow as on the servers of the profile's host type (profile.engine_speeds)
+        row["itl_band_ms"] = pred["band"]["itl_ms_mean"] if arm == "on" and "band" in pred else None
         rows.append(row)
     return rows
 
@@ -177,8 +179,14 @@ def score(rows: list[dict[str, Any]], metric: str = "ITL ms") -> dict[str, Any]:
             if not r["fitted"] and r["metrics"][metric]["error_pct"] is not None]
     if not errs:
         return {"metric": metric, "points": 0}
-    return {"metric": metric, "points": len(errs), "median_abs_error_pct": statistics.median(abs(e) for e in errs),
-            "mape_pct": statistics.mean(abs(e) for e in errs), "worst_error_pct": max(errs, key=abs)}
+    out = {"metric": metric, "points": len(errs), "median_abs_error_pct": statistics.median(abs(e) for e in errs),
+           "mape_pct": statistics.mean(abs(e) for e in errs), "worst_error_pct": max(errs, key=abs)}
+    banded = [r for r in rows if not r["fitted"] and r.get("itl_band_ms") and r["metrics"]["ITL ms"]["measured"]]
+    if metric == "ITL ms" and banded:
+        out["band_points"] = len(banded)
+        out["inside_band"] = sum(lo <= r["metrics"]["ITL ms"]["measured"] <= hi
+                                 for r in banded for lo, hi in [r["itl_band_ms"]])
+    return out
 
 
 def _plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
@@ -244,10 +252,12 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
              "ITL: the engine's own histogram mean (vLLM, SGLang); the client's per-token ITL where the engine "
              "has none (llama.cpp). Signed error = (predicted - measured) / measured. Schema-off points are "
              "marked *fitted* and not scored where the forward curve was calibrated from them. Prompt: the "
-             "server's prompt token count (`unique`: a nonce first, no prefix-cache hit).", "",
+             "server's prompt token count (`unique`: a nonce first, no prefix-cache hit). ITL band: the model with "
+             "the engine as fast and as slow as on the fastest and slowest server of the profile's host type "
+             "measured, against their bench (the profile's engine_speeds; empty where it has none).", "",
              "| arm | conc | unique | prompt | n | ITL ms meas | pred | err % | spread % | TTFT p50 meas | pred | err % "
-             "| tok/s meas | pred | err % | running meas | pred |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| tok/s meas | pred | err % | running meas | pred | ITL band |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m = r["metrics"]
         e, t, o, ru = m["ITL ms"], m["TTFT p50 ms"], m["out tok/s"], m["running"]
@@ -255,12 +265,16 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
                      f"{'yes' if r['unique_schemas'] else ''} | {_prompt(r)} | {r['repeats']} | {_f(e['measured'], 2)} | "
                      f"{_f(e['predicted'], 2)} | {_pct(e['error_pct'])} | {_f(e['spread_pct'])} | "
                      f"{_f(t['measured'])} | {_f(t['predicted'])} | {_pct(t['error_pct'])} | {_f(o['measured'], 0)} | "
-                     f"{_f(o['predicted'], 0)} | {_pct(o['error_pct'])} | {_f(ru['measured'])} | {_f(ru['predicted'])} |")
+                     f"{_f(o['predicted'], 0)} | {_pct(o['error_pct'])} | {_f(ru['measured'])} | {_f(ru['predicted'])} | "
+                     f"{'-'.join(_f(x) for x in r['itl_band_ms']) if r.get('itl_band_ms') else ''} |")
     lines += ["", "## Score (held-out points only)", ""]
     for m, s in sc.items():
         if s["points"]:
             lines.append(f"- {m}: {s['points']} points, median |error| {s['median_abs_error_pct']:.1f}%, "
                          f"MAPE {s['mape_pct']:.1f}%, worst {s['worst_error_pct']:+.1f}%")
+            if "band_points" in s:
+                lines.append(f"- ITL band (the engine as fast / as slow as on the servers of the profile's host type "
+                             f"measured): {s['inside_band']} of {s['band_points']} points inside")
     lines += ["", "![ITL](itl_measured_vs_predicted.png)", ""]
     if any(r.get("inengine") for r in rows):
         from .inengine import report_lines
