@@ -133,17 +133,22 @@ def plot_overhead(points: list[dict[str, Any]], path: Path, title: str) -> None:
     fig, (a1, a2) = subplots(1, 2, figsize=(11, 4.2))
     series: dict[str, list[dict]] = {}
     for p in points:
+        speed = p["config"]["engine"]["cpu_speed"]
         label = f"{p['engine']} {p['backend']} mns={p['max_num_seqs']} cores={p['cores']}" + \
-                (f" spec={p['spec_tokens']}" if p["spec_tokens"] else "") + ("" if p["async_scheduling"] else " sync")
+                (f" spec={p['spec_tokens']}" if p["spec_tokens"] else "") + ("" if p["async_scheduling"] else " sync") + \
+                (f" speed={speed:g}" if speed != 1.0 else "")
         series.setdefault(label, []).append(p)
     for label, ps in series.items():
         ps = sorted(ps, key=lambda p: p["running_mean"] or 0)
         xs = [p["concurrency"] or p["running_mean"] for p in ps]
         a1.plot(xs, [p["overhead_pct"] for p in ps], marker="o", label=label)
         a2.plot(xs, [p["itl_ms_mean"] for p in ps], marker="o", label=label)
-        a2.plot(xs, [p["off"]["itl_ms_mean"] for p in ps], ls="--", color=a2.lines[-1].get_color(), alpha=0.6)
+        color = a2.lines[-1].get_color()
+        a2.plot(xs, [p["off"]["itl_ms_mean"] for p in ps], ls="--", color=color, alpha=0.6)
+        if all("band" in p for p in ps):
+            a2.fill_between(xs, *zip(*(p["band"]["itl_ms_mean"] for p in ps)), color=color, alpha=0.15, lw=0)
     a1.set_ylabel("ITL overhead vs schema-off (%)")
-    a2.set_ylabel("ITL mean (ms); dashed: schema-off")
+    a2.set_ylabel("ITL (ms); dashed: schema off; shaded: band")
     for a in (a1, a2):
         batch_axis(a, "concurrency (batch)")
     a1.legend(fontsize=7)

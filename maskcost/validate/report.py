@@ -200,6 +200,9 @@ def _plot(rows: list[dict[str, Any]], path: Path, title: str) -> None:
         m = rs and [r["metrics"]["ITL ms"] for r in rs]
         ax.plot([r["concurrency"] for r in rs], [x["measured"] for x in m], "o-", color=color, label=f"{label}: measured")
         ax.plot([r["concurrency"] for r in rs], [x["predicted"] for x in m], "x--", color=color, label=f"{label}: predicted")
+        if all(r.get("itl_band_ms") for r in rs):
+            ax.fill_between([r["concurrency"] for r in rs], *zip(*(r["itl_band_ms"] for r in rs)), color=color,
+                            alpha=0.15, lw=0, label=f"{label}: band (servers measured)")
     batch_axis(ax, "offered concurrency")
     ax.set_yscale("log")
     ax.set_ylabel("ITL mean (ms): engine's own, or client's")

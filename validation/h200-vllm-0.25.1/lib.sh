@@ -37,9 +37,11 @@ unpack_with_probe() {  # serve_vllm.sh's own unpack, done first so maskcost's pr
   $MC probe-site /tmp/site > "$R/probe-site.log" 2>&1   # inert unless MASKCOST_PROBE_DIR is set
 }
 bench() {  # bench NAME: the median of three single-thread replays (calibrate/host.py) on the model
-  # folder's Llama-3 tokenizer, into $R/NAME.txt; SPEED = the default profile host's bench / this one
+  # folder's Llama-3 tokenizer, into $R/NAME.txt; SPEED = the default profile host's bench / this one.
+  # On the client's core (idle between sweeps) from session M on: L's end bench, unpinned, shared
+  # a core with the host meter and read 0.571.
   note "bench $1"
-  python3 -c "
+  $CL python3 -c "
 from maskcost.calibrate.tokenizer import load_vocab; from maskcost.calibrate.host import bench_us
 from maskcost.calibrate.profile import load_default_profile
 v = load_vocab('/tmp/llama3-8b'); b = sorted(bench_us(v) for _ in range(3))[1]; p = load_default_profile().host.bench_us
