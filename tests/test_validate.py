@@ -220,5 +220,5 @@ def test_meter_speed_picks_between_the_speeds_of_a_prediction_grid(tmp_path):
     with pytest.raises(ValueError, match="no meter record inside"):
         speed([(2000.0, 2010.0)])
     f.write_text("not json\n")
-    with pytest.raises(ValueError, match="meter.jsonl:1: not a JSON line"):
+    with pytest.raises(ValueError, match="meter.jsonl:1: not JSON lines"):
         read_meter(str(f))

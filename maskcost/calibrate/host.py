@@ -86,10 +86,9 @@ def bench_batch_row_us(vocab, rows: int = 64, steps: int = 8, be=None, state: di
         state.update(be=be, tiers=tiers, bm=be.bitmask(rows), rows=[])
         for i in range(rows):
             compiled, tokens = tiers[i % 2]
-            m, pos = be.matcher(compiled), 0
-            for t in tokens[:i * len(tokens) // rows]:  # spread the rows over the instance
+            m, pos = be.matcher(compiled), i * len(tokens) // rows  # spread the rows over the instance
+            for t in tokens[:pos]:
                 be.accept(m, t)
-                pos += 1
             state["rows"].append([m, pos, i % 2])
     be, tiers, bm = state["be"], state["tiers"], state["bm"]
     times = []

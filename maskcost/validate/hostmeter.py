@@ -21,7 +21,6 @@ no better (K) or worse (L) than one bench before the server. It stays a diagnost
 server's threads ran, how busy the host was, and the engine's fill beside a clean replay."""
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import statistics
@@ -140,20 +139,11 @@ def run_meter(out: Path, vocab, match: str = "vllm", interval_s: float = 1.0, du
 
 
 def read_meter(path: str) -> list[dict[str, Any]]:
-    """The interval records of a meter file (.jsonl or .jsonl.gz); a bad line is a one-line error."""
-    recs = []
-    opener = gzip.open if path.endswith(".gz") else open
+    """The interval records of a meter file (.jsonl or .jsonl.gz); a bad line is a one-line error
+    (sweep.read_raw_records reads the lines)."""
+    from .sweep import read_raw_records
     try:
-        with opener(path, "rt") as f:
-            for k, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    r = json.loads(line)
-                except json.JSONDecodeError:
-                    raise ValueError(f"--hostmeter {path}:{k}: not a JSON line") from None
-                if "t_unix_s" in r:
-                    recs.append(r)
+        recs = [r for r in read_raw_records(path, "--hostmeter") if "t_unix_s" in r]
     except OSError as e:
         raise ValueError(f"--hostmeter {path}: {e.strerror}") from None
     if not recs:
