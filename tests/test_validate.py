@@ -125,6 +125,17 @@ def test_report_uses_committed_predictions_unchanged():
     assert (sc["band_points"], sc["inside_band"]) == (1, 0)  # 81 ms measured at 8, band 90-120
     pts[0]["band"]["itl_ms_mean"] = [80.0, 120.0]
     assert score(compare(constant_profile(), cfg, meas, predicted=pts))["inside_band"] == 1
+    # the engine's own TTFT (its histogram over the window) against the model's mean TTFT; a file made
+    # before the model reported a mean has none, and the metric is then not scored
+    assert on["metrics"]["server TTFT ms"]["predicted"] is None
+    for r, m in enumerate(meas):
+        m["engine"]["counters"] = {"vllm:time_to_first_token_seconds_count": 4.0,
+                                   "vllm:time_to_first_token_seconds_sum": 0.2 * (r + 1)}
+    pts[0]["ttft_ms_mean"] = 60.0
+    rows = compare(constant_profile(), cfg, meas, predicted=pts)
+    t = next(r for r in rows if r["arm"] == "on")["metrics"]["server TTFT ms"]
+    assert t["measured"] == pytest.approx(75.0) and t["error_pct"] == pytest.approx(-20.0)
+    assert score(rows, "server TTFT ms")["points"] == 1
 
 
 def test_sse_keeps_unicode_line_separators_inside_json(tmp_path):

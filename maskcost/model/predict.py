@@ -44,7 +44,8 @@ def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: di
         "async_scheduling": cfg.effective_async, "spec_tokens": cfg.spec_tokens,
         "schema": ",".join(wl.schemas) if wl.schemas else "all",
         **{k: v for k, v in on.items()},
-        "off": {k: off[k] for k in ("itl_ms_mean", "itl_ms_p50", "ttft_ms_p50", "out_tok_per_s", "running_mean")},
+        "off": {k: off[k] for k in ("itl_ms_mean", "itl_ms_p50", "ttft_ms_mean", "ttft_ms_p50", "out_tok_per_s",
+                                        "running_mean")},
     }
     point["overhead_pct"] = (100.0 * (on["itl_ms_mean"] / off["itl_ms_mean"] - 1.0)
                              if on["itl_ms_mean"] and off["itl_ms_mean"] else None)

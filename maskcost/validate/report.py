@@ -13,10 +13,19 @@ from ..model.config import EngineConfig, Workload, prefix_cached_tokens
 from ..model.predict import run_point_band
 from .sweep import itl_ms
 
+def server_ttft_ms(s: dict[str, Any]) -> float | None:
+    """The engine's own mean TTFT over a point's window (vLLM's histogram: from the request's arrival
+    in the API server to its first token there), without the client's share of the TTFT."""
+    c = s["engine"].get("counters") or {}
+    n = c.get("vllm:time_to_first_token_seconds_count")
+    return 1e3 * c["vllm:time_to_first_token_seconds_sum"] / n if n else None
+
+
 METRICS = (  # (name in the report, measured getter, predicted key)
     ("ITL ms", itl_ms, "itl_ms_mean"),  # the engine's histogram; the client's where it has none (llama.cpp)
     ("client ITL ms", lambda s: s.get("itl_ms_mean"), "itl_ms_mean"),
     ("TTFT p50 ms", lambda s: s.get("ttft_ms_p50"), "ttft_ms_p50"),
+    ("server TTFT ms", server_ttft_ms, "ttft_ms_mean"),  # None in prediction files made before it existed
     ("out tok/s", lambda s: s.get("out_tok_per_s"), "out_tok_per_s"),
     ("running", lambda s: s["engine"].get("running_mean"), "running_mean"),
 )
@@ -146,7 +155,7 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
             vals = [v for v in (get(s) for s in ss) if v is not None]
             meas = statistics.mean(vals) if vals else None
             spread = 100.0 * (max(vals) - min(vals)) / meas if len(vals) > 1 and meas else None
-            row["metrics"][name] = {"measured": meas, "predicted": pred[pkey], "error_pct": _err(pred[pkey], meas),
+            row["metrics"][name] = {"measured": meas, "predicted": pred.get(pkey), "error_pct": _err(pred.get(pkey), meas),
                                     "spread_pct": spread}
         row["windows"] = windows
         row["cpu_speed"] = speed
@@ -255,19 +264,22 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
              "ITL: the engine's own histogram mean (vLLM, SGLang); the client's per-token ITL where the engine "
              "has none (llama.cpp). Signed error = (predicted - measured) / measured. Schema-off points are "
              "marked *fitted* and not scored where the forward curve was calibrated from them. Prompt: the "
-             "server's prompt token count (`unique`: a nonce first, no prefix-cache hit). ITL band: the model with "
+             "server's prompt token count (`unique`: a nonce first, no prefix-cache hit). TTFT p50: the client's; TTFT "
+             "server: the engine's own histogram mean (vLLM), from the request's arrival in the API server, without "
+             "the client's share. ITL band: the model with "
              "the engine as fast and as slow as on the fastest and slowest server of the profile's host type "
              "measured, against their bench (the profile's engine_speeds; empty where it has none).", "",
              "| arm | conc | unique | prompt | n | ITL ms meas | pred | err % | spread % | TTFT p50 meas | pred | err % "
-             "| tok/s meas | pred | err % | running meas | pred | ITL band |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| TTFT server meas | pred | err % | tok/s meas | pred | err % | running meas | pred | ITL band |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m = r["metrics"]
-        e, t, o, ru = m["ITL ms"], m["TTFT p50 ms"], m["out tok/s"], m["running"]
+        e, t, ts, o, ru = m["ITL ms"], m["TTFT p50 ms"], m["server TTFT ms"], m["out tok/s"], m["running"]
         lines.append(f"| {r['arm']}{' (fitted)' if r['fitted'] else ''} | {r['concurrency']} | "
                      f"{'yes' if r['unique_schemas'] else ''} | {_prompt(r)} | {r['repeats']} | {_f(e['measured'], 2)} | "
                      f"{_f(e['predicted'], 2)} | {_pct(e['error_pct'])} | {_f(e['spread_pct'])} | "
-                     f"{_f(t['measured'])} | {_f(t['predicted'])} | {_pct(t['error_pct'])} | {_f(o['measured'], 0)} | "
+                     f"{_f(t['measured'])} | {_f(t['predicted'])} | {_pct(t['error_pct'])} | {_f(ts['measured'])} | "
+                     f"{_f(ts['predicted'])} | {_pct(ts['error_pct'])} | {_f(o['measured'], 0)} | "
                      f"{_f(o['predicted'], 0)} | {_pct(o['error_pct'])} | {_f(ru['measured'])} | {_f(ru['predicted'])} | "
                      f"{'-'.join(_f(x) for x in r['itl_band_ms']) if r.get('itl_band_ms') else ''} |")
     lines += ["", "## Score (held-out points only)", ""]
