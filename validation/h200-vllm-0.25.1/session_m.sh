@@ -15,6 +15,10 @@
 #   bash validation/h200-vllm-0.25.1/session_m.sh run     (bench, xgrammar server, its points, unique schemas)
 #   bash validation/h200-vllm-0.25.1/session_m.sh more    (guidance server, its points; 4-core server, its points)
 #   bash validation/h200-vllm-0.25.1/session_m.sh again   (a fresh xgrammar server, its points again)
+# Added after those three ran (the first machine's results seen, its predictions unchanged), for the
+# rest of the device time: another machine, the xgrammar and guidance points on it (m/report.sh's
+# "machine 2" sets; its own idle bench before the server):
+#   bash validation/h200-vllm-0.25.1/session_m.sh fresh
 set -u
 DEADLINE_S=${DEADLINE_S:-570}
 PH=$1; R=$OUT/m; mkdir -p "$R/probe"
@@ -47,5 +51,15 @@ case $PH in
     serve serve-xgrammar-2 xgrammar taskset -c 0-13 && \
       sweep m5-xgrammar-2 220 "xgrammar mns256 async, server on 0-13, restarted" --arms on $T \
         --concurrency 8 32 64 128 160 256 $LONG ;;
+  fresh)
+    host_info host-2.txt
+    unpack_with_probe
+    bench bench-fresh
+    serve serve-xgrammar-3 xgrammar taskset -c 0-13 || exit 1
+    sweep m7-xgrammar-3 220 "xgrammar mns256 async, server on 0-13, machine 2" --arms on $T \
+      --concurrency 8 32 64 128 160 256 $LONG
+    serve serve-guidance-2 guidance taskset -c 0-13 && \
+      sweep m8-guidance-2 130 "guidance mns256 async, server on 0-13, machine 2" --arms on $T --concurrency 64 160 256 $LONG
+    bench bench-fresh-end ;;
 esac
 pack

@@ -6,12 +6,14 @@
 set -eu
 M=${M:-validation/h200-vllm-0.25.1/m}   # M=DIR: a dry run on other data
 SPEED=$(awk '/speed/ {print $6}' $M/bench-start.txt)
+SPEED2=$(awk '/speed/ {print $6}' $M/bench-fresh.txt 2>/dev/null || true)   # machine 2 (the fresh phase)
 echo "CPU speed (bench-start): $SPEED"; echo
 rep() {  # rep NAME SWEEP TITLE [engine args...]
   local name=$1 sweep=$2 title=$3; shift 3
   [ -s "$M/$sweep.jsonl" ] || { echo "- $name: not measured"; return 0; }
-  python3 -m maskcost.cli report --sweep "$M/$sweep.jsonl" --predicted "$M/predicted-${name%-2}.json" \
-    --cpu-speed "$SPEED" --max-num-seqs 256 --probe $M/probe --out "$M/report-$name" --title "Session M, $title" \
+  local speed=$SPEED; [[ $name == *-m2 ]] && speed=$SPEED2
+  python3 -m maskcost.cli report --sweep "$M/$sweep.jsonl" --predicted "$M/predicted-${name%-*}.json" \
+    --cpu-speed "$speed" --max-num-seqs 256 --probe $M/probe --out "$M/report-$name" --title "Session M, $title" \
     "$@" > /dev/null
   echo "- $name: $(grep -m1 -- '- ITL ms' "$M/report-$name/report.md" | sed 's/- ITL ms: //')"
 }
@@ -20,11 +22,13 @@ rep unique m2-unique "xgrammar, unique schemas, server on cores 0-13" --cores 14
 rep guidance m3-guidance "guidance, server on cores 0-13" --cores 14 --backend guidance
 rep taskset4 m4-taskset4 "xgrammar, server on cores 0-3 (cpu_count 16)" --cores 4 --cpu-count 16
 rep xgrammar-2 m5-xgrammar-2 "xgrammar, a second server on cores 0-13" --cores 14
+rep xgrammar-m2 m7-xgrammar-3 "xgrammar, machine 2, server on cores 0-13" --cores 14
+rep guidance-m2 m8-guidance-2 "guidance, machine 2, server on cores 0-13" --cores 14 --backend guidance
 python3 - "$M" <<'PY'
 import json, os, statistics, sys
 M = sys.argv[1]
 rows = {}
-for name in ("xgrammar", "unique", "guidance", "taskset4", "xgrammar-2"):
+for name in ("xgrammar", "unique", "guidance", "taskset4", "xgrammar-2", "xgrammar-m2", "guidance-m2"):
     f = f"{M}/report-{name}/report.json"
     if os.path.exists(f):
         rows[name] = {r["concurrency"]: r for r in json.load(open(f))["rows"] if r["arm"] == "on"}
@@ -57,4 +61,5 @@ cmp("guidance (a) against xgrammar (b)", "guidance", "xgrammar", (64, 160, 256))
 cmp("14 cores (a) against 4 (b)", "xgrammar", "taskset4", (64, 160, 256))
 cmp("shared (a) against unique schemas (b)", "xgrammar", "unique", (8,))
 cmp("shared (a) against unique schemas (b)", "xgrammar", "unique", (8,), "server TTFT ms")
+cmp("machine 2: guidance (a) against xgrammar (b)", "guidance-m2", "xgrammar-m2", (64, 160, 256))
 PY
