@@ -19,6 +19,10 @@
 # rest of the device time: another machine, the xgrammar and guidance points on it (m/report.sh's
 # "machine 2" sets; its own idle bench before the server):
 #   bash validation/h200-vllm-0.25.1/session_m.sh fresh
+# Added after M's data were in and the default changed (m/README.md, post hoc: the pool-task factor
+# from M's pool/serial ratio), for the last 4.8 device minutes: the new default (ijm) pre-registered
+# (m/predicted-ijm.json) on a third machine, 64, 160 and 256, 4 rounds (m/report.sh: "ijm-m3"):
+#   DEADLINE_S=200 bash validation/h200-vllm-0.25.1/session_m.sh pool
 set -u
 DEADLINE_S=${DEADLINE_S:-570}
 PH=$1; R=$OUT/m; mkdir -p "$R/probe"
@@ -61,5 +65,11 @@ case $PH in
     serve serve-guidance-2 guidance taskset -c 0-13 && \
       sweep m8-guidance-2 130 "guidance mns256 async, server on 0-13, machine 2" --arms on $T --concurrency 64 160 256 $LONG
     bench bench-fresh-end ;;
+  pool)
+    unpack_with_probe
+    bench bench-pool
+    serve serve-xgrammar-4 xgrammar taskset -c 0-13 || exit 1
+    sweep m9-ijm 120 "xgrammar mns256 async, server on 0-13, machine 3" --arms on $T --concurrency 64 160 256 \
+      --rounds 4 --min-requests 32 ;;
 esac
 pack

@@ -11,7 +11,8 @@ p = load_profile(sys.argv[1])
 d = json.load(open(sys.argv[2]))
 if d["profile"] != p.name:
     sys.exit(f"{sys.argv[2]}: measured with profile {d['profile']}, not {p.name}")
-es = EngineSpeeds(f"validation/h200-vllm-0.25.1/l/engine_speeds.py on {p.name}: per server, the CPU speed at which "
+script = d.get("script", "validation/h200-vllm-0.25.1/l/engine_speeds.py")  # absent in l/engine-speeds.json
+es = EngineSpeeds(f"{script} on {p.name}: per server, the CPU speed at which "
                   "the model's median ITL error over its xgrammar max-num-seqs 256 schema-on points is zero, over "
                   "its bench speed", tuple(ServerSpeed(s["name"], s["ratio"]) for s in d["servers"]))
 save_profile(replace(p, engine_speeds=es), sys.argv[3])

@@ -48,7 +48,7 @@ def main() -> None:
         out.append({"name": name, "bench_speed": bench, "engine_speed": speed, "ratio": speed / bench,
                     "steps": steps, "sweeps": sweeps})
         print(f"{name}: bench {bench:.3f}, engine {speed:.3f}, ratio {speed / bench:.3f}  {steps}", flush=True)
-    json.dump({"profile": profile.name, "servers": out}, open(sys.argv[2], "w"), indent=1)
+    json.dump({"profile": profile.name, "script": sys.argv[0], "servers": out}, open(sys.argv[2], "w"), indent=1)
 
 
 if __name__ == "__main__":

@@ -1,19 +1,22 @@
 #!/bin/bash
 # Session M report, written before the session (session_m.sh says what is pre-registered): every
 # held-out set against m/predict_m.sh's grids, made before the session and used unchanged, each point
-# at the speed of the bench on the idle machine before the first server (bench-start.txt).
+# at the speed of the bench on the idle machine before the first server (bench-start.txt). --profile:
+# the embedded default when the predictions were made (the report's header names it; the numbers
+# are the prediction files').
 # usage (from the repository root): bash validation/h200-vllm-0.25.1/m/report.sh > validation/h200-vllm-0.25.1/m/score.md
 set -eu
 M=${M:-validation/h200-vllm-0.25.1/m}   # M=DIR: a dry run on other data
 SPEED=$(awk '/speed/ {print $6}' $M/bench-start.txt)
 SPEED2=$(awk '/speed/ {print $6}' $M/bench-fresh.txt 2>/dev/null || true)   # machine 2 (the fresh phase)
+SPEED3=$(awk '/speed/ {print $6}' $M/bench-pool.txt 2>/dev/null || true)    # machine 3 (the pool phase)
 echo "CPU speed (bench-start): $SPEED"; echo
 rep() {  # rep NAME SWEEP TITLE [engine args...]
   local name=$1 sweep=$2 title=$3; shift 3
   [ -s "$M/$sweep.jsonl" ] || { echo "- $name: not measured"; return 0; }
-  local speed=$SPEED; [[ $name == *-m2 ]] && speed=$SPEED2
+  local speed=$SPEED; [[ $name == *-m2 ]] && speed=$SPEED2; [[ $name == *-m3 ]] && speed=$SPEED3
   python3 -m maskcost.cli report --sweep "$M/$sweep.jsonl" --predicted "$M/predicted-${name%-*}.json" \
-    --cpu-speed "$speed" --max-num-seqs 256 --probe $M/probe --out "$M/report-$name" --title "Session M, $title" \
+    --cpu-speed "$speed" --profile validation/h200-vllm-0.25.1/l/profile-ij-speeds.json.gz --max-num-seqs 256 --probe $M/probe --out "$M/report-$name" --title "Session M, $title" \
     "$@" > /dev/null
   echo "- $name: $(grep -m1 -- '- ITL ms' "$M/report-$name/report.md" | sed 's/- ITL ms: //')"
 }
@@ -24,11 +27,14 @@ rep taskset4 m4-taskset4 "xgrammar, server on cores 0-3 (cpu_count 16)" --cores 
 rep xgrammar-2 m5-xgrammar-2 "xgrammar, a second server on cores 0-13" --cores 14
 rep xgrammar-m2 m7-xgrammar-3 "xgrammar, machine 2, server on cores 0-13" --cores 14
 rep guidance-m2 m8-guidance-2 "guidance, machine 2, server on cores 0-13" --cores 14 --backend guidance
+# the default after M (ijm: post hoc pool ratio), predicted before machine 3's run; its own profile named
+P=$M/profile-ijm-speeds.json.gz
+rep ijm-m3 m9-ijm "the default after M (ijm), machine 3, server on cores 0-13" --cores 14 --profile $P
 python3 - "$M" <<'PY'
 import json, os, statistics, sys
 M = sys.argv[1]
 rows = {}
-for name in ("xgrammar", "unique", "guidance", "taskset4", "xgrammar-2", "xgrammar-m2", "guidance-m2"):
+for name in ("xgrammar", "unique", "guidance", "taskset4", "xgrammar-2", "xgrammar-m2", "guidance-m2", "ijm-m3"):
     f = f"{M}/report-{name}/report.json"
     if os.path.exists(f):
         rows[name] = {r["concurrency"]: r for r in json.load(open(f))["rows"] if r["arm"] == "on"}
