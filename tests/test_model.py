@@ -287,3 +287,15 @@ def test_band_spans_the_servers_engine_speeds_and_survives_the_profile_file():
     d["engine_speeds"]["servers"][0]["ratio"] = 0
     with pytest.raises(ProfileError, match=r"engine_speeds.servers\[0\].ratio: must be > 0"):
         profile_from_dict(d)
+
+
+def test_mean_ttft_counts_the_arrivals_inside_the_window():
+    # the run's first requests wait for the cold compile (400 ms); a sweep warms the cache up first and
+    # the engine's TTFT histogram over its window never sees them (report.server_ttft_ms): the model's
+    # mean TTFT counts the requests that arrive inside the window, its percentiles every request
+    p = constant_profile(fill_us=50.0, forward_ms=5.0, compile_ms=400.0)
+    sim = Simulation(Costs(p, "xgrammar"), EngineConfig(), Workload(concurrency=8, requests=200, prompt_tokens=1)).run()
+    ttft = sim.first_t - sim.arrival
+    assert (ttft[:8] >= 400).all() and (ttft[8:] < 50).all()
+    assert summarize(sim)["ttft_ms_mean"] == pytest.approx(float(np.mean(ttft[8:])), rel=0.05)
+    assert float(np.mean(ttft)) > summarize(sim)["ttft_ms_mean"] + 10  # 8 x 400 ms / 200 requests
