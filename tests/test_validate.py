@@ -95,7 +95,7 @@ def test_spec_decode_acceptance_from_counter_deltas():
     assert window_stats("vllm", expo(300, 100), expo(300, 100), 2.0).spec_acceptance is None
 
 
-def test_report_uses_committed_predictions_unchanged():
+def test_report_uses_committed_predictions_unchanged(tmp_path):
     from dataclasses import asdict
 
     from maskcost.model.config import EngineConfig
@@ -136,6 +136,13 @@ def test_report_uses_committed_predictions_unchanged():
     t = next(r for r in rows if r["arm"] == "on")["metrics"]["server TTFT ms"]
     assert t["measured"] == pytest.approx(75.0) and t["error_pct"] == pytest.approx(-20.0)
     assert score(rows, "server TTFT ms")["points"] == 1
+    # the client's CPU share (sweep: client_cpu_pct), the busiest repeat; a report says where it was high
+    meas[0]["client_cpu_pct"], meas[1]["client_cpu_pct"] = 30.0, 75.0
+    from maskcost.validate.report import write_report
+    rows = compare(constant_profile(), cfg, meas, predicted=pts)
+    assert next(r for r in rows if r["arm"] == "on")["client_cpu_pct"] == 75.0
+    write_report(rows, tmp_path / "r", constant_profile(), cfg, ["m.jsonl"], "t")
+    assert "over 60% busy per process at on 8 (75%)" in (tmp_path / "r" / "report.md").read_text()
 
 
 def test_sse_keeps_unicode_line_separators_inside_json(tmp_path):
@@ -189,6 +196,25 @@ def test_client_processes_share_one_closed_loop(tmp_path):
         assert res["engine"]["running_max"] >= 4 and res["config"]["client_procs"] == 3
         raw = [json.loads(x) for x in (tmp_path / "p.raw.jsonl").read_text().splitlines()]
         assert sorted(r["index"] for r in raw) == list(range(18))
+        assert 0 < res["client_cpu_pct"] < 300  # the client's CPU share per process, recorded with the point
+
+
+def _burn(seconds: float) -> None:
+    import time
+    t = time.process_time()
+    while time.process_time() - t < seconds:
+        pass
+
+
+def test_client_cpu_counts_the_finished_client_processes():
+    # --client-procs: the client processes end with each point; their CPU must count in its share
+    import multiprocessing as mp
+    from maskcost.validate.sweep import client_cpu_s
+    before = client_cpu_s()
+    p = mp.get_context("spawn").Process(target=_burn, args=(0.4,))
+    p.start()
+    p.join()
+    assert client_cpu_s() - before >= 0.4
 
 
 def test_meter_speed_picks_between_the_speeds_of_a_prediction_grid(tmp_path):

@@ -158,6 +158,8 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
             row["metrics"][name] = {"measured": meas, "predicted": pred.get(pkey), "error_pct": _err(pred.get(pkey), meas),
                                     "spread_pct": spread}
         row["windows"] = windows
+        busy = [s["client_cpu_pct"] for s in ss if "client_cpu_pct" in s]  # sweeps before it have none
+        row["client_cpu_pct"] = max(busy) if busy else None
         row["cpu_speed"] = speed
         # the server's own per-request timings: TTFT from its arrival, queue and prefill inside the engine (ms)
         row["server_ms"] = _server_timings(ss)
@@ -290,6 +292,12 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
             if "band_points" in s:
                 lines.append(f"- ITL band (the engine as fast / as slow as on the servers of the profile's host type "
                              f"measured): {s['inside_band']} of {s['band_points']} points inside")
+    from .sweep import CLIENT_BUSY_WARN_PCT
+    busy = [r for r in rows if (r.get("client_cpu_pct") or 0) > CLIENT_BUSY_WARN_PCT]
+    if busy:
+        lines.append(f"- The client was over {CLIENT_BUSY_WARN_PCT:.0f}% busy per process at "
+                     + ", ".join(f"{r['arm']} {r['concurrency']} ({r['client_cpu_pct']:.0f}%)" for r in busy)
+                     + ": its TTFT p50 there holds its own queueing (TTFT server does not)")
     lines += ["", "![ITL](itl_measured_vs_predicted.png)", ""]
     if any(r.get("inengine") for r in rows):
         from .inengine import report_lines

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import resource
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -262,6 +263,20 @@ def read_summaries(path: str | Path) -> list[dict[str, Any]]:
     return out
 
 
+# a client process busier than this queues its own work (SSE parsing, output checks, the next request)
+# behind the streams it reads, and the TTFT it measures grows: on the H200 VM one process at 64-74%
+# busy measured TTFT p50 50-80 ms over the engine's own mean at 160-256 streams, two processes about
+# half that (validation/h200-vllm-0.25.1/m/README.md)
+CLIENT_BUSY_WARN_PCT = 60.0
+
+
+def client_cpu_s() -> float:
+    """CPU seconds this process and its finished children (the client processes of --client-procs,
+    joined at the end of each point) have used."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry], out: Path, *,
               model: str | None = None, max_tokens: int = 512, off_tokens: int = 128, unique: bool = False,
               warmup: int = 4, seed: int = 0, prompt_pad: int = 0, unique_prompts: bool = False,
@@ -293,9 +308,15 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                                   off_tokens, seed, prompt_pad, unique_prompts)
                 asyncio.run(closed_loop(base_url, model, warm, min(warmup, p.concurrency),
                                         p.key + "-warmup", False, seed, lambda r: None))
+            cpu0, t0 = client_cpu_s(), time.perf_counter()
             records, eng = asyncio.run(_run_point(base_url, model, p, specs, unique, seed + p.repeat, raw,
                                                   client_procs))
             s = summarize(p, records, eng)
+            # the client's CPU over the point's wall, per client process (100: each one a core busy)
+            s["client_cpu_pct"] = 100.0 * (client_cpu_s() - cpu0) / ((time.perf_counter() - t0) * client_procs)
+            if s["client_cpu_pct"] > CLIENT_BUSY_WARN_PCT:
+                tqdm.write(f"sweep point {p.key}: the client was {s['client_cpu_pct']:.0f}% busy per process; its own "
+                           f"queueing adds to the TTFT it measures (--client-procs {client_procs + 1} spreads it)")
             s["config"] = resolved
             s["provenance"] = {"server": prov, "client_host": client_host(bench),
                                "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
