@@ -11,7 +11,8 @@ from typing import Any
 from ..calibrate.profile import Profile
 from ..model.config import EngineConfig, Workload, prefix_cached_tokens
 from ..model.predict import run_point_band
-from .sweep import itl_ms
+from .sweep import CLIENT_BUSY_WARN_PCT, itl_ms
+
 
 def server_ttft_ms(s: dict[str, Any]) -> float | None:
     """The engine's own mean TTFT over a point's window (vLLM's histogram: from the request's arrival
@@ -155,8 +156,8 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
             vals = [v for v in (get(s) for s in ss) if v is not None]
             meas = statistics.mean(vals) if vals else None
             spread = 100.0 * (max(vals) - min(vals)) / meas if len(vals) > 1 and meas else None
-            row["metrics"][name] = {"measured": meas, "predicted": pred.get(pkey), "error_pct": _err(pred.get(pkey), meas),
-                                    "spread_pct": spread}
+            row["metrics"][name] = {"measured": meas, "predicted": pred.get(pkey),
+                                    "error_pct": _err(pred.get(pkey), meas), "spread_pct": spread}
         row["windows"] = windows
         busy = [s["client_cpu_pct"] for s in ss if "client_cpu_pct" in s]  # sweeps before it have none
         row["client_cpu_pct"] = max(busy) if busy else None
@@ -292,7 +293,6 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
             if "band_points" in s:
                 lines.append(f"- ITL band (the engine as fast / as slow as on the servers of the profile's host type "
                              f"measured): {s['inside_band']} of {s['band_points']} points inside")
-    from .sweep import CLIENT_BUSY_WARN_PCT
     busy = [r for r in rows if (r.get("client_cpu_pct") or 0) > CLIENT_BUSY_WARN_PCT]
     if busy:
         lines.append(f"- The client was over {CLIENT_BUSY_WARN_PCT:.0f}% busy per process at "
