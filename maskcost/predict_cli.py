@@ -150,6 +150,8 @@ def cmd_predict(args) -> int:
 
 def cmd_report(args) -> int:
     from .validate.report import compare, write_report
+    if args.speed_from_probe and (not args.probe or args.speed_from_meter or args.fit_engine_fill):
+        raise ValueError("--speed-from-probe: give --probe DIR, and neither --speed-from-meter nor --fit-engine-fill")
     profile = _profile(args)
     from .validate.sweep import read_summaries
     measured = [s for p in args.sweep for s in read_summaries(p)]
@@ -186,13 +188,23 @@ def cmd_report(args) -> int:
                    score_off=args.score_off, speed_of=speed_of(meter, profile.host.bench_us, "--speed-from-meter")
                    if args.speed_from_meter else None)
     if args.probe:
-        from .validate.inengine import attach, read_probe
+        from .validate.inengine import attach, fill_speed, read_probe
         probe = read_probe(args.probe)
         attach(rows, probe)
+        if args.speed_from_probe:  # again, each schema-on point at the speed of the engine's own fill
+            fills = {json.dumps(r["windows"]): fill_speed(r) for r in rows}
+            for r in rows:
+                if r["arm"] == "on" and fills[json.dumps(r["windows"])] is None:
+                    print(f"--speed-from-probe: no in-engine fill in the windows of on {r['concurrency']}: "
+                          f"it stays at --cpu-speed {speed:.3f}")
+            rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
+                           score_off=args.score_off, speed_of=lambda w: fills.get(json.dumps(w)) or speed)
+            attach(rows, probe)
     if meter is not None:
         from .validate import hostmeter
         hostmeter.attach(rows, meter)
-    write_report(rows, Path(args.out), profile, cfg, args.sweep, args.title, args.predicted)
+    write_report(rows, Path(args.out), profile, cfg, args.sweep, args.title, args.predicted,
+                 "probe" if args.speed_from_probe else "meter")
     if args.fit_engine_fill:
         from .calibrate.profile import save_profile
         from .model.fill import vllm_fill_pool_workers
@@ -317,6 +329,9 @@ def add_parsers(sub) -> None:
     r.add_argument("--speed-from-meter", action="store_true", help="with --hostmeter: each point at the speed "
                    "measured during its own windows (with --predicted: between the speeds of a predict grid); on "
                    "the H200 VM it did not track the engine (validation/h200-vllm-0.25.1/k, l)")
+    r.add_argument("--speed-from-probe", action="store_true", help="with --probe: each schema-on point at the "
+                   "speed at which the model's fill equals the fill the probe timed in the engine (a diagnostic: "
+                   "what is left is the model's structure, what goes is the host's speed beyond its bench)")
     r.set_defaults(func=cmd_report)
 
     m = sub.add_parser("hostmeter", help="beside a live server: the host's speed, CPU steal and the server's "

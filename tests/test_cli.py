@@ -45,6 +45,8 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert r.returncode == 2 and "has no gbnf costs" in r.stderr
     r = mc("calibrate", "--blackbox", "--out", str(tmp_path / "p.json"), "--forward-sweep", str(tmp_path / "x"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1
+    r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--speed-from-probe")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--speed-from-probe: give --probe DIR" in r.stderr
 
 
 def test_calibrate_engine_only_replaces_the_sync_curve_and_keeps_the_rest(tmp_path):

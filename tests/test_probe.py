@@ -169,3 +169,20 @@ def test_engine_fill_factors_scale_the_models_fills():
                      Workload(concurrency=64, requests=256, output_tokens=40))["breakdown"]
     assert sync["advance_ms"] + sync["cpu_overhead_ms"] == pytest.approx(4.0, rel=0.05)
     assert sync["step_ms"] == pytest.approx(again[64]["step_ms"], rel=0.05)
+
+
+def test_fill_speed_is_where_the_models_fill_meets_the_engines():
+    """report --speed-from-probe: the speed at which the model's fill per step equals the probe's,
+    from the pool fills where the model's steps mostly pool, else the serial ones."""
+    from maskcost.validate.inengine import fill_speed
+    serial_step = {"pool_step_fraction": 0.0, "serial_fill_step_ms": 30.0, "pool_fill_step_ms": None}
+    pool_step = {"pool_step_fraction": 0.9, "serial_fill_step_ms": 2.0, "pool_fill_step_ms": 40.0}
+    row = {"arm": "on", "cpu_speed": 0.9, "predicted_breakdown": serial_step,
+           "inengine": {"grammar_bitmask serial": {"calls": 300, "mean_ms": 45.0}}}
+    assert fill_speed(row) == pytest.approx(0.6)  # the engine filled 1.5x slower than the model at 0.9
+    row.update(predicted_breakdown=pool_step, inengine={"grammar_bitmask pool": {"calls": 300, "mean_ms": 32.0},
+                                                        "grammar_bitmask serial": {"calls": 300, "mean_ms": 9.0}})
+    assert fill_speed(row) == pytest.approx(1.125)  # the pool's fill, not the few serial steps'
+    row["inengine"]["grammar_bitmask pool"]["calls"] = 3  # too few fills to say
+    assert fill_speed(row) is None
+    assert fill_speed({**row, "arm": "off"}) is None and fill_speed({**row, "inengine": None}) is None

@@ -126,6 +126,21 @@ def attach(rows: list[dict[str, Any]], probe: dict[str, np.ndarray]) -> list[dic
     return rows
 
 
+def fill_speed(row: dict[str, Any]) -> float | None:
+    """The CPU speed at which the model's fill per step equals the fill the probe timed inside the
+    engine at a schema-on report row: the row's speed x model / measured, the pool fills where the
+    model's steps mostly use the pool, else the serial ones (report --speed-from-probe; session M:
+    read there, the committed predictions were within 2% median, 16% at the bench speed). None where
+    the row has no such fill in its windows."""
+    st, b = row.get("inengine"), row["predicted_breakdown"]
+    if row["arm"] != "on" or not st or b is None:
+        return None
+    kind = "pool" if b["pool_step_fraction"] > 0.5 else "serial"
+    meas = _mean_or_none(st, f"grammar_bitmask {kind}")
+    model = b[f"{kind}_fill_step_ms"]
+    return row["cpu_speed"] * model / meas if meas and model else None
+
+
 def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], method: str,
                     probe: dict[str, np.ndarray], pool_workers: int) -> Profile:
     """The profile with `backend`'s engine_fill set from report rows that carry probe statistics

@@ -237,15 +237,22 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v:+.0f}"
 
 
-def _speeds(rows: list[dict[str, Any]], cfg: EngineConfig) -> str:
+# where a report's per-point speeds came from (compare's speed_of), in its CPU speed line
+SPEED_SOURCES = {"meter": "the host meter's speed during it",
+                 "probe": "the speed at which the model's fill equals the fill the probe timed in the engine (a "
+                          "diagnostic, not a prediction: it reads the measurement)"}
+
+
+def _speeds(rows: list[dict[str, Any]], cfg: EngineConfig, source: str) -> str:
     sp = sorted({round(r["cpu_speed"], 3) for r in rows})
     if sp == [round(cfg.cpu_speed, 3)]:
         return f"{cfg.cpu_speed:.3f} of the profile host's at every point"
-    return f"each point at the host meter's speed during it, {sp[0]:.3f}-{sp[-1]:.3f} of the profile host's"
+    return f"each point at {SPEED_SOURCES[source]}, {sp[0]:.3f}-{sp[-1]:.3f} of the profile host's"
 
 
 def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: EngineConfig,
-                 sweeps: list[str], title: str, predicted_from: str | None = None) -> dict[str, Any]:
+                 sweeps: list[str], title: str, predicted_from: str | None = None,
+                 speed_source: str = "meter") -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     sc = {m: score(rows, m) for m, _, _ in METRICS}
     doc = {"title": title, "profile": {"name": profile.name, "created_utc": profile.created_utc,
@@ -263,7 +270,7 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
              f"Measured: {', '.join(sweeps)}. Forward curve: {profile.forward.source}", "",
              (f"Predicted: the points of `{predicted_from}`, written before the measurement and used unchanged."
               if predicted_from else "Predicted: the model run now on the measured points."),
-             f"CPU speed: {_speeds(rows, cfg)}.", "",
+             f"CPU speed: {_speeds(rows, cfg, speed_source)}.", "",
              "ITL: the engine's own histogram mean (vLLM, SGLang); the client's per-token ITL where the engine "
              "has none (llama.cpp). Signed error = (predicted - measured) / measured. Schema-off points are "
              "marked *fitted* and not scored where the forward curve was calibrated from them. Prompt: the "

@@ -1,7 +1,7 @@
 """Where session M's misses come from: the host's speed for the engine, or the model's structure.
 For each pre-registered point, the speed at which the model's fill per step equals the fill the probe
-timed inside the engine (bench speed x model fill / measured fill; serial fills at serial points,
-pool fills at pool points), and the committed prediction read at that speed (the same grid,
+timed inside the engine (inengine.fill_speed: bench speed x model fill / measured fill; serial fills
+at serial points, pool fills at pool points), and the committed prediction read at that speed (the same grid,
 interpolated in 1/speed). Not a prediction: it uses the measured fill. What is left after it is the
 model's structure (the engine thread's other work, the forward, the step's shape); what it removes
 is the host's speed beyond what its bench said.
@@ -9,6 +9,7 @@ usage: python validation/h200-vllm-0.25.1/m/speed_decomposition.py > validation/
 import json
 import statistics
 
+from maskcost.validate.inengine import fill_speed
 from maskcost.validate.report import at_speed
 
 M = "validation/h200-vllm-0.25.1/m"
@@ -20,12 +21,10 @@ err_bench, err_engine, by_kind = [], [], {"serial": [], "pool": []}
 for name, pred in SETS:
     grid = json.load(open(f"{M}/predicted-{pred}.json"))["points"]
     for r in json.load(open(f"{M}/report-{name}/report.json"))["rows"]:
-        pb, ie = r["predicted_breakdown"], r["inengine"]
-        kind = "pool" if pb["pool_step_fraction"] > 0.5 else "serial"
-        model_ms, meas = pb[f"{kind}_fill_step_ms"], ie.get(f"grammar_bitmask {kind}")
-        if model_ms is None or meas is None:
+        speed = fill_speed(r)  # what report --speed-from-probe uses
+        if speed is None:
             continue
-        speed = r["cpu_speed"] * model_ms / meas["mean_ms"]
+        kind = "pool" if r["predicted_breakdown"]["pool_step_fraction"] > 0.5 else "serial"
         by_speed = {p["config"]["engine"]["cpu_speed"]: p for p in grid if p["concurrency"] == r["concurrency"]}
         itl = r["metrics"]["ITL ms"]
         try:
