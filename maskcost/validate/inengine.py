@@ -219,10 +219,11 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
              "step, schedule + launch + sample + update (model: advance + engine CPU overhead). Update: `update_from_output` (model: advance). "
              "Launch: `execute_model` (the forward's CPU side). API busy: share of the window the API "
              "server spent in `process_outputs`. TTFT: the client's p50; the server's mean from its "
-             "arrival; the engine's queue + prefill mean.", "",
-             "| arm | conc | running | fill serial | fill pool | engine CPU | update / model advance | schedule | "
-             "launch | sample | API busy % | chat create | TTFT client p50 | server | queue + prefill |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "arrival; the engine's queue + prefill mean. Fill speed: the CPU speed at which the model's fill "
+             "equals the engine's (fill_speed; against the profile's host).", "",
+             "| arm | conc | running | fill serial | fill pool | fill speed | engine CPU | update / model advance | "
+             "schedule | launch | sample | API busy % | chat create | TTFT client p50 | server | queue + prefill |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         st = r.get("inengine")
         if not st:
@@ -235,13 +236,20 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
             return f"{_ms(st, key)} / {m:.2f}" if key in st and m is not None else _ms(st, key)
         api = st.get("OutputProcessor.process_outputs")
         qp = sv["queue"] + sv["prefill"] if "queue" in sv and "prefill" in sv else None
+        fs = fill_speed(r)
         cells = [r["arm"], str(r["concurrency"]), f"{r['metrics']['running']['measured'] or 0:.0f}",
                  pair("grammar_bitmask serial", "serial_fill_step_ms"), pair("grammar_bitmask pool", "pool_fill_step_ms"),
-                 cpu_pair(st, b), pair("Scheduler.update_from_output", "advance_ms"), _ms(st, "Scheduler.schedule"),
+                 f"{fs:.3f}" if fs else "", cpu_pair(st, b), pair("Scheduler.update_from_output", "advance_ms"), _ms(st, "Scheduler.schedule"),
                  _ms(st, "UniProcExecutor.execute_model"), _ms(st, "UniProcExecutor.sample_tokens"),
                  f"{100 * api['busy_fraction']:.0f}" if api else "",
                  _ms(st, "OpenAIServingChat.create_chat_completion"),
                  f"{r['metrics']['TTFT p50 ms']['measured'] or 0:.0f}",
                  f"{sv['ttft']:.0f}" if "ttft" in sv else "", f"{qp:.0f}" if qp is not None else ""]
         lines.append("| " + " | ".join(cells) + " |")
+    speeds = [s for s in (fill_speed(r) for r in rows if r.get("inengine")) if s]
+    if speeds:
+        lines += ["", f"The engine filled as fast as the model at CPU speed {min(speeds):.3f}-{max(speeds):.3f} "
+                      f"(median {statistics.median(speeds):.3f}) over these points: `predict --cpu-speed` at that "
+                      f"speed for other loads on this server (the speed of the point before predicted the next "
+                      f"within 7% median on the H200 VM: validation/h200-vllm-0.25.1/m/tracking.md)."]
     return lines + [""]
