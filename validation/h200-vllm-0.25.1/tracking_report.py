@@ -1,0 +1,64 @@
+"""The tracking rule, scored from committed prediction grids (for a session that pre-registers it;
+m/tracking.py backtested it with the model run afresh): the sweeps' schema-on points on one server,
+in the order they ran, each point and pass alone; each read from the grid at the speed the engine's
+fill ran at on the point before it (maskcost.validate.inengine.fill_speed on the probe's records in
+that point's window, against the grid's breakdown at the grid speed nearest the bench), and at the
+idle bench's speed (the rule it is measured against). A speed outside the grid is read at its edge
+(and counted). The server's first point is scored at the bench speed only.
+usage: python validation/h200-vllm-0.25.1/tracking_report.py NAME GRID.json BENCH_SPEED PROBE_DIR SWEEP.jsonl...
+prints one Markdown row (name, points, both medians, per point) and a JSON line with the errors."""
+import json
+import statistics
+import sys
+
+from maskcost.validate.inengine import fill_speed, read_probe, window_stats
+from maskcost.validate.report import at_speed
+from maskcost.validate.sweep import itl_ms, read_summaries
+
+
+def read_at(by_speed: dict[float, dict], speed: float) -> tuple[dict, bool]:
+    """The grid's prediction at `speed`; at the nearer edge (True) where the grid does not reach it."""
+    lo, hi = min(by_speed), max(by_speed)
+    if lo <= speed <= hi:
+        return at_speed(by_speed, speed), False
+    return by_speed[lo if speed < lo else hi], True
+
+
+def main() -> None:
+    name, grid_path, bench, probe_dir, *sweeps = sys.argv[1:]
+    bench = float(bench)
+    grid: dict[int, dict[float, dict]] = {}
+    for p in json.load(open(grid_path))["points"]:
+        grid.setdefault(p["concurrency"], {})[p["config"]["engine"]["cpu_speed"]] = p
+    probe = read_probe(probe_dir)
+    runs = sorted((s for f in sweeps for s in read_summaries(f) if s["arm"] == "on"),
+                  key=lambda s: s["engine"]["window_start_unix_s"])
+    prev, cells, err_bench, err_tracked, edges = None, [], [], [], 0
+    for s in runs:
+        by_speed = grid.get(s["concurrency"])
+        if by_speed is None:
+            sys.exit(f"{grid_path}: no prediction at concurrency {s['concurrency']} (sweep point {s['point']})")
+        measured = itl_ms(s)
+        near = min(by_speed, key=lambda sp: abs(sp - bench))
+        e0 = s["engine"]["window_start_unix_s"]
+        row = {"arm": "on", "cpu_speed": near, "predicted_breakdown": by_speed[near]["breakdown"],
+               "inengine": window_stats(probe, [(e0, e0 + s["engine"]["window_s"])])}
+        at_bench, _ = read_at(by_speed, bench)
+        err_bench.append(100.0 * (at_bench["itl_ms_mean"] - measured) / measured)
+        cell = f"{s['concurrency']}: {err_bench[-1]:+.0f}"
+        if prev is not None:
+            tracked, edge = read_at(by_speed, prev)
+            edges += edge
+            err_tracked.append(100.0 * (tracked["itl_ms_mean"] - measured) / measured)
+            cell += f" / {err_tracked[-1]:+.0f} (at {prev:.2f}{', edge' if edge else ''})"
+        cells.append(cell)
+        prev = fill_speed(row) or prev
+    med = lambda es: f"{statistics.median(abs(e) for e in es):.1f}%" if es else "-"  # noqa: E731
+    print(f"| {name} | {bench:.3f} | {len(err_tracked)} | {med(err_tracked)} | {med(err_bench[1:])} | "
+          f"{med(err_bench)} | {edges} | {'; '.join(cells)} |")
+    print(json.dumps({"name": name, "tracked": err_tracked, "bench_same_points": err_bench[1:], "bench": err_bench}),
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
