@@ -224,6 +224,7 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
              "| arm | conc | running | fill serial | fill pool | fill speed | engine CPU | update / model advance | "
              "schedule | launch | sample | API busy % | chat create | TTFT client p50 | server | queue + prefill |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    speeds = []
     for r in rows:
         st = r.get("inengine")
         if not st:
@@ -237,6 +238,7 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
         api = st.get("OutputProcessor.process_outputs")
         qp = sv["queue"] + sv["prefill"] if "queue" in sv and "prefill" in sv else None
         fs = fill_speed(r)
+        speeds += [fs] if fs else []
         cells = [r["arm"], str(r["concurrency"]), f"{r['metrics']['running']['measured'] or 0:.0f}",
                  pair("grammar_bitmask serial", "serial_fill_step_ms"), pair("grammar_bitmask pool", "pool_fill_step_ms"),
                  f"{fs:.3f}" if fs else "", cpu_pair(st, b), pair("Scheduler.update_from_output", "advance_ms"), _ms(st, "Scheduler.schedule"),
@@ -246,7 +248,6 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
                  f"{r['metrics']['TTFT p50 ms']['measured'] or 0:.0f}",
                  f"{sv['ttft']:.0f}" if "ttft" in sv else "", f"{qp:.0f}" if qp is not None else ""]
         lines.append("| " + " | ".join(cells) + " |")
-    speeds = [s for s in (fill_speed(r) for r in rows if r.get("inengine")) if s]
     if speeds:
         lines += ["", f"The engine filled as fast as the model at CPU speed {min(speeds):.3f}-{max(speeds):.3f} "
                       f"(median {statistics.median(speeds):.3f}) over these points: `predict --cpu-speed` at that "
