@@ -14,6 +14,7 @@
 # From the repository root, after `cp .device-stage/a/part00 /tmp/stage-part00`:
 #   bash validation/h200-vllm-0.25.1/session_n.sh run    (bench, xgrammar server, opening, two passes; ~9 min)
 #   bash validation/h200-vllm-0.25.1/session_n.sh more   (guidance, then the 4-core server, each opened; ~6 min)
+#   DEADLINE_S=540 bash validation/h200-vllm-0.25.1/session_n.sh resume   (added after the two above ran)
 set -u
 DEADLINE_S=${DEADLINE_S:-570}
 PH=$1; R=$OUT/n; mkdir -p "$R/probe"
@@ -45,5 +46,15 @@ case $PH in
       sweep n6-taskset4-open 40 "xgrammar mns256 async, server on cores 0-3, opening" $OPEN
       sweep n7-taskset4 150 "xgrammar mns256 async, server on cores 0-3" --arms on $T --concurrency 64 160 256 $LONG; }
     bench bench-end ;;
+  resume)  # added after run and more ran, their data unseen but for the counts: pass1 lacked 256 and
+    # pass2 64 32 8 (each 200 s step ran out). For the last device minutes (it ran on the same machine,
+    # still held): a bench, a fresh xgrammar server opened at 96, then the missing points in pass order.
+    host_info host-resume.txt
+    unpack_with_probe
+    bench bench-resume
+    serve serve-xgrammar-resume xgrammar taskset -c 0-13 || exit 1
+    sweep n8-resume-open 40 "xgrammar mns256 async, server on 0-13, resume, opening" $OPEN
+    sweep n9-resume 240 "xgrammar mns256 async, server on 0-13, resume (pass1 256, pass2 64 32 8)" \
+      --arms on $T --concurrency 256 64 32 8 $LONG ;;
 esac
 pack
