@@ -58,7 +58,7 @@ def _engine_configs(args, profile: Profile):
                 for cores in cores_list:
                     for cpu_count in (args.cpu_count or [profile.host.os_cpu_count]):
                         for k in args.spec_tokens:
-                            for speed in args.cpu_speed:
+                            for speed in args.cpu_speed or [1.0]:
                                 out.append(EngineConfig(engine=engine, backend=backend, max_num_seqs=mns,
                                                         cpu_count=cpu_count, usable_cores=cores,
                                                         async_scheduling=args.async_scheduling, spec_tokens=k,
@@ -119,6 +119,16 @@ def _band(p: dict[str, Any]) -> str:
 def cmd_predict(args) -> int:
     from .model.predict import grid, plot_overhead
     profile = _profile(args)
+    speed_from = None
+    if args.cpu_speed_from_report:
+        if args.cpu_speed:
+            raise ValueError("--cpu-speed-from-report: give it or --cpu-speed, not both")
+        from .validate.inengine import speed_from_reports
+        speed, speeds = speed_from_reports(args.cpu_speed_from_report, profile)
+        args.cpu_speed = [speed]
+        speed_from = {"reports": args.cpu_speed_from_report, "fill_speeds": speeds, "median": speed}
+        print(f"cpu speed: {speed:.3f}, the median in-engine fill speed of {len(speeds)} points "
+              f"({min(speeds):.3f}-{max(speeds):.3f}) of {', '.join(args.cpu_speed_from_report)}")
     schema_ids = tuple(args.schema_id or ())
     if args.schema:
         profile, ids = add_local_schemas(profile, args.schema, args.backend)
@@ -135,7 +145,8 @@ def cmd_predict(args) -> int:
     print_table(points)
     result = {"profile": {"name": profile.name, "created_utc": profile.created_utc, "host": profile.host.__dict__,
                           "provenance": profile.provenance},
-              "command": "maskcost " + " ".join(os.sys.argv[1:]), "points": points}
+              "command": "maskcost " + " ".join(os.sys.argv[1:]), "cpu_speed_from_report": speed_from,
+              "points": points}
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
         print(f"wrote {args.json}")
@@ -155,10 +166,10 @@ def cmd_report(args) -> int:
     profile = _profile(args)
     from .validate.sweep import read_summaries
     measured = [s for p in args.sweep for s in read_summaries(p)]
-    if len(args.cpu_speed) != 1:
+    if args.cpu_speed and len(args.cpu_speed) != 1:
         raise ValueError(f"--cpu-speed {' '.join(map(str, args.cpu_speed))}: report takes one speed (a grid is "
                          f"for predict; --speed-from-meter gives each point its own)")
-    speed = args.cpu_speed[0]
+    speed = args.cpu_speed[0] if args.cpu_speed else 1.0
     if args.speed_from_meter and not args.hostmeter:
         raise ValueError("--speed-from-meter: give --hostmeter FILE (the meter that ran beside the sweeps)")
     meter = None
@@ -188,11 +199,11 @@ def cmd_report(args) -> int:
                    score_off=args.score_off, speed_of=speed_of(meter, profile.host.bench_us, "--speed-from-meter")
                    if args.speed_from_meter else None)
     if args.probe:
-        from .validate.inengine import attach, fill_speed, read_probe
+        from .validate.inengine import attach, read_probe
         probe = read_probe(args.probe)
         attach(rows, probe)
         if args.speed_from_probe:  # again, each schema-on point at the speed of the engine's own fill
-            fills = {json.dumps(r["windows"]): fill_speed(r) for r in rows}
+            fills = {json.dumps(r["windows"]): r["fill_speed"] for r in rows}
             for r in rows:
                 if r["arm"] == "on" and fills[json.dumps(r["windows"])] is None:
                     print(f"--speed-from-probe: no in-engine fill in the windows of on {r['concurrency']}: "
@@ -268,8 +279,9 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-num-seqs", type=int, nargs="+", default=[256])
     p.add_argument("--cores", type=int, nargs="+", help="cores the server may use (default: the profile host's)")
     p.add_argument("--cpu-count", type=int, nargs="+", help="cpu_count the engine sees (default: the profile host's)")
-    p.add_argument("--cpu-speed", type=float, nargs="+", default=[1.0],
-                   help="single-thread speed relative to the profile host (predict: a grid of speeds is allowed)")
+    p.add_argument("--cpu-speed", type=float, nargs="+",
+                   help="single-thread speed relative to the profile host (default 1; predict: a grid of speeds "
+                        "is allowed)")
     p.add_argument("--spec-tokens", type=int, nargs="+", default=[0])
     p.add_argument("--spec-acceptance", type=float, default=0.7)
     p.add_argument("--spec-draft-rate", type=float, default=1.0,
@@ -303,6 +315,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--json", metavar="OUT.json")
     p.add_argument("--png", metavar="OUT.png", help="default: next to --json")
     p.add_argument("--trace", metavar="OUT.json", help="Chrome/Perfetto trace of the first point")
+    p.add_argument("--cpu-speed-from-report", nargs="+", metavar="REPORT.json",
+                   help="--cpu-speed = the median in-engine fill speed over the points of `maskcost report --probe` "
+                        "files of the target server (read against the same profile): its other loads at the speed "
+                        "its engine really ran at")
     p.add_argument("--band", action=argparse.BooleanOptionalAction, default=True,
                    help="each point also with the engine as fast / as slow as on the fastest / slowest server of the "
                         "profile's host type measured (profile engine_speeds; two more schema-on runs a point)")

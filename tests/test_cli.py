@@ -49,6 +49,40 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--speed-from-probe: give --probe DIR" in r.stderr
 
 
+def test_predict_reads_the_cpu_speed_from_probed_reports(tmp_path):
+    """predict --cpu-speed-from-report: the median of the reports' in-engine fill speeds, the same
+    prediction as --cpu-speed at that speed; reports read against another profile, or without fill
+    speeds, are one-line errors."""
+    from maskcost.calibrate.profile import load_default_profile
+    prof = load_default_profile()
+    made_with = {"name": prof.name, "created_utc": prof.created_utc}
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"profile": made_with, "rows": [{"arm": "on", "fill_speed": 0.7},
+                                                            {"arm": "on", "fill_speed": 0.95},
+                                                            {"arm": "off", "fill_speed": None}]}))
+    b.write_text(json.dumps({"profile": made_with, "rows": [{"arm": "on", "fill_speed": 0.75}]}))  # mean 0.8
+    same = ("--concurrency", "32", "--schema-id", "tier/flat", "--no-band")
+    r = mc("predict", *same, "--cpu-speed-from-report", str(a), str(b), "--json", str(tmp_path / "r.json"))
+    assert r.returncode == 0, r.stderr
+    assert "cpu speed: 0.750, the median in-engine fill speed of 3 points (0.700-0.950)" in r.stdout
+    got = json.loads((tmp_path / "r.json").read_text())
+    assert got["cpu_speed_from_report"]["fill_speeds"] == [0.7, 0.95, 0.75]
+    assert mc("predict", *same, "--cpu-speed", "0.75", "--json", str(tmp_path / "s.json")).returncode == 0
+    want = json.loads((tmp_path / "s.json").read_text())["points"][0]
+    assert got["points"][0]["config"] == want["config"] and got["points"][0]["itl_ms_mean"] == want["itl_ms_mean"]
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"profile": {"name": "elsewhere", "created_utc": "x"}, "rows": []}))
+    r = mc("predict", *same, "--cpu-speed-from-report", str(other))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "read against profile 'elsewhere'" in r.stderr
+    b.write_text(json.dumps({"profile": made_with, "rows": [{"arm": "on"}]}))
+    r = mc("predict", *same, "--cpu-speed-from-report", str(b))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no point with an in-engine fill speed" in r.stderr
+    r = mc("predict", *same, "--cpu-speed-from-report", str(tmp_path / "none.json"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "none.json: not a `maskcost report`" in r.stderr
+    r = mc("predict", *same, "--cpu-speed", "0.9", "--cpu-speed-from-report", str(a))
+    assert r.returncode == 2 and "give it or --cpu-speed, not both" in r.stderr
+
+
 def test_calibrate_engine_only_replaces_the_sync_curve_and_keeps_the_rest(tmp_path):
     from maskcost.calibrate.profile import default_profile_path, load_profile
     sweep = tmp_path / "sync.jsonl"

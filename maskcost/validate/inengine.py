@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import glob
 import gzip
+import json
 import os
 import statistics
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -119,10 +121,12 @@ def _mean_or_none(st: dict[str, dict[str, float]], key: str) -> float | None:
 
 
 def attach(rows: list[dict[str, Any]], probe: dict[str, np.ndarray]) -> list[dict[str, Any]]:
-    """Give each report row with sweep windows its probe statistics (row["inengine"])."""
+    """Give each report row with sweep windows its probe statistics (row["inengine"]) and the speed
+    at which the model's fill meets the engine's there (row["fill_speed"], None where there is none)."""
     for r in rows:
         if r.get("windows"):
             r["inengine"] = window_stats(probe, r["windows"])
+            r["fill_speed"] = fill_speed(r)
     return rows
 
 
@@ -139,6 +143,31 @@ def fill_speed(row: dict[str, Any]) -> float | None:
     meas = _mean_or_none(st, f"grammar_bitmask {kind}")
     model = b[f"{kind}_fill_step_ms"]
     return row["cpu_speed"] * model / meas if meas and model else None
+
+
+def speed_from_reports(paths: list[str], profile: Profile) -> tuple[float, list[float]]:
+    """The median of the in-engine fill speeds (row["fill_speed"]) over the points of finished
+    `report --probe` files that were read against `profile`: the speed to predict other loads on the
+    server they measured at (n/tracking-rules.md: the median of a server's earlier points gave its
+    next within 6.3% median over 83 points of sessions I-N). Raises ValueError naming the file for a
+    report that is unreadable, made with another profile, or without fill speeds."""
+    speeds: list[float] = []
+    for path in paths:
+        try:
+            doc = json.loads(Path(path).read_text())
+            made_with, rows = doc["profile"], doc["rows"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"--cpu-speed-from-report {path}: not a `maskcost report` report.json ({e})") from None
+        if (made_with["name"], made_with["created_utc"]) != (profile.name, profile.created_utc):
+            raise ValueError(f"--cpu-speed-from-report {path}: read against profile '{made_with['name']}' "
+                             f"({made_with['created_utc']}), not '{profile.name}' ({profile.created_utc}); a fill "
+                             f"speed is relative to the profile it was read against")
+        found = [r["fill_speed"] for r in rows if r.get("fill_speed")]
+        if not found:
+            raise ValueError(f"--cpu-speed-from-report {path}: no point with an in-engine fill speed "
+                             f"(make it with `maskcost report --probe DIR`)")
+        speeds += found
+    return statistics.median(speeds), speeds
 
 
 def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], method: str,
@@ -237,7 +266,7 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
             return f"{_ms(st, key)} / {m:.2f}" if key in st and m is not None else _ms(st, key)
         api = st.get("OutputProcessor.process_outputs")
         qp = sv["queue"] + sv["prefill"] if "queue" in sv and "prefill" in sv else None
-        fs = fill_speed(r)
+        fs = r["fill_speed"]
         speeds += [fs] if fs else []
         cells = [r["arm"], str(r["concurrency"]), f"{r['metrics']['running']['measured'] or 0:.0f}",
                  pair("grammar_bitmask serial", "serial_fill_step_ms"), pair("grammar_bitmask pool", "pool_fill_step_ms"),
@@ -251,6 +280,8 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
     if speeds:
         lines += ["", f"The engine filled as fast as the model at CPU speed {min(speeds):.3f}-{max(speeds):.3f} "
                       f"(median {statistics.median(speeds):.3f}) over these points: `predict --cpu-speed` at that "
-                      f"speed for other loads on this server (the speed of the point before predicted the next "
-                      f"within 7% median on the H200 VM: validation/h200-vllm-0.25.1/m/tracking.md)."]
+                      f"speed for other loads on this server, or `predict --cpu-speed-from-report` with this "
+                      f"report.json (the median of the points' speeds; a server's earlier points predicted its next "
+                      f"within 6.3% median over 83 points on the H200 VM, 13.0% at the idle bench's speed: "
+                      f"validation/h200-vllm-0.25.1/n/tracking-rules.md)."]
     return lines + [""]
