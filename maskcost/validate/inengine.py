@@ -165,7 +165,8 @@ def speed_from_reports(paths: list[str], profile: Profile) -> tuple[float, list[
         found = [r["fill_speed"] for r in rows if r.get("fill_speed")]
         if not found:
             raise ValueError(f"--cpu-speed-from-report {path}: no point with an in-engine fill speed "
-                             f"(make it with `maskcost report --probe DIR`)")
+                             f"(make it with `maskcost report --probe DIR`; a report from before maskcost recorded fill "
+                             f"speeds needs making again)")
         speeds += found
     return statistics.median(speeds), speeds
 
