@@ -37,6 +37,18 @@ SERVERS = (  # name, sweeps (in the order they ran), probe folder, idle bench sp
 )
 
 
+def server_runs(servers: tuple = SERVERS):
+    """Each server's name, idle bench speed, engine config, probe records and schema-on point
+    summaries in the order they ran."""
+    probes: dict[str, dict] = {}
+    for name, sweeps, probe_dir, speed, backend, cores in servers:
+        probe = probes.setdefault(probe_dir, read_probe(probe_dir))
+        cfg = EngineConfig(backend=backend, max_num_seqs=256, cpu_count=16, usable_cores=cores, cpu_speed=speed)
+        runs = sorted((s for f in sweeps for s in read_summaries(f) if s["arm"] == "on"),
+                      key=lambda s: s["engine"]["window_start_unix_s"])
+        yield name, speed, cfg, probe, runs
+
+
 def main() -> None:
     profile = load_profile(sys.argv[1])
     print(f"Profile {profile.name}. Signed ITL error per point (each summary alone, in the order it ran): at the "
@@ -45,12 +57,7 @@ def main() -> None:
           "fill speed | per point (conc: bench / previous) |")
     print("|---|---|---|---|---|---|")
     every_b, every_t = [], []
-    probes: dict[str, dict] = {}
-    for name, sweeps, probe_dir, speed, backend, cores in SERVERS:
-        probe = probes.setdefault(probe_dir, read_probe(probe_dir))
-        cfg = EngineConfig(backend=backend, max_num_seqs=256, cpu_count=16, usable_cores=cores, cpu_speed=speed)
-        runs = sorted((s for f in sweeps for s in read_summaries(f) if s["arm"] == "on"),
-                      key=lambda s: s["engine"]["window_start_unix_s"])
+    for name, speed, cfg, probe, runs in server_runs():
         prev, cells, eb, et = None, [], [], []
         for s in runs:
             row = attach(compare(profile, cfg, [s]), probe)[0]

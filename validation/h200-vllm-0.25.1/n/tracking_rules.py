@@ -11,13 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from maskcost.calibrate.profile import load_profile
-from maskcost.model.config import EngineConfig
-from maskcost.validate.inengine import attach, fill_speed, read_probe
+from maskcost.validate.inengine import attach
 from maskcost.validate.report import compare
-from maskcost.validate.sweep import read_summaries
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "m"))
-from tracking import SERVERS as SERVERS_I_M, V, bench  # noqa: E402
+from tracking import SERVERS as SERVERS_I_M, V, bench, server_runs  # noqa: E402
 
 N = f"{V}/n"
 SERVERS = SERVERS_I_M + tuple(  # name, sweeps (in the order they ran), probe folder, idle bench speed, backend, cores
@@ -42,18 +40,13 @@ def main() -> None:
     print("| server | bench speed | points | " + " | ".join(RULES) + " | per point (conc: " + " / ".join(RULES) + ") |")
     print("|---|---|---|" + "---|" * len(RULES) + "---|")
     every: dict[str, list[float]] = {r: [] for r in RULES}
-    probes: dict[str, dict] = {}
-    for name, sweeps, probe_dir, speed, backend, cores in SERVERS:
-        probe = probes.setdefault(probe_dir, read_probe(probe_dir))
-        cfg = EngineConfig(backend=backend, max_num_seqs=256, cpu_count=16, usable_cores=cores, cpu_speed=speed)
-        runs = sorted((s for f in sweeps for s in read_summaries(f) if s["arm"] == "on"),
-                      key=lambda s: s["engine"]["window_start_unix_s"])
+    for name, speed, cfg, probe, runs in server_runs(SERVERS):
         speeds: list[float] = []
         errs: dict[str, list[float]] = {r: [] for r in RULES}
         cells = []
         for s in runs:
             row = attach(compare(profile, cfg, [s]), probe)[0]
-            own = fill_speed(row)
+            own = row["fill_speed"]
             if speeds and own is not None:
                 at = {"previous": speeds[-1], "median before": statistics.median(speeds), "own": own}
                 errs["bench"].append(row["metrics"]["ITL ms"]["error_pct"])
