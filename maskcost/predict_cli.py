@@ -252,7 +252,7 @@ def cmd_probe_site(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from .cli import _entries
+    from .cli import _entries, build_parser
     from .validate.sweep import PointSpec, run_sweep
     entries = _entries(args)
     out = Path(args.out)
@@ -263,12 +263,12 @@ def cmd_validate(args) -> int:
               off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
               prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts, client_procs=args.client_procs,
               host_bench=args.host_bench)
-    args.sweep = [str(out / "sweep.jsonl")]
-    args.out = str(out)
-    args.predicted = None
-    args.score_off = False
-    args.cpu_speed_from_sweep = args.host_bench
-    return cmd_report(args)
+    # the report on it: report's own options at their defaults, validate's where it has them
+    report_args = build_parser().parse_args(["report", "--sweep", str(out / "sweep.jsonl"), "--out", str(out)])
+    merged = argparse.Namespace(**{**vars(report_args), **vars(args)})
+    merged.sweep = report_args.sweep
+    merged.cpu_speed_from_sweep = args.host_bench
+    return cmd_report(merged)
 
 
 def _add_engine_args(p: argparse.ArgumentParser) -> None:
@@ -378,6 +378,8 @@ def add_parsers(sub) -> None:
     v.add_argument("--unique-schemas", action="store_true")
     from .cli import add_request_args
     add_request_args(v)
+    v.add_argument("--probe", metavar="DIR", help="in-server probe records (maskcost probe-site) of the server: "
+                                                  "the engine's own step timings beside the model's")
     v.add_argument("--title", default="maskcost validate: predicted vs measured")
     v.add_argument("--requests-factor", type=int, default=4)
     v.set_defaults(func=cmd_validate)

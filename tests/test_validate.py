@@ -259,3 +259,16 @@ def test_meter_speed_picks_between_the_speeds_of_a_prediction_grid(tmp_path):
     f.write_text("not json\n")
     with pytest.raises(ValueError, match="meter.jsonl:1: not JSON lines"):
         read_meter(str(f))
+
+
+def test_validate_sweeps_then_reports(tmp_path):
+    """maskcost validate: the sweep against a live server, then the report on it, in one command."""
+    from maskcost.cli import main
+    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
+        rc = main(["validate", "--base-url", srv.url, "--out", str(tmp_path / "v"), "--tier", "flat",
+                   "--concurrency", "2", "--repeats", "1", "--rounds", "1", "--min-requests", "4",
+                   "--off-tokens", "10"])
+    assert rc == 0
+    doc = json.loads((tmp_path / "v" / "report.json").read_text())
+    assert sorted((r["arm"], r["concurrency"]) for r in doc["rows"]) == [("off", 2), ("on", 2)]
+    assert doc["sweeps"] == [str(tmp_path / "v" / "sweep.jsonl")] and (tmp_path / "v" / "report.md").exists()
