@@ -283,6 +283,7 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
                       f"(median {statistics.median(speeds):.3f}) over these points: `predict --cpu-speed` at that "
                       f"speed for other loads on this server, or `predict --cpu-speed-from-report` with this "
                       f"report.json (the median of the points' speeds; a server's earlier points predicted its next "
-                      f"within 6.3% median over 83 points on the H200 VM, 13.0% at the idle bench's speed: "
+                      f"within 6.3% median over 83 points on the H200 VM, 13.0% at the idle bench's speed, 9.2% "
+                      f"from its first two points alone: report on every point run so far; "
                       f"validation/h200-vllm-0.25.1/n/tracking-rules.md)."]
     return lines + [""]

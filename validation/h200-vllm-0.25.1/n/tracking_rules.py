@@ -1,7 +1,9 @@
-"""Two tracking rules backtested over every probed server of sessions I-N (post hoc, not a prediction):
+"""Tracking rules backtested over every probed server of sessions I-N (post hoc, not a prediction):
 each schema-on point predicted at (a) the engine's fill speed on the point before it (the rule N
-pre-registered) and (b) the median of the fill speeds of all the server's points before it; beside the
-idle bench's speed and, as the floor the structure allows, the point's own fill speed. The model run
+pre-registered), (b) the median of the fill speeds of all the server's points before it, (c) the
+median of the server's first two points' fill speeds, fixed (one report on a server's openings, as
+session O ran it; the second point has only the first); beside the idle bench's speed and, as the
+floor the structure allows, the point's own fill speed. The model run
 now with the given profile; m/tracking.py's servers (I-M) and N's four. A server's first point is not
 counted.
 usage: python validation/h200-vllm-0.25.1/n/tracking_rules.py PROFILE > validation/h200-vllm-0.25.1/n/tracking-rules.md"""
@@ -25,7 +27,7 @@ SERVERS = SERVERS_I_M + tuple(  # name, sweeps (in the order they ran), probe fo
         ("N-guidance", ["n4-guidance-open", "n5-guidance"], "guidance", 14),
         ("N-4cores", ["n6-taskset4-open", "n7-taskset4"], "xgrammar", 4),
         ("N-resume", ["n8-resume-open", "n9-resume"], "xgrammar", 14)))
-RULES = ("bench", "previous", "median before", "own")
+RULES = ("bench", "previous", "median before", "first two", "own")
 
 
 def med(errors: list[float]) -> str:
@@ -35,8 +37,8 @@ def med(errors: list[float]) -> str:
 def main() -> None:
     profile = load_profile(sys.argv[1])
     print(f"Profile {profile.name}. Signed ITL error per point, in the order the points ran: at the idle bench's "
-          "speed / the previous point's fill speed / the median of the earlier points' fill speeds / the point's "
-          "own (the floor: the model's structure alone).\n")
+          "speed / the previous point's fill speed / the median of the earlier points' fill speeds / the median of the "
+          "first two points' / the point's own (the floor: the model's structure alone).\n")
     print("| server | bench speed | points | " + " | ".join(RULES) + " | per point (conc: " + " / ".join(RULES) + ") |")
     print("|---|---|---|" + "---|" * len(RULES) + "---|")
     every: dict[str, list[float]] = {r: [] for r in RULES}
@@ -48,7 +50,8 @@ def main() -> None:
             row = attach(compare(profile, cfg, [s]), probe)[0]
             own = row["fill_speed"]
             if speeds and own is not None:
-                at = {"previous": speeds[-1], "median before": statistics.median(speeds), "own": own}
+                at = {"previous": speeds[-1], "median before": statistics.median(speeds),
+                      "first two": statistics.median(speeds[:2]), "own": own}
                 errs["bench"].append(row["metrics"]["ITL ms"]["error_pct"])
                 for rule, sp in at.items():
                     errs[rule].append(compare(profile, replace(cfg, cpu_speed=sp), [s])[0]["metrics"]["ITL ms"]["error_pct"])
