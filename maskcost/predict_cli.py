@@ -161,8 +161,11 @@ def cmd_predict(args) -> int:
 
 def cmd_report(args) -> int:
     from .validate.report import compare, write_report
-    if args.speed_from_probe and (not args.probe or args.speed_from_meter or args.fit_engine_fill):
-        raise ValueError("--speed-from-probe: give --probe DIR, and neither --speed-from-meter nor --fit-engine-fill")
+    for flag, on in (("--speed-from-probe", args.speed_from_probe), ("--speed-from-earlier", args.speed_from_earlier)):
+        if on and (not args.probe or args.speed_from_meter or args.fit_engine_fill
+                   or (args.speed_from_probe and args.speed_from_earlier)):
+            raise ValueError(f"{flag}: give --probe DIR, and none of --speed-from-meter, --fit-engine-fill, "
+                             f"the other --speed-from-*")
     profile = _profile(args)
     from .validate.sweep import read_summaries
     measured = [s for p in args.sweep for s in read_summaries(p)]
@@ -199,13 +202,14 @@ def cmd_report(args) -> int:
                    score_off=args.score_off, speed_of=speed_of(meter, profile.host.bench_us, "--speed-from-meter")
                    if args.speed_from_meter else None)
     if args.probe:
-        from .validate.inengine import attach, read_probe
+        from .validate.inengine import attach, earlier_median_speeds, read_probe
         probe = read_probe(args.probe)
         attach(rows, probe)
-        if args.speed_from_probe:  # again, each schema-on point at the speed of the engine's own fill
-            fills = {json.dumps(r["windows"]): r["fill_speed"] for r in rows}
+        if args.speed_from_probe or args.speed_from_earlier:  # again, each schema-on point at a probed speed
+            fills = ({json.dumps(r["windows"]): r["fill_speed"] for r in rows} if args.speed_from_probe
+                     else earlier_median_speeds(rows, speed))
             for r in rows:
-                if r["arm"] == "on" and fills[json.dumps(r["windows"])] is None:
+                if args.speed_from_probe and r["arm"] == "on" and fills[json.dumps(r["windows"])] is None:
                     print(f"--speed-from-probe: no in-engine fill in the windows of on {r['concurrency']}: "
                           f"it stays at --cpu-speed {speed:.3f}")
             rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
@@ -215,7 +219,7 @@ def cmd_report(args) -> int:
         from .validate import hostmeter
         hostmeter.attach(rows, meter)
     write_report(rows, Path(args.out), profile, cfg, args.sweep, args.title, args.predicted,
-                 "probe" if args.speed_from_probe else "meter")
+                 "probe" if args.speed_from_probe else "earlier" if args.speed_from_earlier else "meter")
     if args.fit_engine_fill:
         from .calibrate.profile import save_profile
         from .model.fill import vllm_fill_pool_workers
@@ -349,6 +353,9 @@ def add_parsers(sub) -> None:
     r.add_argument("--speed-from-probe", action="store_true", help="with --probe: each schema-on point at the "
                    "speed at which the model's fill equals the fill the probe timed in the engine (a diagnostic: "
                    "what is left is the model's structure, what goes is the host's speed beyond its bench)")
+    r.add_argument("--speed-from-earlier", action="store_true", help="with --probe: each schema-on point at the "
+                   "median fill speed of the points that ran before it (the first at --cpu-speed): how `predict "
+                   "--cpu-speed-from-report` would have done on these sweeps")
     r.set_defaults(func=cmd_report)
 
     m = sub.add_parser("hostmeter", help="beside a live server: the host's speed, CPU steal and the server's "

@@ -47,6 +47,9 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--speed-from-probe")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--speed-from-probe: give --probe DIR" in r.stderr
+    r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--probe", str(tmp_path),
+           "--speed-from-probe", "--speed-from-earlier")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "none of --speed-from-meter" in r.stderr
 
 
 def test_predict_reads_the_cpu_speed_from_probed_reports(tmp_path):

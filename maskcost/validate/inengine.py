@@ -145,6 +145,21 @@ def fill_speed(row: dict[str, Any]) -> float | None:
     return row["cpu_speed"] * model / meas if meas and model else None
 
 
+def earlier_median_speeds(rows: list[dict[str, Any]], first: float) -> dict[str, float]:
+    """Each schema-on report row's speed by the tracking rule (report --speed-from-earlier): the
+    median of the fill speeds (row["fill_speed"]) of the rows whose first window began before its
+    own; `first` where none had one. Keyed by json.dumps(row["windows"]) (compare's speed_of). A
+    row's own measurement never sets its speed: a backtest of predict --cpu-speed-from-report on
+    these sweeps (n/tracking-rules.md: 6.3% over 83 points of sessions I-N)."""
+    out: dict[str, float] = {}
+    seen: list[float] = []
+    for r in sorted((r for r in rows if r["arm"] == "on" and r.get("windows")), key=lambda r: min(w[0] for w in r["windows"])):
+        out[json.dumps(r["windows"])] = statistics.median(seen) if seen else first
+        if r["fill_speed"]:
+            seen.append(r["fill_speed"])
+    return out
+
+
 def speed_from_reports(paths: list[str], profile: Profile) -> tuple[float, list[float]]:
     """The median of the in-engine fill speeds (row["fill_speed"]) over the points of finished
     `report --probe` files that were read against `profile`: the speed to predict other loads on the

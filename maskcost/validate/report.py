@@ -240,7 +240,10 @@ def _pct(v: float | None) -> str:
 # where a report's per-point speeds came from (compare's speed_of), in its CPU speed line
 SPEED_SOURCES = {"meter": "the host meter's speed during it",
                  "probe": "the speed at which the model's fill equals the fill the probe timed in the engine (a "
-                          "diagnostic, not a prediction: it reads the measurement)"}
+                          "diagnostic, not a prediction: it reads the measurement)",
+                 "earlier": "the median of the speeds at which the model's fill equalled the engine's on the points "
+                            "that ran before it (the tracking rule, backtested: a point's own measurement is not "
+                            "used for it; the first point at --cpu-speed)"}
 
 
 def _speeds(rows: list[dict[str, Any]], cfg: EngineConfig, source: str) -> str:
