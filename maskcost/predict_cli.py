@@ -161,11 +161,11 @@ def cmd_predict(args) -> int:
 
 def cmd_report(args) -> int:
     from .validate.report import compare, write_report
-    for flag, on in (("--speed-from-probe", args.speed_from_probe), ("--speed-from-earlier", args.speed_from_earlier)):
-        if on and (not args.probe or args.speed_from_meter or args.fit_engine_fill
-                   or (args.speed_from_probe and args.speed_from_earlier)):
-            raise ValueError(f"{flag}: give --probe DIR, and none of --speed-from-meter, --fit-engine-fill, "
-                             f"the other --speed-from-*")
+    probed = [f for f, on in (("--speed-from-probe", args.speed_from_probe),
+                              ("--speed-from-earlier", args.speed_from_earlier)) if on]
+    if probed and (len(probed) > 1 or not args.probe or args.speed_from_meter or args.fit_engine_fill):
+        raise ValueError(f"{probed[0]}: give --probe DIR, and none of --speed-from-meter, --fit-engine-fill, "
+                         f"the other --speed-from-*")
     profile = _profile(args)
     from .validate.sweep import read_summaries
     measured = [s for p in args.sweep for s in read_summaries(p)]
@@ -205,13 +205,15 @@ def cmd_report(args) -> int:
         from .validate.inengine import attach, earlier_median_speeds, read_probe
         probe = read_probe(args.probe)
         attach(rows, probe)
-        if args.speed_from_probe or args.speed_from_earlier:  # again, each schema-on point at a probed speed
-            fills = ({json.dumps(r["windows"]): r["fill_speed"] for r in rows} if args.speed_from_probe
-                     else earlier_median_speeds(rows, speed))
-            for r in rows:
-                if args.speed_from_probe and r["arm"] == "on" and fills[json.dumps(r["windows"])] is None:
-                    print(f"--speed-from-probe: no in-engine fill in the windows of on {r['concurrency']}: "
-                          f"it stays at --cpu-speed {speed:.3f}")
+        if probed:  # again, each schema-on point at a probed speed
+            if args.speed_from_probe:
+                fills = {json.dumps(r["windows"]): r["fill_speed"] for r in rows}
+                for r in rows:
+                    if r["arm"] == "on" and r["fill_speed"] is None:
+                        print(f"--speed-from-probe: no in-engine fill in the windows of on {r['concurrency']}: "
+                              f"it stays at --cpu-speed {speed:.3f}")
+            else:
+                fills = earlier_median_speeds(rows, speed)
             rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
                            score_off=args.score_off, speed_of=lambda w: fills.get(json.dumps(w)) or speed)
             attach(rows, probe)
@@ -270,7 +272,6 @@ def cmd_validate(args) -> int:
     # the report on it: report's own options at their defaults, validate's where it has them
     report_args = build_parser().parse_args(["report", "--sweep", str(out / "sweep.jsonl"), "--out", str(out)])
     merged = argparse.Namespace(**{**vars(report_args), **vars(args)})
-    merged.sweep = report_args.sweep
     merged.cpu_speed_from_sweep = args.host_bench
     return cmd_report(merged)
 

@@ -153,7 +153,8 @@ def earlier_median_speeds(rows: list[dict[str, Any]], first: float) -> dict[str,
     these sweeps (n/tracking-rules.md: 6.3% over 83 points of sessions I-N)."""
     out: dict[str, float] = {}
     seen: list[float] = []
-    for r in sorted((r for r in rows if r["arm"] == "on" and r.get("windows")), key=lambda r: min(w[0] for w in r["windows"])):
+    on = [r for r in rows if r["arm"] == "on" and r.get("windows")]
+    for r in sorted(on, key=lambda r: min(w[0] for w in r["windows"])):
         out[json.dumps(r["windows"])] = statistics.median(seen) if seen else first
         if r["fill_speed"]:
             seen.append(r["fill_speed"])
