@@ -1,12 +1,15 @@
 """The tracking rule, scored from committed prediction grids (for a session that pre-registers it;
 m/tracking.py backtested it with the model run afresh): the sweeps' schema-on points on one server,
 in the order they ran, each point and pass alone; each read from the grid at the speed the engine's
-fill ran at on the point before it (maskcost.validate.inengine.fill_speed on the probe's records in
-that point's window, against the grid's breakdown at the grid speed nearest the bench), and at the
-idle bench's speed (the rule it is measured against). A speed outside the grid is read at its edge
-(and counted). The server's first point is scored at the bench speed only.
-usage: python validation/h200-vllm-0.25.1/tracking_report.py NAME GRID.json BENCH_SPEED PROBE_DIR SWEEP.jsonl...
+fill ran at on the point before it (--rule previous, session N's; maskcost.validate.inengine.fill_speed
+on the probe's records in that point's window, against the grid's breakdown at the grid speed nearest
+the bench) or at the median of the fill speeds of all the server's points before it (--rule median,
+session P's: what predict --cpu-speed-from-report does with reports on every point run so far), and
+at the idle bench's speed (the rule it is measured against). A speed outside the grid is read at its
+edge (and counted). The server's first point is scored at the bench speed only.
+usage: python validation/h200-vllm-0.25.1/tracking_report.py [--rule previous|median] NAME GRID.json BENCH_SPEED PROBE_DIR SWEEP.jsonl...
 prints one Markdown row (name, points, both medians, per point) and a JSON line with the errors."""
+import argparse
 import json
 import statistics
 import sys
@@ -25,15 +28,23 @@ def read_at(by_speed: dict[float, dict], speed: float) -> tuple[dict, bool]:
 
 
 def main() -> None:
-    name, grid_path, bench, probe_dir, *sweeps = sys.argv[1:]
-    bench = float(bench)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rule", choices=("previous", "median"), default="previous")
+    ap.add_argument("name")
+    ap.add_argument("grid_path")
+    ap.add_argument("bench", type=float)
+    ap.add_argument("probe_dir")
+    ap.add_argument("sweeps", nargs="+")
+    a = ap.parse_args()
+    name, grid_path, bench, probe_dir, sweeps = a.name, a.grid_path, a.bench, a.probe_dir, a.sweeps
     grid: dict[int, dict[float, dict]] = {}
     for p in json.load(open(grid_path))["points"]:
         grid.setdefault(p["concurrency"], {})[p["config"]["engine"]["cpu_speed"]] = p
     probe = read_probe(probe_dir)
     runs = sorted((s for f in sweeps for s in read_summaries(f) if s["arm"] == "on"),
                   key=lambda s: s["engine"]["window_start_unix_s"])
-    prev, cells, err_bench, err_tracked, edges = None, [], [], [], 0
+    seen: list[float] = []  # the fill speeds of the points so far, in the order they ran
+    cells, err_bench, err_tracked, edges = [], [], [], 0
     for s in runs:
         by_speed = grid.get(s["concurrency"])
         if by_speed is None:
@@ -46,13 +57,16 @@ def main() -> None:
         at_bench, _ = read_at(by_speed, bench)
         err_bench.append(100.0 * (at_bench["itl_ms_mean"] - measured) / measured)
         cell = f"{s['concurrency']}: {err_bench[-1]:+.0f}"
-        if prev is not None:
+        if seen:
+            prev = seen[-1] if a.rule == "previous" else statistics.median(seen)
             tracked, edge = read_at(by_speed, prev)
             edges += edge
             err_tracked.append(100.0 * (tracked["itl_ms_mean"] - measured) / measured)
             cell += f" / {err_tracked[-1]:+.0f} (at {prev:.2f}{', edge' if edge else ''})"
         cells.append(cell)
-        prev = fill_speed(row) or prev
+        own = fill_speed(row)
+        if own:
+            seen.append(own)
     med = lambda es: f"{statistics.median(abs(e) for e in es):.1f}%" if es else "-"  # noqa: E731
     print(f"| {name} | {bench:.3f} | {len(err_tracked)} | {med(err_tracked)} | {med(err_bench[1:])} | "
           f"{med(err_bench)} | {edges} | {'; '.join(cells)} |")
