@@ -150,7 +150,8 @@ def earlier_median_speeds(rows: list[dict[str, Any]], first: float) -> dict[str,
     median of the fill speeds (row["fill_speed"]) of the rows whose first window began before its
     own; `first` where none had one. Keyed by json.dumps(row["windows"]) (compare's speed_of). A
     row's own measurement never sets its speed: a backtest of predict --cpu-speed-from-report on
-    these sweeps (n/tracking-rules.md: 6.3% over 83 points of sessions I-N)."""
+    these sweeps (pre-registered in session P: 5.9% over 30 points; p/tracking-rules.md: 6.6% over
+    117 points of sessions I-P, post hoc)."""
     out: dict[str, float] = {}
     seen: list[float] = []
     on = [r for r in rows if r["arm"] == "on" and r.get("windows")]
@@ -164,8 +165,9 @@ def earlier_median_speeds(rows: list[dict[str, Any]], first: float) -> dict[str,
 def speed_from_reports(paths: list[str], profile: Profile) -> tuple[float, list[float]]:
     """The median of the in-engine fill speeds (row["fill_speed"]) over the points of finished
     `report --probe` files that were read against `profile`: the speed to predict other loads on the
-    server they measured at (n/tracking-rules.md: the median of a server's earlier points gave its
-    next within 6.3% median over 83 points of sessions I-N). Raises ValueError naming the file for a
+    server they measured at (the median of a server's earlier points gave its next within 5.9% median
+    over 30 points pre-registered in session P, 6.6% over 117 points of sessions I-P post hoc,
+    p/tracking-rules.md). Raises ValueError naming the file for a
     report that is unreadable, made with another profile, or without fill speeds."""
     speeds: list[float] = []
     for path in paths:
@@ -298,8 +300,8 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
         lines += ["", f"The engine filled as fast as the model at CPU speed {min(speeds):.3f}-{max(speeds):.3f} "
                       f"(median {statistics.median(speeds):.3f}) over these points: `predict --cpu-speed` at that "
                       f"speed for other loads on this server, or `predict --cpu-speed-from-report` with this "
-                      f"report.json (the median of the points' speeds; a server's earlier points predicted its next "
-                      f"within 6.3% median over 83 points on the H200 VM, 13.0% at the idle bench's speed, 9.2% "
-                      f"from its first two points alone: report on every point run so far; "
-                      f"validation/h200-vllm-0.25.1/n/tracking-rules.md)."]
+                      f"report.json (the median of the points' speeds; on the H200 VM a server's earlier points "
+                      f"predicted its next within 5.9% median over 30 points, pre-registered, 47.4% at the idle "
+                      f"bench's speed (validation/h200-vllm-0.25.1/p/); 6.6% over 117 points of sessions I-P, "
+                      f"9.0% from a server's first two points alone: report on every point run so far)."]
     return lines + [""]

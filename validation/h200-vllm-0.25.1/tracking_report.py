@@ -4,10 +4,11 @@ in the order they ran, each point and pass alone; each read from the grid at the
 fill ran at on the point before it (--rule previous, session N's; maskcost.validate.inengine.fill_speed
 on the probe's records in that point's window, against the grid's breakdown at the grid speed nearest
 the bench) or at the median of the fill speeds of all the server's points before it (--rule median,
-session P's: what predict --cpu-speed-from-report does with reports on every point run so far), and
+session P's: what predict --cpu-speed-from-report does with reports on every point run so far) or at
+the first point's, kept (--rule opening: a speed calibrated on the unscored opening alone), and
 at the idle bench's speed (the rule it is measured against). A speed outside the grid is read at its
 edge (and counted). The server's first point is scored at the bench speed only.
-usage: python validation/h200-vllm-0.25.1/tracking_report.py [--rule previous|median] NAME GRID.json BENCH_SPEED PROBE_DIR SWEEP.jsonl...
+usage: python validation/h200-vllm-0.25.1/tracking_report.py [--rule previous|median|opening] NAME GRID.json BENCH_SPEED PROBE_DIR SWEEP.jsonl...
 prints one Markdown row (name, points, both medians, per point) and a JSON line with the errors."""
 import argparse
 import json
@@ -29,7 +30,7 @@ def read_at(by_speed: dict[float, dict], speed: float) -> tuple[dict, bool]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rule", choices=("previous", "median"), default="previous")
+    ap.add_argument("--rule", choices=("previous", "median", "opening"), default="previous")
     ap.add_argument("name")
     ap.add_argument("grid_path")
     ap.add_argument("bench", type=float)
@@ -58,7 +59,7 @@ def main() -> None:
         err_bench.append(100.0 * (at_bench["itl_ms_mean"] - measured) / measured)
         cell = f"{s['concurrency']}: {err_bench[-1]:+.0f}"
         if seen:
-            prev = seen[-1] if a.rule == "previous" else statistics.median(seen)
+            prev = {"previous": seen[-1], "median": statistics.median(seen), "opening": seen[0]}[a.rule]
             tracked, edge = read_at(by_speed, prev)
             edges += edge
             err_tracked.append(100.0 * (tracked["itl_ms_mean"] - measured) / measured)

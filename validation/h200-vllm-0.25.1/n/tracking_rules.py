@@ -34,7 +34,7 @@ def med(errors: list[float]) -> str:
     return f"{statistics.median(map(abs, errors)):.1f}%"
 
 
-def main() -> None:
+def main(servers: tuple = SERVERS) -> None:
     profile = load_profile(sys.argv[1])
     print(f"Profile {profile.name}. Signed ITL error per point, in the order the points ran: at the idle bench's "
           "speed / the previous point's fill speed / the median of the earlier points' fill speeds / the median of the "
@@ -42,7 +42,7 @@ def main() -> None:
     print("| server | bench speed | points | " + " | ".join(RULES) + " | per point (conc: " + " / ".join(RULES) + ") |")
     print("|---|---|---|" + "---|" * len(RULES) + "---|")
     every: dict[str, list[float]] = {r: [] for r in RULES}
-    for name, speed, cfg, probe, runs in server_runs(SERVERS):
+    for name, speed, cfg, probe, runs in server_runs(servers):
         speeds: list[float] = []
         errs: dict[str, list[float]] = {r: [] for r in RULES}
         cells = []
