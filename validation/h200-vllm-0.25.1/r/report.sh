@@ -1,0 +1,85 @@
+#!/bin/bash
+# Session R report, written before the session (session_r.sh says what is pre-registered).
+# usage (from the repository root): bash validation/h200-vllm-0.25.1/r/report.sh > validation/h200-vllm-0.25.1/r/score.md
+set -eu
+V=validation/h200-vllm-0.25.1; R=${R:-$V/r}; T=$(mktemp)   # R=DIR: a dry run on other data
+SPEED=$(awk '/speed/ {print $6}' $R/bench-start.txt)
+echo "| server | bench speed | points | median of earlier (primary) | bench, same points (secondary) | bench, all | at a grid edge | per point (conc: bench / median of earlier (speed)) |"
+echo "|---|---|---|---|---|---|---|---|"
+row() { local name=$1 grid=$2 s=$3
+  ls "$R/$s-open.jsonl" "$R/$s.jsonl" > /dev/null 2>&1 || { echo "| $name | not measured |"; return 0; }
+  python3 $V/tracking_report.py --rule median "$name" $R/predicted-$grid.json "$SPEED" $R/probe \
+    "$R/$s-open.jsonl" "$R/$s.jsonl" 2>> "$T"; }
+row "R A, 14 cores" xgrammar a14
+row "R B, 4 cores" taskset4 b4
+row "R C, 14 cores" xgrammar c14
+row "R D, 4 cores" taskset4 d4
+row "R max-num-seqs 128" mns128 mns128
+row "R ngram 3" ngram3 ngram3
+echo
+python3 - "$T" <<'PY'
+import json, statistics, sys
+d = [json.loads(x) for x in open(sys.argv[1])]
+t = [abs(e) for x in d for e in x["tracked"]]
+b = [abs(e) for x in d for e in x["bench_same_points"]]
+if t:
+    print(f"Primary: {len(t)} points, median |ITL error| {statistics.median(t):.1f}% at the median of the earlier "
+          f"points' fill speeds ({sum(e < 10 for e in t)} within 10%); secondary: {statistics.median(b):.1f}% at the "
+          f"idle bench's speed ({sum(e < 10 for e in b)} within 10%)")
+PY
+rm -f "$T"
+echo
+echo "Directions at the bench's speed (ITL ms: predicted from the grids / measured, the engine's mean over the servers' points at that concurrency):"
+python3 - "$R" "$SPEED" <<'PY'
+import json, os, statistics, sys
+from maskcost.validate.report import at_speed
+from maskcost.validate.sweep import itl_ms, read_summaries
+R, speed = sys.argv[1], float(sys.argv[2])
+def grid(name):
+    g = {}
+    for p in json.load(open(f"{R}/predicted-{name}.json"))["points"]:
+        g.setdefault(p["concurrency"], {})[p["config"]["engine"]["cpu_speed"]] = p
+    return {c: at_speed(by, speed)["itl_ms_mean"] for c, by in g.items()}
+def measured(name):  # the server's mean engine ITL per concurrency, {} where it did not run
+    by = {}
+    if os.path.exists(f"{R}/{name}.jsonl"):
+        for s in read_summaries(f"{R}/{name}.jsonl"):
+            if s["arm"] == "on":
+                by.setdefault(s["concurrency"], []).append(itl_ms(s))
+    return {c: statistics.mean(v) for c, v in by.items()}
+def mean_over(servers, c):
+    v = [m[c] for m in servers if c in m]
+    return statistics.mean(v) if v else None
+px = grid("xgrammar")
+s14 = [measured("a14"), measured("c14")]
+right = total = 0
+# 4 cores at serial fills: predicted no change; right where the 4-core mean is within 10% of the 14-core mean
+p4, s4 = grid("taskset4"), [measured("b4"), measured("d4")]
+for c in (64, 128):
+    m14, m4 = mean_over(s14, c), mean_over(s4, c)
+    if m14 is None or m4 is None:
+        print(f"- 4 cores vs 14 at {c}: not measured")
+        continue
+    d = 100 * (m4 - m14) / m14
+    spread = [100 * abs(a[c] - b[c]) / min(a[c], b[c]) for a, b in (s14, s4) if c in a and c in b]
+    ok = abs(d) < 10
+    right += ok
+    total += 1
+    print(f"- 4 cores vs 14 at {c}: predicted {p4[c]:.1f} vs {px[c]:.1f} ({100 * (p4[c] - px[c]) / px[c]:+.0f}%: no change), "
+          f"measured {m4:.1f} vs {m14:.1f} ({d:+.0f}%; servers of one config apart by "
+          f"{', '.join(f'{x:.0f}%' for x in spread) or '-'}): {'right' if ok else 'WRONG'}")
+for label, name, concs in (("max-num-seqs 128 vs 256", "mns128", (160, 256)), ("ngram 3 vs none", "ngram3", (64, 256))):
+    pg, m = grid(name), measured(name)
+    for c in concs:
+        m14 = mean_over(s14, c)
+        if c not in m or m14 is None:
+            print(f"- {label} at {c}: not measured")
+            continue
+        pd, md = pg[c] - px[c], m[c] - m14
+        ok = (pd > 0) == (md > 0)
+        right += ok
+        total += 1
+        print(f"- {label} at {c}: predicted {pg[c]:.1f} vs {px[c]:.1f} ({100 * pd / px[c]:+.0f}%), measured {m[c]:.1f} vs "
+              f"{m14:.1f} ({100 * md / m14:+.0f}%): {'right' if ok else 'WRONG'}")
+print(f"\nDirections right: {right} of {total}")
+PY
