@@ -188,14 +188,16 @@ def test_prefix_cache_fraction_from_counter_deltas():
 
 def test_client_processes_share_one_closed_loop(tmp_path):
     # 3 client processes hold concurrency 6 together: every request answered once, none lost, the
-    # engine saw up to 6 at once, and the resumed file is the same as with one process
-    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]), base_step_ms=4.0)) as srv:
-        res = run_sweep(srv.url, [PointSpec("on", 6, 0, 18)], [FLAT], tmp_path / "p.jsonl", warmup=0,
+    # engine saw up to 6 at once, and the resumed file is the same as with one process. 8 rounds of
+    # 8 ms steps: a window of a few metrics polls even on a loaded 2-core machine (3 rounds of 4 ms
+    # steps left one poll in the window there, before the first request arrived)
+    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]), base_step_ms=8.0)) as srv:
+        res = run_sweep(srv.url, [PointSpec("on", 6, 0, 48)], [FLAT], tmp_path / "p.jsonl", warmup=0,
                         client_procs=3)[0]
-        assert srv.engine.served == 18 and res["requests"] == 18 and res["checks"] == {"valid": 18}
+        assert srv.engine.served == 48 and res["requests"] == 48 and res["checks"] == {"valid": 48}
         assert res["engine"]["running_max"] >= 4 and res["config"]["client_procs"] == 3
         raw = [json.loads(x) for x in (tmp_path / "p.raw.jsonl").read_text().splitlines()]
-        assert sorted(r["index"] for r in raw) == list(range(18))
+        assert sorted(r["index"] for r in raw) == list(range(48))
         assert 0 < res["client_cpu_pct"] < 300  # the client's CPU share per process, recorded with the point
 
 
