@@ -116,6 +116,9 @@ def _band(p: dict[str, Any]) -> str:
     return f"{lo:.1f}-{hi:.1f}" if lo is not None and hi is not None else "-"
 
 
+SOURCE_WORDS = {"itl": "ITL", "fill": "in-engine fill"}  # --speed-source, in what predict prints
+
+
 def cmd_predict(args) -> int:
     from .model.predict import grid, plot_overhead
     profile = _profile(args)
@@ -123,11 +126,12 @@ def cmd_predict(args) -> int:
     if args.cpu_speed_from_report:
         if args.cpu_speed:
             raise ValueError("--cpu-speed-from-report: give it or --cpu-speed, not both")
-        from .validate.inengine import speed_from_reports
-        speed, speeds = speed_from_reports(args.cpu_speed_from_report, profile)
+        from .validate.hostspeed import speed_from_reports
+        speed, speeds = speed_from_reports(args.cpu_speed_from_report, profile, args.speed_source)
         args.cpu_speed = [speed]
-        speed_from = {"reports": args.cpu_speed_from_report, "fill_speeds": speeds, "median": speed}
-        print(f"cpu speed: {speed:.3f}, the median in-engine fill speed of {len(speeds)} points "
+        speed_from = {"reports": args.cpu_speed_from_report, "source": args.speed_source, "speeds": speeds,
+                      "median": speed}
+        print(f"cpu speed: {speed:.3f}, the median {SOURCE_WORDS[args.speed_source]} speed of {len(speeds)} points "
               f"({min(speeds):.3f}-{max(speeds):.3f}) of {', '.join(args.cpu_speed_from_report)}")
     schema_ids = tuple(args.schema_id or ())
     if args.schema:
@@ -163,9 +167,11 @@ def cmd_report(args) -> int:
     from .validate.report import compare, write_report
     probed = [f for f, on in (("--speed-from-probe", args.speed_from_probe),
                               ("--speed-from-earlier", args.speed_from_earlier)) if on]
-    if probed and (len(probed) > 1 or not args.probe or args.speed_from_meter or args.fit_engine_fill):
-        raise ValueError(f"{probed[0]}: give --probe DIR, and none of --speed-from-meter, --fit-engine-fill, "
-                         f"the other --speed-from-*")
+    needs_probe = args.speed_from_probe or (args.speed_from_earlier and args.speed_source == "fill")
+    if probed and (len(probed) > 1 or (needs_probe and not args.probe) or args.speed_from_meter
+                   or args.fit_engine_fill):
+        raise ValueError(f"{probed[0]}: give --probe DIR{' (or --speed-source itl)' if args.speed_from_earlier else ''}, "
+                         f"and none of --speed-from-meter, --fit-engine-fill, the other --speed-from-*")
     profile = _profile(args)
     from .validate.sweep import read_summaries
     measured = [s for p in args.sweep for s in read_summaries(p)]
@@ -201,27 +207,36 @@ def cmd_report(args) -> int:
     rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
                    score_off=args.score_off, speed_of=speed_of(meter, profile.host.bench_us, "--speed-from-meter")
                    if args.speed_from_meter else None)
+    from .validate.hostspeed import attach_itl_speeds, earlier_median_speeds
+    probe = None
     if args.probe:
-        from .validate.inengine import attach, earlier_median_speeds, read_probe
+        from .validate.inengine import attach, read_probe
         probe = read_probe(args.probe)
         attach(rows, probe)
-        if probed:  # again, each schema-on point at a probed speed
-            if args.speed_from_probe:
-                fills = {json.dumps(r["windows"]): r["fill_speed"] for r in rows}
-                for r in rows:
-                    if r["arm"] == "on" and r["fill_speed"] is None:
-                        print(f"--speed-from-probe: no in-engine fill in the windows of on {r['concurrency']}: "
-                              f"it stays at --cpu-speed {speed:.3f}")
-            else:
-                fills = earlier_median_speeds(rows, speed)
-            rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
-                           score_off=args.score_off, speed_of=lambda w: fills.get(json.dumps(w)) or speed)
+    if not args.fit_engine_fill:  # (against the profile without its engine fill, a speed would mislead)
+        attach_itl_speeds(rows, profile, cfg, measured, args.requests_factor)
+    if probed:  # again, each schema-on point at a speed read from the measurements
+        if args.speed_from_probe:
+            fills = {json.dumps(r["windows"]): r["fill_speed"] for r in rows}
+            for r in rows:
+                if r["arm"] == "on" and r["fill_speed"] is None:
+                    print(f"--speed-from-probe: no in-engine fill in the windows of on {r['concurrency']}: "
+                          f"it stays at --cpu-speed {speed:.3f}")
+        else:
+            fills = earlier_median_speeds(rows, speed, args.speed_source)
+        itl = {json.dumps(r.get("windows")): r["itl_speed"] for r in rows}
+        rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
+                       score_off=args.score_off, speed_of=lambda w: fills.get(json.dumps(w)) or speed)
+        if probe is not None:
             attach(rows, probe)
+        for r in rows:  # a point's ITL speed does not depend on the speed it was read at
+            r["itl_speed"] = itl.get(json.dumps(r.get("windows")))
     if meter is not None:
         from .validate import hostmeter
         hostmeter.attach(rows, meter)
     write_report(rows, Path(args.out), profile, cfg, args.sweep, args.title, args.predicted,
-                 "probe" if args.speed_from_probe else "earlier" if args.speed_from_earlier else "meter")
+                 "probe" if args.speed_from_probe else f"earlier-{args.speed_source}" if args.speed_from_earlier
+                 else "meter")
     if args.fit_engine_fill:
         from .calibrate.profile import save_profile
         from .model.fill import vllm_fill_pool_workers
@@ -276,6 +291,15 @@ def cmd_validate(args) -> int:
     return cmd_report(merged)
 
 
+def _add_speed_source(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--speed-source", choices=("itl", "fill"), default="itl",
+                   help="a point's host speed: 'itl', the CPU speed at which the model's ITL equals the engine's "
+                        "(every report has it); 'fill', the speed at which the model's fill equals the fill the "
+                        "probe timed in the engine (reports made with --probe). On the H200 VM both predicted a "
+                        "server's next points within 6.6%% median over 117 points (validation/h200-vllm-0.25.1/p/"
+                        "itl-speed.md)")
+
+
 def _add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", help="profile file (default: the embedded H200 / vLLM 0.25.1 profile)")
     p.add_argument("--engine", nargs="+", default=["vllm"], choices=["vllm", "sglang", "llamacpp"])
@@ -321,11 +345,13 @@ def add_parsers(sub) -> None:
     p.add_argument("--png", metavar="OUT.png", help="default: next to --json")
     p.add_argument("--trace", metavar="OUT.json", help="Chrome/Perfetto trace of the first point")
     p.add_argument("--cpu-speed-from-report", nargs="+", metavar="REPORT.json",
-                   help="--cpu-speed = the median in-engine fill speed over the points of `maskcost report --probe` "
-                        "files of the target server (read against the same profile): its other loads at the speed "
-                        "its engine really ran at; report on every point run so far (pre-registered on the H200 "
-                        "VM: 5.9%% median |ITL error| over 30 points, the idle bench's speed 47.4%%; the first "
-                        "points alone do worse: validation/h200-vllm-0.25.1/p/)")
+                   help="--cpu-speed = the median host speed over the points of `maskcost report` files of the "
+                        "target server (read against the same profile; --speed-source): its other loads at the "
+                        "speed its engine really ran at; report on every point run so far (pre-registered on the "
+                        "H200 VM, fill speeds: 5.9%% median |ITL error| over 30 points, the idle bench's speed "
+                        "47.4%%; I-P post hoc: 6.6%% from either source; the first points alone do worse: "
+                        "validation/h200-vllm-0.25.1/p/)")
+    _add_speed_source(p)
     p.add_argument("--band", action=argparse.BooleanOptionalAction, default=True,
                    help="each point also with the engine as fast / as slow as on the fastest / slowest server of the "
                         "profile's host type measured (profile engine_speeds; two more schema-on runs a point)")
@@ -355,9 +381,10 @@ def add_parsers(sub) -> None:
     r.add_argument("--speed-from-probe", action="store_true", help="with --probe: each schema-on point at the "
                    "speed at which the model's fill equals the fill the probe timed in the engine (a diagnostic: "
                    "what is left is the model's structure, what goes is the host's speed beyond its bench)")
-    r.add_argument("--speed-from-earlier", action="store_true", help="with --probe: each schema-on point at the "
-                   "median fill speed of the points that ran before it (the first at --cpu-speed): how `predict "
-                   "--cpu-speed-from-report` would have done on these sweeps")
+    r.add_argument("--speed-from-earlier", action="store_true", help="each schema-on point at the median host "
+                   "speed (--speed-source) of the points that ran before it (the first at --cpu-speed): how "
+                   "`predict --cpu-speed-from-report` would have done on these sweeps")
+    _add_speed_source(r)
     r.set_defaults(func=cmd_report)
 
     m = sub.add_parser("hostmeter", help="beside a live server: the host's speed, CPU steal and the server's "

@@ -50,26 +50,34 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--probe", str(tmp_path),
            "--speed-from-probe", "--speed-from-earlier")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "none of --speed-from-meter" in r.stderr
+    r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--speed-from-earlier",
+           "--speed-source", "fill")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "give --probe DIR (or --speed-source itl)" in r.stderr
 
 
-def test_predict_reads_the_cpu_speed_from_probed_reports(tmp_path):
-    """predict --cpu-speed-from-report: the median of the reports' in-engine fill speeds, the same
-    prediction as --cpu-speed at that speed; reports read against another profile, or without fill
-    speeds, are one-line errors."""
+def test_predict_reads_the_cpu_speed_from_reports(tmp_path):
+    """predict --cpu-speed-from-report: the median of the reports' ITL speeds (--speed-source itl, the
+    default) or in-engine fill speeds (fill), the same prediction as --cpu-speed at that speed;
+    reports read against another profile, or without such speeds, are one-line errors."""
     from maskcost.calibrate.profile import load_default_profile
     prof = load_default_profile()
     made_with = {"name": prof.name, "created_utc": prof.created_utc}
     a, b = tmp_path / "a.json", tmp_path / "b.json"
-    a.write_text(json.dumps({"profile": made_with, "rows": [{"arm": "on", "fill_speed": 0.7},
-                                                            {"arm": "on", "fill_speed": 0.95},
-                                                            {"arm": "off", "fill_speed": None}]}))
-    b.write_text(json.dumps({"profile": made_with, "rows": [{"arm": "on", "fill_speed": 0.75}]}))  # mean 0.8
+    a.write_text(json.dumps({"profile": made_with, "rows": [{"arm": "on", "fill_speed": 0.7, "itl_speed": 0.6},
+                                                            {"arm": "on", "fill_speed": 0.95, "itl_speed": 0.9},
+                                                            {"arm": "off", "fill_speed": None, "itl_speed": None}]}))
+    b.write_text(json.dumps({"profile": made_with, "rows": [{"arm": "on", "fill_speed": 0.75, "itl_speed": 0.8}]}))
     same = ("--concurrency", "32", "--schema-id", "tier/flat", "--no-band")
     r = mc("predict", *same, "--cpu-speed-from-report", str(a), str(b), "--json", str(tmp_path / "r.json"))
     assert r.returncode == 0, r.stderr
-    assert "cpu speed: 0.750, the median in-engine fill speed of 3 points (0.700-0.950)" in r.stdout
+    assert "cpu speed: 0.800, the median ITL speed of 3 points (0.600-0.900)" in r.stdout  # mean 0.767
     got = json.loads((tmp_path / "r.json").read_text())
-    assert got["cpu_speed_from_report"]["fill_speeds"] == [0.7, 0.95, 0.75]
+    assert got["cpu_speed_from_report"]["speeds"] == [0.6, 0.9, 0.8]
+    assert got["cpu_speed_from_report"]["source"] == "itl"
+    r = mc("predict", *same, "--cpu-speed-from-report", str(a), str(b), "--speed-source", "fill",
+           "--json", str(tmp_path / "r.json"))
+    assert "cpu speed: 0.750, the median in-engine fill speed of 3 points (0.700-0.950)" in r.stdout  # mean 0.8
+    got = json.loads((tmp_path / "r.json").read_text())
     assert mc("predict", *same, "--cpu-speed", "0.75", "--json", str(tmp_path / "s.json")).returncode == 0
     want = json.loads((tmp_path / "s.json").read_text())["points"][0]
     assert got["points"][0]["config"] == want["config"] and got["points"][0]["itl_ms_mean"] == want["itl_ms_mean"]
@@ -77,9 +85,12 @@ def test_predict_reads_the_cpu_speed_from_probed_reports(tmp_path):
     other.write_text(json.dumps({"profile": {"name": "elsewhere", "created_utc": "x"}, "rows": []}))
     r = mc("predict", *same, "--cpu-speed-from-report", str(other))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "read against profile 'elsewhere'" in r.stderr
+    b.write_text(json.dumps({"profile": made_with, "rows": [{"arm": "on", "itl_speed": 0.8}]}))
+    r = mc("predict", *same, "--cpu-speed-from-report", str(b), "--speed-source", "fill")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no point with an in-engine fill speed" in r.stderr
     b.write_text(json.dumps({"profile": made_with, "rows": [{"arm": "on"}]}))
     r = mc("predict", *same, "--cpu-speed-from-report", str(b))
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no point with an in-engine fill speed" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no point with an ITL speed" in r.stderr
     r = mc("predict", *same, "--cpu-speed-from-report", str(tmp_path / "none.json"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "none.json: not a `maskcost report`" in r.stderr
     r = mc("predict", *same, "--cpu-speed", "0.9", "--cpu-speed-from-report", str(a))

@@ -193,12 +193,15 @@ def test_earlier_median_speeds_never_use_a_points_own_fill():
     window began before its own, in time order (not file order); the first at the given speed; rows
     without a fill speed add nothing."""
     import json
-    from maskcost.validate.inengine import earlier_median_speeds
+    from maskcost.validate.hostspeed import earlier_median_speeds
     rows = [{"arm": "on", "windows": [[30.0, 31.0]], "fill_speed": 0.9},
             {"arm": "on", "windows": [[10.0, 11.0]], "fill_speed": 0.6},
             {"arm": "off", "windows": [[5.0, 6.0]], "fill_speed": None},
             {"arm": "on", "windows": [[20.0, 21.0], [40.0, 41.0]], "fill_speed": None},
             {"arm": "on", "windows": [[50.0, 51.0]], "fill_speed": 1.2},
             {"arm": "on", "windows": [[60.0, 61.0]], "fill_speed": 0.7}]
-    got = {json.loads(k)[0][0]: v for k, v in earlier_median_speeds(rows, 1.0).items()}
+    got = {json.loads(k)[0][0]: v for k, v in earlier_median_speeds(rows, 1.0, "fill").items()}
     assert got == {10.0: 1.0, 20.0: 0.6, 30.0: 0.6, 50.0: pytest.approx(0.75), 60.0: 0.9}
+    itl = [{**r, "itl_speed": r["fill_speed"] and r["fill_speed"] + 0.1} for r in rows]  # the other source's key
+    got = {json.loads(k)[0][0]: v for k, v in earlier_median_speeds(itl, 1.0, "itl").items()}
+    assert got == {10.0: 1.0, 20.0: 0.7, 30.0: 0.7, 50.0: pytest.approx(0.85), 60.0: 1.0}

@@ -274,3 +274,29 @@ def test_validate_sweeps_then_reports(tmp_path):
     doc = json.loads((tmp_path / "v" / "report.json").read_text())
     assert sorted((r["arm"], r["concurrency"]) for r in doc["rows"]) == [("off", 2), ("on", 2)]
     assert doc["sweeps"] == [str(tmp_path / "v" / "sweep.jsonl")] and (tmp_path / "v" / "report.md").exists()
+    assert all("itl_speed" in r for r in doc["rows"])  # None where the model cannot meet this fake's ITL
+    # the tracking rule's backtest needs no probe with ITL speeds
+    assert main(["report", "--sweep", str(tmp_path / "v" / "sweep.jsonl"), "--out", str(tmp_path / "e"),
+                 "--speed-from-earlier"]) == 0
+
+
+def test_itl_speed_is_where_the_models_itl_meets_the_engines():
+    """report's itl_speed: the CPU speed at which the model's ITL equals the engine's at a point; found
+    from slower speeds where the fill hides behind the forward at the first tries; None where even
+    the GPU's part is slower than measured, or the speed is outside SPEED_RANGE."""
+    from maskcost.model.config import EngineConfig
+    from maskcost.validate.hostspeed import attach_itl_speeds, solve_speed
+    from maskcost.validate.report import compare
+    from synth import constant_profile
+    assert solve_speed(lambda s: 20 + 30 / s, 20 + 30 / 0.8, 1.0) == pytest.approx(0.8, rel=1e-3)
+    assert solve_speed(lambda s: 20 + 30 / s, 20 + 30 / 0.8, 3.0) == pytest.approx(0.8, rel=1e-3)
+    assert solve_speed(lambda s: 20 + 30 / s, 20 + 30 / 8.0, 1.0) is None  # faster than SPEED_RANGE
+    assert solve_speed(lambda s: 20.0 + (1 if s < 0.9 else 0) * 0.01 / s, 30.0, 1.0) is None  # never that slow
+    prof, cfg = constant_profile(fill_us=400.0), EngineConfig(max_num_seqs=256)  # 8 rows: 3.2 ms of fill at speed 1
+    meas = [{"point": "on-c8-r0", "arm": "on", "concurrency": 8, "config": {"schemas": ["s"]}, "itl_ms_mean": 8.0,
+             "ttft_ms_p50": 2.0, "out_tok_per_s": 20.0,
+             "engine": {"itl_ms": 8.0, "running_mean": 8.0, "window_start_unix_s": 1000.0, "window_s": 10.0}}]
+    row = attach_itl_speeds(compare(prof, cfg, meas), prof, cfg, meas, 4)[0]
+    assert row["itl_speed"] == pytest.approx(0.4, rel=0.01)  # 3.2 ms / 0.4 = 8 ms: the fill paces the step
+    meas[0]["engine"]["itl_ms"] = 4.0  # under the 5 ms forward: no speed makes the model that fast
+    assert attach_itl_speeds(compare(prof, cfg, meas), prof, cfg, meas, 4)[0]["itl_speed"] is None

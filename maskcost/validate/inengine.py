@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import glob
 import gzip
-import json
 import os
 import statistics
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -145,50 +143,6 @@ def fill_speed(row: dict[str, Any]) -> float | None:
     return row["cpu_speed"] * model / meas if meas and model else None
 
 
-def earlier_median_speeds(rows: list[dict[str, Any]], first: float) -> dict[str, float]:
-    """Each schema-on report row's speed by the tracking rule (report --speed-from-earlier): the
-    median of the fill speeds (row["fill_speed"]) of the rows whose first window began before its
-    own; `first` where none had one. Keyed by json.dumps(row["windows"]) (compare's speed_of). A
-    row's own measurement never sets its speed: a backtest of predict --cpu-speed-from-report on
-    these sweeps (pre-registered in session P: 5.9% over 30 points; p/tracking-rules.md: 6.6% over
-    117 points of sessions I-P, post hoc)."""
-    out: dict[str, float] = {}
-    seen: list[float] = []
-    on = [r for r in rows if r["arm"] == "on" and r.get("windows")]
-    for r in sorted(on, key=lambda r: min(w[0] for w in r["windows"])):
-        out[json.dumps(r["windows"])] = statistics.median(seen) if seen else first
-        if r["fill_speed"]:
-            seen.append(r["fill_speed"])
-    return out
-
-
-def speed_from_reports(paths: list[str], profile: Profile) -> tuple[float, list[float]]:
-    """The median of the in-engine fill speeds (row["fill_speed"]) over the points of finished
-    `report --probe` files that were read against `profile`: the speed to predict other loads on the
-    server they measured at (the median of a server's earlier points gave its next within 5.9% median
-    over 30 points pre-registered in session P, 6.6% over 117 points of sessions I-P post hoc,
-    p/tracking-rules.md). Raises ValueError naming the file for a
-    report that is unreadable, made with another profile, or without fill speeds."""
-    speeds: list[float] = []
-    for path in paths:
-        try:
-            doc = json.loads(Path(path).read_text())
-            made_with, rows = doc["profile"], doc["rows"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise ValueError(f"--cpu-speed-from-report {path}: not a `maskcost report` report.json ({e})") from None
-        if (made_with["name"], made_with["created_utc"]) != (profile.name, profile.created_utc):
-            raise ValueError(f"--cpu-speed-from-report {path}: read against profile '{made_with['name']}' "
-                             f"({made_with['created_utc']}), not '{profile.name}' ({profile.created_utc}); a fill "
-                             f"speed is relative to the profile it was read against")
-        found = [r["fill_speed"] for r in rows if r.get("fill_speed")]
-        if not found:
-            raise ValueError(f"--cpu-speed-from-report {path}: no point with an in-engine fill speed "
-                             f"(make it with `maskcost report --probe DIR`; a report from before maskcost recorded fill "
-                             f"speeds needs making again)")
-        speeds += found
-    return statistics.median(speeds), speeds
-
-
 def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], method: str,
                     probe: dict[str, np.ndarray], pool_workers: int) -> Profile:
     """The profile with `backend`'s engine_fill set from report rows that carry probe statistics
@@ -300,7 +254,7 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
         lines += ["", f"The engine filled as fast as the model at CPU speed {min(speeds):.3f}-{max(speeds):.3f} "
                       f"(median {statistics.median(speeds):.3f}) over these points: `predict --cpu-speed` at that "
                       f"speed for other loads on this server, or `predict --cpu-speed-from-report` with this "
-                      f"report.json (the median of the points' speeds; on the H200 VM a server's earlier points "
+                      f"report.json and --speed-source fill (the median of the points' speeds; on the H200 VM a server's earlier points "
                       f"predicted its next within 5.9% median over 30 points, pre-registered, 47.4% at the idle "
                       f"bench's speed (validation/h200-vllm-0.25.1/p/); 6.6% over 117 points of sessions I-P, "
                       f"9.0% from a server's first two points alone: report on every point run so far)."]

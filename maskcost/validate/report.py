@@ -241,9 +241,12 @@ def _pct(v: float | None) -> str:
 SPEED_SOURCES = {"meter": "the host meter's speed during it",
                  "probe": "the speed at which the model's fill equals the fill the probe timed in the engine (a "
                           "diagnostic, not a prediction: it reads the measurement)",
-                 "earlier": "the median of the speeds at which the model's fill equalled the engine's on the points "
-                            "that ran before it (the tracking rule, backtested: a point's own measurement is not "
-                            "used for it; the first point at --cpu-speed)"}
+                 "earlier-fill": "the median of the speeds at which the model's fill equalled the engine's on the "
+                                 "points that ran before it (the tracking rule, backtested: a point's own measurement "
+                                 "is not used for it; the first point at --cpu-speed)",
+                 "earlier-itl": "the median of the speeds at which the model's ITL equalled the engine's on the "
+                                "points that ran before it (the tracking rule, backtested: a point's own measurement "
+                                "is not used for it; the first point at --cpu-speed)"}
 
 
 def _speeds(rows: list[dict[str, Any]], cfg: EngineConfig, source: str) -> str:
@@ -303,6 +306,13 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
             if "band_points" in s:
                 lines.append(f"- ITL band (the engine as fast / as slow as on the servers of the profile's host type "
                              f"measured): {s['inside_band']} of {s['band_points']} points inside")
+    itl_speeds = [r["itl_speed"] for r in rows if r.get("itl_speed")]
+    if itl_speeds:
+        lines.append(f"- Host speed read from the engine's ITL (the speed at which the model's ITL equals the "
+                     f"measured one, against the profile's host): {min(itl_speeds):.3f}-{max(itl_speeds):.3f}, "
+                     f"median {statistics.median(itl_speeds):.3f}, over {len(itl_speeds)} schema-on points: "
+                     f"`maskcost predict --cpu-speed-from-report {out / 'report.json'}` predicts other loads on this "
+                     f"server at the median")
     busy = [r for r in rows if (r.get("client_cpu_pct") or 0) > CLIENT_BUSY_WARN_PCT]
     if busy:
         lines.append(f"- The client was over {CLIENT_BUSY_WARN_PCT:.0f}% busy per process at "

@@ -2,7 +2,7 @@
 I-P: I-N's 14 servers, O's and P's four, each in the order its points ran (a server's first point
 not counted). P's primary score is p/report.sh's, pre-registered; this table puts its points beside
 the other rules and sessions.
-usage: python validation/h200-vllm-0.25.1/p/tracking_rules.py PROFILE > validation/h200-vllm-0.25.1/p/tracking-rules.md"""
+usage: python validation/h200-vllm-0.25.1/p/tracking_rules_i_p.py PROFILE > validation/h200-vllm-0.25.1/p/tracking-rules.md"""
 import sys
 from pathlib import Path
 

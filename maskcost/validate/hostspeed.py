@@ -1,0 +1,138 @@
+"""The host's speed read back from a measured point through the engine's own ITL, no probe needed:
+the CPU speed at which the model's ITL equals the engine's there (row["itl_speed"]). On the H200 VM
+it tracks the speed the probe reads from the fill inside the engine (inengine.fill_speed) within a
+few percent at 117 points of sessions I-P, and the median of a server's earlier points predicts its
+next as well (6.6% median |ITL error| either way: validation/h200-vllm-0.25.1/p/itl-speed.md)."""
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable
+
+from ..calibrate.profile import Profile
+from ..model.config import EngineConfig
+
+# the speeds the solve may return, against the profile's host; outside them a point says no speed
+SPEED_RANGE = (0.2, 5.0)
+# stop when the model's ITL is within TOLERANCE of the measured one, or the bracket round the answer
+# is narrower than TOLERANCE of it (the model's ITL moves a little unevenly with the speed, at about
+# 1%: its runs are discrete-event); without a bracket, answer where the closest run is within ACCEPT
+TOLERANCE = 0.003
+ACCEPT = 0.01
+MAX_RUNS = 10
+# where a point's speed is read from (report and predict --speed-source): the row key that holds it,
+# and what makes a report carry it
+SPEED_SOURCES = {"itl": ("itl_speed", "an ITL speed (any `maskcost report` on schema-on sweep points; a report "
+                                      "from before maskcost recorded them needs making again)"),
+                 "fill": ("fill_speed", "an in-engine fill speed (make it with `maskcost report --probe DIR`)")}
+
+
+def solve_speed(itl_at: Callable[[float], float], measured_ms: float, start: float) -> float | None:
+    """The speed s at which itl_at(s) = measured_ms, found in x = 1/s (the CPU part of a step scales
+    with 1/s, the GPU part not at all, so ITL is near linear in x): secant steps from `start` until
+    two runs fall either side, then regula falsi inside that bracket (halving where a step would hug
+    one end); where the first two runs are equally fast and faster than measured (the fill hidden
+    behind the forward), from ever slower speeds. None where the answer is outside SPEED_RANGE or
+    the model cannot be as fast as measured (the GPU's part alone is slower)."""
+    lo, hi = 1.0 / SPEED_RANGE[1], 1.0 / SPEED_RANGE[0]
+    runs = [(x, itl_at(1.0 / x) - measured_ms) for x in (1.0 / start, 1.25 / start)]
+
+    def bracket() -> tuple[tuple[float, float], tuple[float, float]] | None:
+        over = [r for r in runs if r[1] > 0]   # the model slower than measured: a faster speed is needed
+        under = [r for r in runs if r[1] <= 0]
+        if not over or not under:
+            return None
+        return min(over, key=lambda r: r[1]), max(under, key=lambda r: r[1])  # the closest on each side
+
+    while len(runs) < MAX_RUNS:
+        b = bracket()
+        if b is None:
+            (x0, f0), (x1, f1) = runs[-2], runs[-1]
+            if abs(f1 - f0) >= 1e-9 * measured_ms:
+                x = min(hi, max(lo, x1 - f1 * (x1 - x0) / (f1 - f0)))
+            elif f1 < 0:  # faster than measured and flat here (the fill hidden behind the forward): slow down
+                x = min(hi, 2 * max(x0, x1))
+            else:
+                return None  # the model is slower than measured at any speed here
+            if any(abs(x - r[0]) < 1e-9 for r in runs):
+                break  # pinned at the edge of SPEED_RANGE
+        else:
+            (xa, fa), (xb, fb) = b
+            if abs(xa - xb) <= TOLERANCE * min(xa, xb) or min(abs(fa), abs(fb)) <= TOLERANCE * measured_ms:
+                break
+            x = xa - fa * (xb - xa) / (fb - fa)
+            if min(abs(x - xa), abs(x - xb)) < 0.1 * abs(xb - xa):
+                x = (xa + xb) / 2
+        runs.append((x, itl_at(1.0 / x) - measured_ms))
+    b = bracket()
+    if b is not None:
+        (xa, fa), (xb, fb) = b
+        return 1.0 / (xa - fa * (xb - xa) / (fb - fa))
+    x, f = min(runs, key=lambda r: abs(r[1]))
+    return 1.0 / x if abs(f) <= ACCEPT * measured_ms else None
+
+
+def attach_itl_speeds(rows: list[dict[str, Any]], profile: Profile, cfg: EngineConfig,
+                      measured: list[dict[str, Any]], requests_factor: int) -> list[dict[str, Any]]:
+    """Give each schema-on report row with sweep windows and a measured ITL its itl_speed (None where
+    there is none): the model run again on that row's sweep points at the speeds the solve asks for."""
+    from .report import compare
+    by_start = {s["engine"]["window_start_unix_s"]: s for s in measured if "window_start_unix_s" in s["engine"]}
+    for r in rows:
+        r["itl_speed"] = None
+        meas = r["metrics"]["ITL ms"]["measured"]
+        points = [by_start[w[0]] for w in r.get("windows") or () if w[0] in by_start]
+        if r["arm"] != "on" or not meas or not points:
+            continue
+
+        def itl_at(speed: float) -> float:
+            return compare(profile, replace(cfg, cpu_speed=speed), points,
+                           requests_factor=requests_factor)[0]["metrics"]["ITL ms"]["predicted"]
+        r["itl_speed"] = solve_speed(itl_at, meas, r["cpu_speed"])
+    return rows
+
+
+def earlier_median_speeds(rows: list[dict[str, Any]], first: float, source: str) -> dict[str, float]:
+    """Each schema-on report row's speed by the tracking rule (report --speed-from-earlier): the
+    median of the speeds (row[SPEED_SOURCES[source][0]]) of the rows whose first window began before
+    its own; `first` where none had one. Keyed by json.dumps(row["windows"]) (compare's speed_of). A
+    row's own measurement never sets its speed: a backtest of predict --cpu-speed-from-report on
+    these sweeps (fill speeds, pre-registered in session P: 5.9% over 30 points; over 117 points of
+    sessions I-P, post hoc, 6.6% from either source)."""
+    key = SPEED_SOURCES[source][0]
+    out: dict[str, float] = {}
+    seen: list[float] = []
+    on = [r for r in rows if r["arm"] == "on" and r.get("windows")]
+    for r in sorted(on, key=lambda r: min(w[0] for w in r["windows"])):
+        out[json.dumps(r["windows"])] = statistics.median(seen) if seen else first
+        if r[key]:
+            seen.append(r[key])
+    return out
+
+
+def speed_from_reports(paths: list[str], profile: Profile, source: str) -> tuple[float, list[float]]:
+    """The median of the points' speeds (row[SPEED_SOURCES[source][0]]) over finished `maskcost report`
+    files that were read against `profile`: the speed to predict other loads on the server they
+    measured at (the median of a server's earlier points gave its next within 5.9% median over 30
+    points pre-registered in session P, from fill speeds; 6.6% over 117 points of sessions I-P post
+    hoc from either source). Raises ValueError naming the file for a report that is unreadable,
+    made with another profile, or without such speeds."""
+    key, how = SPEED_SOURCES[source]
+    speeds: list[float] = []
+    for path in paths:
+        try:
+            doc = json.loads(Path(path).read_text())
+            made_with, rows = doc["profile"], doc["rows"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"--cpu-speed-from-report {path}: not a `maskcost report` report.json ({e})") from None
+        if (made_with["name"], made_with["created_utc"]) != (profile.name, profile.created_utc):
+            raise ValueError(f"--cpu-speed-from-report {path}: read against profile '{made_with['name']}' "
+                             f"({made_with['created_utc']}), not '{profile.name}' ({profile.created_utc}); a "
+                             f"speed is relative to the profile it was read against")
+        found = [r[key] for r in rows if r.get(key)]
+        if not found:
+            raise ValueError(f"--cpu-speed-from-report {path}: no point with {how}")
+        speeds += found
+    return statistics.median(speeds), speeds
