@@ -9,9 +9,12 @@
 #     decoding with 3 tokens at 64 and 256 (vLLM turns async scheduling off; drafts 0 with random
 #     weights, session D), each on its own server, last predicted pre-registered in sessions D and K.
 # Pre-registered (r/report.sh, r/predict_r.sh's grids, committed before the run):
-#   primary: every scored point read from its grid at the median of the fill speeds of the server's
-#     points before it (../tracking_report.py --rule median); median |ITL error| over every scored
-#     point. The goal: under 10%. secondary: the bench's speed (cores 14-15, while A starts).
+#   primary (made primary after P, before this ran; P's rule is the secondary): every scored point
+#     read from its grid at the median of the ITL speeds of the server's points before it
+#     (../tracking_report.py --rule median-itl: no probe, predict --cpu-speed-from-report's default);
+#     the median |ITL error| over every scored point. The goal: under 10%.
+#   secondary: the same at the median of the earlier points' fill speeds (--rule median, the probe's:
+#     P's primary); tertiary: the bench's speed (cores 14-15, while A starts).
 #   directions (the grids at the bench's speed; measured: the engine's mean ITL over servers):
 #     4 cores at 64 and 128, predicted no change: right where the 4-core servers' mean is within 10%
 #     of the 14-core servers' mean (also shown: against the spread between servers of one config);

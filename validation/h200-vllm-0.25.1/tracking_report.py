@@ -5,18 +5,24 @@ fill ran at on the point before it (--rule previous, session N's; maskcost.valid
 on the probe's records in that point's window, against the grid's breakdown at the grid speed nearest
 the bench) or at the median of the fill speeds of all the server's points before it (--rule median,
 session P's: what predict --cpu-speed-from-report does with reports on every point run so far) or at
-the first point's, kept (--rule opening: a speed calibrated on the unscored opening alone), and
+the first point's, kept (--rule opening: a speed calibrated on the unscored opening alone), or at
+the median of the ITL speeds of the server's earlier points (--rule median-itl, session R's:
+maskcost.validate.hostspeed, no probe; the model run with the embedded default, which must be the
+profile the grid was made with, at the grid's engine config), and
 at the idle bench's speed (the rule it is measured against). A speed outside the grid is read at its
 edge (and counted). The server's first point is scored at the bench speed only.
-usage: python validation/h200-vllm-0.25.1/tracking_report.py [--rule previous|median|opening] NAME GRID.json BENCH_SPEED PROBE_DIR SWEEP.jsonl...
+usage: python validation/h200-vllm-0.25.1/tracking_report.py [--rule previous|median|opening|median-itl] NAME GRID.json BENCH_SPEED PROBE_DIR SWEEP.jsonl...
 prints one Markdown row (name, points, both medians, per point) and a JSON line with the errors."""
 import argparse
 import json
 import statistics
 import sys
 
+from maskcost.calibrate.profile import load_default_profile
+from maskcost.model.config import EngineConfig
+from maskcost.validate.hostspeed import attach_itl_speeds
 from maskcost.validate.inengine import fill_speed, read_probe, window_stats
-from maskcost.validate.report import at_speed
+from maskcost.validate.report import at_speed, compare
 from maskcost.validate.sweep import itl_ms, read_summaries
 
 
@@ -30,7 +36,7 @@ def read_at(by_speed: dict[float, dict], speed: float) -> tuple[dict, bool]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rule", choices=("previous", "median", "opening"), default="previous")
+    ap.add_argument("--rule", choices=("previous", "median", "opening", "median-itl"), default="previous")
     ap.add_argument("name")
     ap.add_argument("grid_path")
     ap.add_argument("bench", type=float)
@@ -39,8 +45,14 @@ def main() -> None:
     a = ap.parse_args()
     name, grid_path, bench, probe_dir, sweeps = a.name, a.grid_path, a.bench, a.probe_dir, a.sweeps
     grid: dict[int, dict[float, dict]] = {}
-    for p in json.load(open(grid_path))["points"]:
+    doc = json.load(open(grid_path))
+    for p in doc["points"]:
         grid.setdefault(p["concurrency"], {})[p["config"]["engine"]["cpu_speed"]] = p
+    if a.rule == "median-itl":
+        profile = load_default_profile()
+        if (doc["profile"]["name"], doc["profile"]["created_utc"]) != (profile.name, profile.created_utc):
+            sys.exit(f"{grid_path}: made with profile {doc['profile']['name']}, not the embedded default")
+        cfg = EngineConfig(**doc["points"][0]["config"]["engine"])
     probe = read_probe(probe_dir)
     runs = sorted((s for f in sweeps for s in read_summaries(f) if s["arm"] == "on"),
                   key=lambda s: s["engine"]["window_start_unix_s"])
@@ -59,13 +71,16 @@ def main() -> None:
         err_bench.append(100.0 * (at_bench["itl_ms_mean"] - measured) / measured)
         cell = f"{s['concurrency']}: {err_bench[-1]:+.0f}"
         if seen:
-            prev = {"previous": seen[-1], "median": statistics.median(seen), "opening": seen[0]}[a.rule]
+            prev = {"previous": seen[-1], "median": statistics.median(seen), "opening": seen[0],
+                    "median-itl": statistics.median(seen)}[a.rule]
             tracked, edge = read_at(by_speed, prev)
             edges += edge
             err_tracked.append(100.0 * (tracked["itl_ms_mean"] - measured) / measured)
             cell += f" / {err_tracked[-1]:+.0f} (at {prev:.2f}{', edge' if edge else ''})"
         cells.append(cell)
         own = fill_speed(row)
+        if a.rule == "median-itl":  # the point's ITL speed, the model run on it now
+            own = attach_itl_speeds(compare(profile, cfg, [s]), profile, cfg, [s], 4)[0]["itl_speed"]
         if own:
             seen.append(own)
     med = lambda es: f"{statistics.median(abs(e) for e in es):.1f}%" if es else "-"  # noqa: E731

@@ -4,30 +4,46 @@
 set -eu
 V=validation/h200-vllm-0.25.1; R=${R:-$V/r}; T=$(mktemp)   # R=DIR: a dry run on other data
 SPEED=$(awk '/speed/ {print $6}' $R/bench-start.txt)
-echo "| server | bench speed | points | median of earlier (primary) | bench, same points (secondary) | bench, all | at a grid edge | per point (conc: bench / median of earlier (speed)) |"
-echo "|---|---|---|---|---|---|---|---|"
-row() { local name=$1 grid=$2 s=$3
+row() { local rule=$1 name=$2 grid=$3 s=$4
   ls "$R/$s-open.jsonl" "$R/$s.jsonl" > /dev/null 2>&1 || { echo "| $name | not measured |"; return 0; }
-  python3 $V/tracking_report.py --rule median "$name" $R/predicted-$grid.json "$SPEED" $R/probe \
-    "$R/$s-open.jsonl" "$R/$s.jsonl" 2>> "$T"; }
-row "R A, 14 cores" xgrammar a14
-row "R B, 4 cores" taskset4 b4
-row "R C, 14 cores" xgrammar c14
-row "R D, 4 cores" taskset4 d4
-row "R max-num-seqs 128" mns128 mns128
-row "R ngram 3" ngram3 ngram3
-echo
-python3 - "$T" <<'PY'
+  python3 $V/tracking_report.py --rule "$rule" "$name" $R/predicted-$grid.json "$SPEED" $R/probe \
+    "$R/$s-open.jsonl" "$R/$s.jsonl" 2>> "$T.$rule"; }
+servers() {  # servers RULE: one row per server
+  row "$1" "R A, 14 cores" xgrammar a14
+  row "$1" "R B, 4 cores" taskset4 b4
+  row "$1" "R C, 14 cores" xgrammar c14
+  row "$1" "R D, 4 cores" taskset4 d4
+  row "$1" "R max-num-seqs 128" mns128 mns128
+  row "$1" "R ngram 3" ngram3 ngram3
+}
+summary() {  # summary RULE LABEL
+  python3 - "$T.$1" "$2" <<'PY'
 import json, statistics, sys
 d = [json.loads(x) for x in open(sys.argv[1])]
 t = [abs(e) for x in d for e in x["tracked"]]
 b = [abs(e) for x in d for e in x["bench_same_points"]]
 if t:
-    print(f"Primary: {len(t)} points, median |ITL error| {statistics.median(t):.1f}% at the median of the earlier "
-          f"points' fill speeds ({sum(e < 10 for e in t)} within 10%); secondary: {statistics.median(b):.1f}% at the "
-          f"idle bench's speed ({sum(e < 10 for e in b)} within 10%)")
+    print(f"{sys.argv[2]}: {len(t)} points, median |ITL error| {statistics.median(t):.1f}% ({sum(e < 10 for e in t)} "
+          f"within 10%); at the idle bench's speed {statistics.median(b):.1f}% ({sum(e < 10 for e in b)} within 10%)")
 PY
-rm -f "$T"
+}
+touch "$T.median" "$T.median-itl"
+echo "Primary, the median of the earlier points' ITL speeds (no probe: predict --cpu-speed-from-report's default):"
+echo
+echo "| server | bench speed | points | median of earlier ITL speeds (primary) | bench, same points (tertiary) | bench, all | at a grid edge | per point (conc: bench / median of earlier (speed)) |"
+echo "|---|---|---|---|---|---|---|---|"
+servers median-itl
+echo
+summary median-itl "Primary, the median of the earlier points' ITL speeds"
+echo
+echo "Secondary, the median of the earlier points' fill speeds (the probe; session P's rule):"
+echo
+echo "| server | bench speed | points | median of earlier fill speeds | bench, same points | bench, all | at a grid edge | per point |"
+echo "|---|---|---|---|---|---|---|---|"
+servers median
+echo
+summary median "Secondary, the median of the earlier points' fill speeds"
+rm -f "$T" "$T.median" "$T.median-itl"
 echo
 echo "Directions at the bench's speed (ITL ms: predicted from the grids / measured, the engine's mean over the servers' points at that concurrency):"
 python3 - "$R" "$SPEED" <<'PY'
