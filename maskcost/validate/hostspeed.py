@@ -75,12 +75,16 @@ def solve_speed(itl_at: Callable[[float], float], measured_ms: float, start: flo
 
 
 def attach_itl_speeds(rows: list[dict[str, Any]], profile: Profile, cfg: EngineConfig,
-                      measured: list[dict[str, Any]], requests_factor: int) -> list[dict[str, Any]]:
+                      measured: list[dict[str, Any]], requests_factor: int,
+                      progress: bool = True) -> list[dict[str, Any]]:
     """Give each schema-on report row with sweep windows and a measured ITL its itl_speed (None where
-    there is none): the model run again on that row's sweep points at the speeds the solve asks for."""
+    there is none): the model run again on that row's sweep points at the speeds the solve asks for
+    (a progress bar on stderr unless `progress` is False)."""
+    from tqdm import tqdm
+
     from .report import compare
     by_start = {s["engine"]["window_start_unix_s"]: s for s in measured if "window_start_unix_s" in s["engine"]}
-    for r in rows:
+    for r in tqdm(rows, desc="host speed from ITL", unit="pt", disable=not progress):
         r["itl_speed"] = None
         meas = r["metrics"]["ITL ms"]["measured"]
         points = [by_start[w[0]] for w in r.get("windows") or () if w[0] in by_start]

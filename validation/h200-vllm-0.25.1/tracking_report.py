@@ -80,7 +80,7 @@ def main() -> None:
         cells.append(cell)
         own = fill_speed(row)
         if a.rule == "median-itl":  # the point's ITL speed, the model run on it now
-            own = attach_itl_speeds(compare(profile, cfg, [s]), profile, cfg, [s], 4)[0]["itl_speed"]
+            own = attach_itl_speeds(compare(profile, cfg, [s]), profile, cfg, [s], 4, progress=False)[0]["itl_speed"]
         if own:
             seen.append(own)
     med = lambda es: f"{statistics.median(abs(e) for e in es):.1f}%" if es else "-"  # noqa: E731

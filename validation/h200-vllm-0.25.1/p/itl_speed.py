@@ -38,7 +38,7 @@ def main() -> None:
         for s in runs:
             row = attach(compare(profile, cfg, [s]), probe)[0]
             own_fill = row["fill_speed"]
-            own_itl = attach_itl_speeds([row], profile, cfg, [s], 4)[0]["itl_speed"]
+            own_itl = attach_itl_speeds([row], profile, cfg, [s], 4, progress=False)[0]["itl_speed"]
             if own_fill and own_itl:
                 gaps.append(100.0 * (own_itl - own_fill) / own_fill)
             cell = f"{s['concurrency']}: {own_fill or 0:.2f} / {own_itl or 0:.2f}"
