@@ -59,6 +59,10 @@ def test_closed_loop_against_a_live_llama_server(tmp_path):
     # llama.cpp's grammar sampler is the cost: several ms per row with the 128k vocabulary
     assert s["row_us"] > 1000
     assert s["median_abs_itl_error_pct"] <= MEDIAN_ITL_ERROR_BOUND_PCT, s
+    # the host's speed read back from the held-out points' ITL (report's itl_speed), against the
+    # calibration a minute before on the same machine: near 1, within the same drift bound
+    assert s["itl_speed_median"] is not None
+    assert 1 / (1 + MEDIAN_ITL_ERROR_BOUND_PCT / 100) <= s["itl_speed_median"] <= 1 + MEDIAN_ITL_ERROR_BOUND_PCT / 100, s
 
 
 def test_blackbox_fit_takes_the_least_disturbed_repeat_and_a_step_part():

@@ -21,6 +21,7 @@ from ..calibrate.profile import save_profile
 from ..calibrate.schemas import TIERS
 from ..model.config import EngineConfig, Workload
 from ..model.predict import grid, plot_overhead
+from ..validate.hostspeed import attach_itl_speeds
 from ..validate.report import compare, write_report
 from ..validate.sweep import PointSpec, run_sweep
 from .server import LLAMACPP_BIN_VERSION, LlamaServer
@@ -94,6 +95,7 @@ def run_loop(out: Path, plan: LoopPlan = LoopPlan(), log=print) -> dict[str, Any
             meas = run_sweep(srv.url, _pts("on", concs, plan, plan.repeats), entries, sweep,
                              max_tokens=plan.max_tokens, config={"label": note, "server_flags": srv.flags})
         rows = compare(profile, cfgs[p], meas, predicted=predicted)
+        attach_itl_speeds(rows, profile, cfgs[p], meas, 4, progress=False)  # how fast the host ran, held out
         doc = write_report(rows, out / f"report-p{p}", profile, cfgs[p], [sweep.name],
                            f"llama.cpp --parallel {p}: held out, predicted before running", "predicted.json")
         scores[p] = doc["score"]
@@ -101,7 +103,9 @@ def run_loop(out: Path, plan: LoopPlan = LoopPlan(), log=print) -> dict[str, Any
     errs = [r["metrics"]["client ITL ms"]["error_pct"] for r in rows_all]
     spreads = [r["metrics"]["client ITL ms"]["spread_pct"] for r in rows_all
                if r["metrics"]["client ITL ms"]["spread_pct"] is not None]
+    itl_speeds = [r["itl_speed"] for r in rows_all if r["itl_speed"]]
     summary = {"points": len(errs), "median_abs_itl_error_pct": statistics.median(abs(e) for e in errs),
+               "itl_speed_median": statistics.median(itl_speeds) if itl_speeds else None,
                "worst_itl_error_pct": max(errs, key=abs),
                "median_repeat_spread_pct": statistics.median(spreads) if spreads else None,
                "row_us": bb.row_us, "step_us": bb.step_us, "launch_ms": bb.launch_ms, "scores": scores,
