@@ -238,22 +238,20 @@ def _pct(v: float | None) -> str:
 
 
 # where a report's per-point speeds came from (compare's speed_of), in its CPU speed line
-SPEED_SOURCES = {"meter": "the host meter's speed during it",
-                 "probe": "the speed at which the model's fill equals the fill the probe timed in the engine (a "
-                          "diagnostic, not a prediction: it reads the measurement)",
-                 "earlier-fill": "the median of the speeds at which the model's fill equalled the engine's on the "
-                                 "points that ran before it (the tracking rule, backtested: a point's own measurement "
-                                 "is not used for it; the first point at --cpu-speed)",
-                 "earlier-itl": "the median of the speeds at which the model's ITL equalled the engine's on the "
-                                "points that ran before it (the tracking rule, backtested: a point's own measurement "
-                                "is not used for it; the first point at --cpu-speed)"}
+_EARLIER = ("the median of the speeds at which the model's {} equalled the engine's on the points that ran before "
+            "it (the tracking rule, backtested: a point's own measurement is not used for it; the first point at "
+            "--cpu-speed)")
+SPEED_OF_TEXTS = {"meter": "the host meter's speed during it",
+                  "probe": "the speed at which the model's fill equals the fill the probe timed in the engine (a "
+                           "diagnostic, not a prediction: it reads the measurement)",
+                  "earlier-fill": _EARLIER.format("fill"), "earlier-itl": _EARLIER.format("ITL")}
 
 
 def _speeds(rows: list[dict[str, Any]], cfg: EngineConfig, source: str) -> str:
     sp = sorted({round(r["cpu_speed"], 3) for r in rows})
     if sp == [round(cfg.cpu_speed, 3)]:
         return f"{cfg.cpu_speed:.3f} of the profile host's at every point"
-    return f"each point at {SPEED_SOURCES[source]}, {sp[0]:.3f}-{sp[-1]:.3f} of the profile host's"
+    return f"each point at {SPEED_OF_TEXTS[source]}, {sp[0]:.3f}-{sp[-1]:.3f} of the profile host's"
 
 
 def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: EngineConfig,

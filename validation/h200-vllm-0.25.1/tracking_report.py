@@ -56,7 +56,7 @@ def main() -> None:
     probe = read_probe(probe_dir)
     runs = sorted((s for f in sweeps for s in read_summaries(f) if s["arm"] == "on"),
                   key=lambda s: s["engine"]["window_start_unix_s"])
-    seen: list[float] = []  # the fill speeds of the points so far, in the order they ran
+    seen: list[float] = []  # the points' speeds so far (ITL with --rule median-itl, else fill), in time order
     cells, err_bench, err_tracked, edges = [], [], [], 0
     for s in runs:
         by_speed = grid.get(s["concurrency"])
@@ -71,16 +71,16 @@ def main() -> None:
         err_bench.append(100.0 * (at_bench["itl_ms_mean"] - measured) / measured)
         cell = f"{s['concurrency']}: {err_bench[-1]:+.0f}"
         if seen:
-            prev = {"previous": seen[-1], "median": statistics.median(seen), "opening": seen[0],
-                    "median-itl": statistics.median(seen)}[a.rule]
+            prev = seen[-1] if a.rule == "previous" else seen[0] if a.rule == "opening" else statistics.median(seen)
             tracked, edge = read_at(by_speed, prev)
             edges += edge
             err_tracked.append(100.0 * (tracked["itl_ms_mean"] - measured) / measured)
             cell += f" / {err_tracked[-1]:+.0f} (at {prev:.2f}{', edge' if edge else ''})"
         cells.append(cell)
-        own = fill_speed(row)
         if a.rule == "median-itl":  # the point's ITL speed, the model run on it now
             own = attach_itl_speeds(compare(profile, cfg, [s]), profile, cfg, [s], 4, progress=False)[0]["itl_speed"]
+        else:
+            own = fill_speed(row)
         if own:
             seen.append(own)
     med = lambda es: f"{statistics.median(abs(e) for e in es):.1f}%" if es else "-"  # noqa: E731
