@@ -78,6 +78,18 @@ def test_ngram_without_drafts_is_a_sync_step_without_the_pool():
     assert half["breakdown"]["fill_ms"] == pytest.approx(256 * 2.5 * 0.1, rel=0.05)
 
 
+def test_spec_decoding_itl_is_measured_over_the_same_window_as_the_steps():
+    # no drafts: one token per row per step, so the ITL is the mean step of the measured window, as
+    # without spec decoding; the ramp-up's and the drain's short steps (fewer rows) are left out
+    # (requests of other lengths without a schema: the batch's structured rows, and so the step, shrink
+    # as the run drains)
+    p = constant_profile(fill_us=1000.0, forward_ms=2.0)
+    kw = dict(concurrency=32, requests=320, structured_fraction=0.5, unstructured_lengths="uniform:5:95")
+    r = run(p, spec_tokens=3, spec_method="ngram", spec_draft_rate=0.0, **kw)
+    sync = run(p, async_scheduling=False, **kw)
+    assert r["itl_ms_mean"] == pytest.approx(sync["itl_ms_mean"], rel=1e-3)  # 3.6% under when the drain counted
+
+
 def test_unique_schemas_raise_ttft_but_not_itl():
     p = constant_profile(fill_us=50.0, forward_ms=5.0, compile_ms=400.0)
     same = run(p, concurrency=8, requests=200)

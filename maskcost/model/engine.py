@@ -120,7 +120,7 @@ class Simulation:
         self.issued = 0
         self.t_last_issue = 0.0
         self.steps: list[tuple] = []
-        self.itl_w: list[tuple[float, float]] = []  # (per-token gap ms, tokens) for spec decoding
+        self.itl_w: list[tuple[float, float, np.ndarray]] = []  # (step start ms, period ms, tokens per row) for spec decoding
         self.record_trace = record_trace
         self.max_trace_steps = max_trace_steps
         self.events: list[TraceEvent] = []
@@ -415,7 +415,7 @@ class Simulation:
                 yield env.timeout(serial)
             period = env.now - t0
             if k and (~is_new).any():
-                self.itl_w.append((period, toks[~is_new]))
+                self.itl_w.append((t0, period, toks[~is_new]))
             self._end_step(act, rids, is_new, toks, (t0, period, B, S, prefill_tokens, forward_ms, fill_ms,
                                                      pool_wait_ms, apply_ms, adv_ms, compile_wait_ms, overhead_ms,
                                                      use_pool, thread_fill_ms), hold=bool(S) and async_on and not sglang)

@@ -28,12 +28,19 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     col = {f: steps[:, i] for i, f in enumerate(STEP_FIELDS)}
     t_hi = sim.t_last_issue if sim.t_last_issue > 0 else float(col["t_start_ms"][-1] + col["period_ms"][-1])
     t_lo = RAMP_FRACTION * t_hi
-    win = (col["t_start_ms"] >= t_lo) & (col["t_start_ms"] + col["period_ms"] <= t_hi)
-    if win.sum() < 5:  # tiny runs: use every step
+    def in_window(t0: np.ndarray | float, period: np.ndarray | float) -> np.ndarray | bool:
+        return (t0 >= t_lo) & (t0 + period <= t_hi)
+    win = in_window(col["t_start_ms"], col["period_ms"])
+    every_step = win.sum() < 5  # tiny runs: use every step
+    if every_step:
         win = np.ones(len(steps), bool)
     if sim.cfg.spec_tokens:
+        # the steps of the same window as the step table's (ramp-up and drain left out), each row's
+        # tokens of the step sharing its period
         gaps, wts = [], []
-        for period, toks in sim.itl_w:
+        for t0, period, toks in sim.itl_w:
+            if not (every_step or in_window(t0, period)):
+                continue
             gaps.append(period / toks)
             wts.append(toks.astype(float))
         itl = np.concatenate(gaps) if gaps else np.zeros(0)
