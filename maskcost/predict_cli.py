@@ -296,8 +296,8 @@ def _add_speed_source(p: argparse.ArgumentParser) -> None:
                    help="a point's host speed: 'itl', the CPU speed at which the model's ITL equals the engine's "
                         "(every report has it); 'fill', the speed at which the model's fill equals the fill the "
                         "probe timed in the engine (reports made with --probe). On the H200 VM both predicted a "
-                        "server's next points within 6.6%% median over 117 points (validation/h200-vllm-0.25.1/p/"
-                        "itl-speed.md)")
+                        "server's next points within 7%% median over 129 points of sessions I-R (ITL 7.0%%, fill "
+                        "6.9%%: validation/h200-vllm-0.25.1/r/itl-speed.md)")
 
 
 def _add_engine_args(p: argparse.ArgumentParser) -> None:
@@ -348,9 +348,10 @@ def add_parsers(sub) -> None:
                    help="--cpu-speed = the median host speed over the points of `maskcost report` files of the "
                         "target server (read against the same profile; --speed-source): its other loads at the "
                         "speed its engine really ran at; report on every point run so far (pre-registered on the "
-                        "H200 VM, fill speeds: 5.9%% median |ITL error| over 30 points, the idle bench's speed "
-                        "47.4%%; I-P post hoc: 6.6%% from either source; the first points alone do worse: "
-                        "validation/h200-vllm-0.25.1/p/)")
+                        "H200 VM: session P, fill speeds, 5.9%% median |ITL error| over 30 points, the idle "
+                        "bench's speed 47.4%%; session R, ITL speeds, 14.6%% over 16 points of servers with 1-2 "
+                        "points each, the bench 8.4%%; I-R post hoc: 7%% from either source; the first points "
+                        "alone do worse: validation/h200-vllm-0.25.1/p/ and r/)")
     _add_speed_source(p)
     p.add_argument("--band", action=argparse.BooleanOptionalAction, default=True,
                    help="each point also with the engine as fast / as slow as on the fastest / slowest server of the "

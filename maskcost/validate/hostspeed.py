@@ -1,9 +1,9 @@
 """The host's speed read back from a measured point through the engine's own ITL, no probe needed:
 the CPU speed at which the model's ITL equals the engine's there (row["itl_speed"]). On the H200 VM
-it tracks the speed the probe reads from the fill inside the engine (inengine.fill_speed): 2.0%
-apart (median) at 136 points of sessions I-P, and the median of a server's earlier points predicts
-its next as well (6.6% median |ITL error| over 117 points either way:
-validation/h200-vllm-0.25.1/p/itl-speed.md)."""
+it tracks the speed the probe reads from the fill inside the engine (inengine.fill_speed): 2.1%
+apart (median) at 152 points of sessions I-R, and the median of a server's earlier points predicts
+its next as well (7.0% median |ITL error| over 129 points, 6.9% from fill speeds:
+validation/h200-vllm-0.25.1/r/itl-speed.md; pre-registered in session R, 14.6% over 16 points)."""
 from __future__ import annotations
 
 import json
@@ -104,8 +104,8 @@ def earlier_median_speeds(rows: list[dict[str, Any]], first: float, source: str)
     median of the speeds (row[SPEED_SOURCES[source][0]]) of the rows whose first window began before
     its own; `first` where none had one. Keyed by json.dumps(row["windows"]) (compare's speed_of). A
     row's own measurement never sets its speed: a backtest of predict --cpu-speed-from-report on
-    these sweeps (fill speeds, pre-registered in session P: 5.9% over 30 points; over 117 points of
-    sessions I-P, post hoc, 6.6% from either source)."""
+    these sweeps (pre-registered: session P, fill speeds, 5.9% over 30 points; session R, ITL speeds,
+    14.6% over 16; over 129 points of sessions I-R, post hoc, 7% from either source)."""
     key = SPEED_SOURCES[source][0]
     out: dict[str, float] = {}
     seen: list[float] = []
@@ -121,8 +121,8 @@ def speed_from_reports(paths: list[str], profile: Profile, source: str) -> tuple
     """The median of the points' speeds (row[SPEED_SOURCES[source][0]]) over finished `maskcost report`
     files that were read against `profile`: the speed to predict other loads on the server they
     measured at (the median of a server's earlier points gave its next within 5.9% median over 30
-    points pre-registered in session P, from fill speeds; 6.6% over 117 points of sessions I-P post
-    hoc from either source). Raises ValueError naming the file for a report that is unreadable,
+    points pre-registered in session P, from fill speeds, 14.6% over 16 in session R from ITL
+    speeds; 7% over 129 points of sessions I-R post hoc from either source). Raises ValueError naming the file for a report that is unreadable,
     made with another profile, or without such speeds."""
     key, how = SPEED_SOURCES[source]
     speeds: list[float] = []

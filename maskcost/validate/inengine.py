@@ -256,6 +256,6 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
                       f"speed for other loads on this server, or `predict --cpu-speed-from-report` with this "
                       f"report.json and --speed-source fill (the median of the points' speeds; on the H200 VM a server's earlier points "
                       f"predicted its next within 5.9% median over 30 points, pre-registered, 47.4% at the idle "
-                      f"bench's speed (validation/h200-vllm-0.25.1/p/); 6.6% over 117 points of sessions I-P, "
+                      f"bench's speed (validation/h200-vllm-0.25.1/p/); 6.9% over 129 points of sessions I-R, "
                       f"9.0% from a server's first two points alone: report on every point run so far)."]
     return lines + [""]

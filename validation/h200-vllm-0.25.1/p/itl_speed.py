@@ -22,7 +22,7 @@ from tracking_rules_i_p import SERVERS  # noqa: E402  (I-N, O, P)
 RULES = ("fill, median before", "ITL, median before", "ITL, first point kept")
 
 
-def main() -> None:
+def main(servers: tuple = SERVERS) -> None:
     profile = load_profile(sys.argv[1])
     print(f"Profile {profile.name}. Per point (in the order the points ran): the probe's fill speed / the ITL speed; "
           f"then the signed ITL error of each rule.\n")
@@ -30,7 +30,7 @@ def main() -> None:
     print("|---|---|" + "---|" * len(RULES) + "---|")
     every: dict[str, list[float]] = {r: [] for r in RULES}
     gaps: list[float] = []
-    for name, _, cfg, probe, runs in server_runs(SERVERS):
+    for name, _, cfg, probe, runs in server_runs(servers):
         fills: list[float] = []
         itls: list[float] = []
         errs: dict[str, list[float]] = {r: [] for r in RULES}
