@@ -49,3 +49,18 @@ print(f'bench_us {b:.1f} profile {p:.1f} speed {p / b:.4f}')" > "$R/$1.txt" 2>&1
   SPEED=$(awk '/speed/ {print $6}' "$R/$1.txt"); note "speed ${SPEED:-none}: $(tail -1 "$R/$1.txt")"
   SPEED=${SPEED:-1.0}
 }
+# From session R on: a server restarted with the probe, a sweep of the client processes, a server's opening and
+# points (the caller sets SESSION, CL, CP, OPEN and PTS)
+serve() {  # serve LOGNAME MNS CPUS [vllm flags...]: restart the server, the probe recording into $R/probe
+  local log=$1 mns=$2 cpus=$3; shift 3
+  step 240 "$log" env MASKCOST_PROBE_DIR="$R/probe" taskset -c "$cpus" bash $SRV xgrammar "$mns" $WS "$@"
+  grep -q "vLLM up" "$R/$log.log"
+}
+sweep() { local name=$1 plan=$2 label=$3; shift 3
+  step "$plan" "$name" $CL $MC sweep --base-url $U --out "$R/$name.jsonl" --label "$label, session $SESSION" $CP "$@"; }
+server() {  # server NAME MNS CPUS "CONCURRENCIES" PLAN_S LABEL [vllm flags...]: start, open at 96, run the points
+  local name=$1 mns=$2 cpus=$3 conc=$4 plan=$5 label=$6; shift 6
+  serve "serve-$name" "$mns" "$cpus" "$@" || return 1
+  sweep "$name-open" 40 "$label, opening" $OPEN
+  sweep "$name" "$plan" "$label" --arms on $T --concurrency $conc $PTS
+}

@@ -27,24 +27,11 @@
 #   bash validation/h200-vllm-0.25.1/session_r.sh last   (max-num-seqs 128; ngram; ~6.5 min)
 set -u
 DEADLINE_S=${DEADLINE_S:-570}
-PH=$1; R=$OUT/r; mkdir -p "$R/probe"
-source validation/h200-vllm-0.25.1/lib.sh   # helpers, maskcost's wheels on PYTHONPATH, $T
+PH=$1; R=$OUT/r; SESSION=R; mkdir -p "$R/probe"
+source validation/h200-vllm-0.25.1/lib.sh   # helpers (serve, sweep, server: in this file when it ran, 1d008c8), maskcost's wheels on PYTHONPATH, $T
 CL="taskset -c 14,15"; CP="--client-procs 2"
 PTS="--rounds 4 --min-requests 32"
 OPEN="--arms on $T --concurrency 96 --rounds 3 --min-requests 32"
-serve() {  # serve LOGNAME MNS CPUS [vllm flags...]: restart the server, the probe recording into $R/probe
-  local log=$1 mns=$2 cpus=$3; shift 3
-  step 240 "$log" env MASKCOST_PROBE_DIR="$R/probe" taskset -c "$cpus" bash $SRV xgrammar "$mns" $WS "$@"
-  grep -q "vLLM up" "$R/$log.log"
-}
-sweep() { local name=$1 plan=$2 label=$3; shift 3
-  step "$plan" "$name" $CL $MC sweep --base-url $U --out "$R/$name.jsonl" --label "$label, session R" $CP "$@"; }
-server() {  # server NAME MNS CPUS "CONCURRENCIES" PLAN_S LABEL [vllm flags...]: start, open at 96, run the points
-  local name=$1 mns=$2 cpus=$3 conc=$4 plan=$5 label=$6; shift 6
-  serve "serve-$name" "$mns" "$cpus" "$@" || return 1
-  sweep "$name-open" 40 "$label, opening" $OPEN
-  sweep "$name" "$plan" "$label" --arms on $T --concurrency $conc $PTS
-}
 case $PH in
   run)
     host_info host.txt

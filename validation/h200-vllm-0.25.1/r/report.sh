@@ -1,5 +1,6 @@
 #!/bin/bash
-# Session R report, written before the session (session_r.sh says what is pre-registered).
+# Session R report, written before the session (session_r.sh says what is pre-registered); its helpers in
+# ../scoring.py since the run (inline when it ran, 1d008c8; the same score.md)
 # usage (from the repository root): bash validation/h200-vllm-0.25.1/r/report.sh > validation/h200-vllm-0.25.1/r/score.md
 set -eu
 V=validation/h200-vllm-0.25.1; R=${R:-$V/r}; T=$(mktemp)   # R=DIR: a dry run on other data
@@ -17,15 +18,7 @@ servers() {  # servers RULE: one row per server
   row "$1" "R ngram 3" ngram3 ngram3
 }
 summary() {  # summary RULE LABEL
-  python3 - "$T.$1" "$2" <<'PY'
-import json, statistics, sys
-d = [json.loads(x) for x in open(sys.argv[1])]
-t = [abs(e) for x in d for e in x["tracked"]]
-b = [abs(e) for x in d for e in x["bench_same_points"]]
-if t:
-    print(f"{sys.argv[2]}: {len(t)} points, median |ITL error| {statistics.median(t):.1f}% ({sum(e < 10 for e in t)} "
-          f"within 10%); at the idle bench's speed {statistics.median(b):.1f}% ({sum(e < 10 for e in b)} within 10%)")
-PY
+  python3 -c "import sys; sys.path.insert(0, '$V'); from scoring import summary; summary(sys.argv[1], sys.argv[2])" "$T.$1" "$2"
 }
 touch "$T.median" "$T.median-itl"
 echo "Primary, the median of the earlier points' ITL speeds (no probe: predict --cpu-speed-from-report's default):"
@@ -47,25 +40,12 @@ rm -f "$T" "$T.median" "$T.median-itl"
 echo
 echo "Directions at the bench's speed (ITL ms: predicted from the grids / measured, the engine's mean over the servers' points at that concurrency):"
 python3 - "$R" "$SPEED" <<'PY'
-import json, os, statistics, sys
-from maskcost.validate.report import at_speed
-from maskcost.validate.sweep import itl_ms, read_summaries
+import sys
+sys.path.insert(0, "validation/h200-vllm-0.25.1")
+from scoring import grid_at, mean_over, measured as measured_at
 R, speed = sys.argv[1], float(sys.argv[2])
-def grid(name):
-    g = {}
-    for p in json.load(open(f"{R}/predicted-{name}.json"))["points"]:
-        g.setdefault(p["concurrency"], {})[p["config"]["engine"]["cpu_speed"]] = p
-    return {c: at_speed(by, speed)["itl_ms_mean"] for c, by in g.items()}
-def measured(name):  # the server's mean engine ITL per concurrency, {} where it did not run
-    by = {}
-    if os.path.exists(f"{R}/{name}.jsonl"):
-        for s in read_summaries(f"{R}/{name}.jsonl"):
-            if s["arm"] == "on":
-                by.setdefault(s["concurrency"], []).append(itl_ms(s))
-    return {c: statistics.mean(v) for c, v in by.items()}
-def mean_over(servers, c):
-    v = [m[c] for m in servers if c in m]
-    return statistics.mean(v) if v else None
+grid = lambda name: grid_at(f"{R}/predicted-{name}.json", speed)  # noqa: E731
+measured = lambda name: measured_at(f"{R}/{name}.jsonl")  # noqa: E731
 px = grid("xgrammar")
 s14 = [measured("a14"), measured("c14")]
 right = total = 0

@@ -1,0 +1,67 @@
+#!/bin/bash
+# Session S report, written before the session (session_s.sh says what is pre-registered).
+# usage (from the repository root): bash validation/h200-vllm-0.25.1/s/report.sh > validation/h200-vllm-0.25.1/s/score.md
+# A dry run on other data: S=DIR FOURTEEN="a14 c14" FOUR="b4 d4" bash .../s/report.sh (R's servers)
+set -eu
+V=validation/h200-vllm-0.25.1; S=${S:-$V/s}; T=$(mktemp)
+FOURTEEN=${FOURTEEN:-"s1-14 s3-14 s5-14"}; FOUR=${FOUR:-"s2-4 s4-4 s6-4"}
+SPEED=$(awk '/speed/ {print $6}' $S/bench-start.txt)
+echo "Primary: the directions (the grids at the bench's speed $SPEED; measured: the engine's mean ITL over a config's"
+echo "servers; spread: the median |difference| of its same-config pairs of servers, in % of the smaller):"
+echo
+python3 - "$S" "$SPEED" "$FOURTEEN" "$FOUR" <<'PY'
+import itertools, statistics, sys
+sys.path.insert(0, "validation/h200-vllm-0.25.1")
+from scoring import grid_at, mean_over, measured
+S, speed, fourteen, four = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
+R = "validation/h200-vllm-0.25.1/r"
+px, p4 = grid_at(f"{R}/predicted-xgrammar.json", speed), grid_at(f"{R}/predicted-taskset4.json", speed)
+pn = grid_at(f"{R}/posthoc/predicted-ngram3.json", speed)
+s14, s4, sn = [measured(f"{S}/{n}.jsonl") for n in fourteen], [measured(f"{S}/{n}.jsonl") for n in four], \
+    measured(f"{S}/ngram3.jsonl")
+POOL_SPREAD = 7.0  # r/server-spread.md: two servers, pool fills, median apart
+def spread(c):  # the median |difference| of the same-config pairs at c; None where no pair ran it
+    gaps = [100 * abs(a[c] - b[c]) / min(a[c], b[c]) for group in (s14, s4)
+            for a, b in itertools.combinations(group, 2) if c in a and c in b]
+    return statistics.median(gaps) if gaps else None
+right = total = 0
+def judge(label, c, pred, pred_ref, meas, meas_ref, sp, sp_note):
+    global right, total
+    if meas is None or meas_ref is None or sp is None:
+        print(f"- {label} at {c}: not measured")
+        return
+    pd, md = 100 * (pred - pred_ref) / pred_ref, 100 * (meas - meas_ref) / meas_ref
+    if abs(pd) < 5:
+        ok, want = abs(md) < sp, "no change: |measured| under the spread"
+    else:
+        ok, want = (md > 0) == (pd > 0) and abs(md) > sp, "the sign, beyond the spread"
+    right += ok
+    total += 1
+    print(f"- {label} at {c}: predicted {pred:.1f} vs {pred_ref:.1f} ({pd:+.1f}%), measured {meas:.1f} vs {meas_ref:.1f} "
+          f"({md:+.1f}%), spread {sp:.1f}%{sp_note} ({want}): {'right' if ok else 'WRONG'}")
+for c in (64, 128):
+    for name, group in (("14 cores", s14), ("4 cores", s4)):
+        print(f"  - {name} at {c}: " + ", ".join(f"{n} {m[c]:.1f}" for n, m in zip(fourteen if group is s14 else four, group)
+                                                 if c in m))
+    judge("4 cores vs 14", c, p4[c], px[c], mean_over(s4, c), mean_over(s14, c), spread(c), "")
+judge("ngram 3 vs none", 64, pn[64], px[64], sn.get(64), mean_over(s14, 64), spread(64), "")
+judge("ngram 3 vs none", 256, pn[256], px[256], sn.get(256), mean_over(s14, 256), POOL_SPREAD,
+      " (r/server-spread.md's pool median)")
+print(f"\nDirections right: {right} of {total}")
+PY
+row() { local name=$1 grid=$2 s=$3
+  ls "$S/$s-open.jsonl" "$S/$s.jsonl" > /dev/null 2>&1 || { echo "| $name | not measured |"; return 0; }
+  python3 $V/tracking_report.py --rule median-itl "$name" "$grid" "$SPEED" $S/probe "$S/$s-open.jsonl" "$S/$s.jsonl" \
+    2>> "$T"; }
+echo
+echo "Secondary, each point at the median of the ITL speeds of the server's earlier points (tertiary: the bench's speed):"
+echo
+echo "| server | bench speed | points | median of earlier ITL speeds | bench, same points | bench, all | at a grid edge | per point (conc: bench / median of earlier (speed)) |"
+echo "|---|---|---|---|---|---|---|---|"
+for s in $FOURTEEN; do row "S $s" $V/r/predicted-xgrammar.json "$s"; done
+for s in $FOUR; do row "S $s" $V/r/predicted-taskset4.json "$s"; done
+row "S ngram 3" $V/r/posthoc/predicted-ngram3.json ngram3
+echo
+python3 -c "import sys; sys.path.insert(0, '$V'); from scoring import summary; summary(sys.argv[1], sys.argv[2])" "$T" \
+  "Secondary, the median of the earlier points' ITL speeds"
+rm -f "$T"
