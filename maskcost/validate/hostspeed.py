@@ -122,8 +122,9 @@ def speed_from_reports(paths: list[str], profile: Profile, source: str) -> tuple
     files that were read against `profile`: the speed to predict other loads on the server they
     measured at (the median of a server's earlier points gave its next within 5.9% median over 30
     points pre-registered in session P, from fill speeds, 14.6% over 16 in session R from ITL
-    speeds; 7% over 129 points of sessions I-R post hoc from either source). Raises ValueError naming the file for a report that is unreadable,
-    made with another profile, or without such speeds."""
+    speeds; 7% over 129 points of sessions I-R post hoc from either source). Raises ValueError
+    naming the file for a report that is unreadable, made with another profile, or without such
+    speeds."""
     key, how = SPEED_SOURCES[source]
     speeds: list[float] = []
     for path in paths:
