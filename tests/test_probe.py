@@ -22,6 +22,9 @@ FAKE = {
         import time
         class StructuredOutputManager:
             def grammar_bitmask(self, requests, ids, spec):
+                if len(ids) > 128 and not spec:  # vLLM's pool: tasks of 16 rows (no spec decoding)
+                    for _ in range(0, len(ids), 16):
+                        self._fill_bitmasks([(None, 0, True)] * 16)
                 time.sleep(0.002 if len(ids) > 128 else 0.001)
                 return len(ids)
             def _fill_bitmasks(self, batch):
@@ -44,6 +47,7 @@ m = StructuredOutputManager()
 t = time.time()
 for rows in (3, 64, 200, 256):
     assert m.grammar_bitmask({}, list(range(rows)), {}) == rows
+assert m.grammar_bitmask({}, list(range(256)), {"r": [1]}) == 256  # spec decoding configured: serial
 m._fill_bitmasks([(None, 0, True)] * 16)
 m._fill_bitmasks(((None, 0, True),))  # the serial path's one-row call: not recorded
 assert asyncio.run(AsyncLLM().add_request("r1")) == "r1"
@@ -71,13 +75,16 @@ def test_probe_records_calls_in_a_fresh_interpreter(tmp_path):
     assert "_create_grammar not found; not probed" in err  # a missing method is named, not fatal
     p = read_probe(str(rec))
     names = list(p["name"])
-    assert names.count("StructuredOutputManager.grammar_bitmask") == 4
+    assert names.count("StructuredOutputManager.grammar_bitmask") == 5
     assert 2 in p["n"][p["name"] == "gc.collect"]  # the collections, with their generation
     assert "StructuredOutputManager._fill_bitmasks" in names and "AsyncLLM.add_request" in names
     fills = p["n"][p["name"] == "StructuredOutputManager.grammar_bitmask"]
-    assert list(fills) == [3, 64, 200, 256]
+    assert list(fills) == [3, 64, 200, 256, 256]
     st = window_stats(p, [(t0 - 1, t0 + 60)])
-    assert st["grammar_bitmask serial"]["calls"] == 2 and st["grammar_bitmask pool"]["calls"] == 2
+    # a fill used the pool where pool tasks ran inside it, not by its row count: the 256 rows of the
+    # spec-decoding step filled serially
+    assert st["grammar_bitmask serial"]["calls"] == 3 and st["grammar_bitmask pool"]["calls"] == 2
+    assert st["grammar_bitmask serial"]["n_mean"] == pytest.approx((3 + 64 + 256) / 3)
     assert st["grammar_bitmask pool"]["n_mean"] == 228
     assert 1.5 < st["grammar_bitmask pool"]["mean_ms"] < 50  # slept 2 ms each
     assert st["StructuredOutputManager._fill_bitmasks"]["n_mean"] == 16  # the one-row call is not recorded
@@ -112,6 +119,10 @@ def test_pool_excess_is_the_wall_beyond_the_tasks_list_schedule():
     assert pool_excess(p, [(99.0, 200.0)], workers=8) == (10.0, pytest.approx(30.0), pytest.approx(0.625))
     assert pool_excess(p, [(99.0, 200.0)], workers=2)[1] == pytest.approx(0.0)  # 5 rounds of 10 ms
     assert pool_excess(p, [(99.0, 110.0)], workers=8) is None  # under MIN_CALLS fills
+    # the same fills without their tasks (a serial fill of 160 rows, spec decoding configured): no pool fills
+    serial = {k: v[p["name"] == "StructuredOutputManager.grammar_bitmask"] for k, v in p.items()}
+    assert pool_excess(serial, [(99.0, 200.0)], workers=8) is None
+    assert window_stats(serial, [(99.0, 200.0)])["grammar_bitmask serial"]["calls"] == 25
 
 
 def test_engine_fill_factors_scale_the_models_fills():

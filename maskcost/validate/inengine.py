@@ -68,17 +68,40 @@ def _in_windows(probe: dict[str, np.ndarray], windows: list[tuple[float, float]]
     return win
 
 
-def window_stats(probe: dict[str, np.ndarray], windows: list[tuple[float, float]],
-                 pool_threshold: int = VLLM_PARALLEL_FILL_THRESHOLD) -> dict[str, dict[str, float]]:
+def _pool_tasks(probe: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The fill pool's tasks (the probe records _fill_bitmasks only for a batch of more than one
+    row: a pool task), start (s) and duration (ms), sorted by start."""
+    task = probe["name"] == "StructuredOutputManager._fill_bitmasks"
+    order = np.argsort(probe["start_s"][task])
+    return probe["start_s"][task][order], probe["dur_ms"][task][order]
+
+
+def _tasks_inside(t_start: np.ndarray, s: np.ndarray, d_ms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For calls starting at s (s) lasting d_ms: the index range [lo, hi) of the tasks that started inside each."""
+    return np.searchsorted(t_start, s), np.searchsorted(t_start, s + d_ms / 1e3)
+
+
+def pool_fills(probe: dict[str, np.ndarray]) -> np.ndarray:
+    """The whole-step fills (grammar_bitmask) that used vLLM's pool: a pool task started inside the
+    call. Not the row count: with spec decoding configured, or max_num_seqs <= 128, more than
+    VLLM_PARALLEL_FILL_THRESHOLD rows fill serially (model/fill.py vllm_uses_pool)."""
+    fill = probe["name"] == "StructuredOutputManager.grammar_bitmask"
+    t_start, _ = _pool_tasks(probe)
+    lo, hi = _tasks_inside(t_start, probe["start_s"], probe["dur_ms"])
+    return fill & (hi > lo) & (probe["n"] > VLLM_PARALLEL_FILL_THRESHOLD)
+
+
+def window_stats(probe: dict[str, np.ndarray], windows: list[tuple[float, float]]) -> dict[str, dict[str, float]]:
     """Per probed method, the calls that started inside any of the (start, end) windows: count,
     mean and p50 duration (ms), mean n, and the busy fraction of the windows' time. The whole-step
-    fill splits into its serial calls (rows <= pool_threshold) and its pool calls (more rows)."""
+    fill splits into its serial calls and its pool calls (pool_fills)."""
     win = _in_windows(probe, windows)
     span = max(sum(t1 - t0 for t0, t1 in windows), 1e-9)
     groups = {str(x): probe["name"] == x for x in np.unique(probe["name"][win])}
     fill = probe["name"] == "StructuredOutputManager.grammar_bitmask"
-    groups["grammar_bitmask serial"] = fill & (probe["n"] > 0) & (probe["n"] <= pool_threshold)
-    groups["grammar_bitmask pool"] = fill & (probe["n"] > pool_threshold)
+    pooled = pool_fills(probe)
+    groups["grammar_bitmask serial"] = fill & (probe["n"] > 0) & ~pooled
+    groups["grammar_bitmask pool"] = pooled
     out = {}
     for name, sel in groups.items():
         m = sel & win
@@ -89,29 +112,21 @@ def window_stats(probe: dict[str, np.ndarray], windows: list[tuple[float, float]
     return out
 
 
-def pool_excess(probe: dict[str, np.ndarray], windows: list[tuple[float, float]], workers: int,
-                pool_threshold: int = VLLM_PARALLEL_FILL_THRESHOLD) -> tuple[float, float, float] | None:
+def pool_excess(probe: dict[str, np.ndarray], windows: list[tuple[float, float]],
+                workers: int) -> tuple[float, float, float] | None:
     """(mean tasks, mean ms, ms per row) over the pool fills that started in the windows: each
     fill's wall (grammar_bitmask) beyond the list schedule of its own tasks (the _fill_bitmasks
     calls that started inside it, their measured durations) on `workers` threads; and the tasks'
     time per row filled. None: under MIN_CALLS fills."""
-    win = _in_windows(probe, windows)
-    fills = win & (probe["name"] == "StructuredOutputManager.grammar_bitmask") & (probe["n"] > pool_threshold)
+    fills = _in_windows(probe, windows) & pool_fills(probe)
     if fills.sum() < MIN_CALLS:
         return None
-    task = probe["name"] == "StructuredOutputManager._fill_bitmasks"
-    t_start, t_dur = probe["start_s"][task], probe["dur_ms"][task]
-    order = np.argsort(t_start)
-    t_start, t_dur = t_start[order], t_dur[order]
-    chunks, excess, task_ms, rows = [], [], 0.0, 0
-    for s, d, n in zip(probe["start_s"][fills], probe["dur_ms"][fills], probe["n"][fills]):
-        lo, hi = np.searchsorted(t_start, [s, s + d / 1e3])
-        if hi > lo:
-            chunks.append(hi - lo)
-            excess.append(d - list_schedule_us(t_dur[lo:hi], workers))
-            task_ms += float(t_dur[lo:hi].sum())
-            rows += int(n)
-    return (float(np.mean(chunks)), float(np.mean(excess)), task_ms / rows) if chunks else None
+    t_start, t_dur = _pool_tasks(probe)
+    los, his = _tasks_inside(t_start, probe["start_s"][fills], probe["dur_ms"][fills])
+    chunks = his - los
+    excess = [d - list_schedule_us(t_dur[lo:hi], workers) for d, lo, hi in zip(probe["dur_ms"][fills], los, his)]
+    task_ms = sum(float(t_dur[lo:hi].sum()) for lo, hi in zip(los, his))
+    return float(np.mean(chunks)), float(np.mean(excess)), task_ms / int(probe["n"][fills].sum())
 
 
 def _mean_or_none(st: dict[str, dict[str, float]], key: str) -> float | None:
