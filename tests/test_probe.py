@@ -11,7 +11,7 @@ import pytest
 
 import numpy as np
 
-from maskcost.validate.inengine import pool_excess, read_probe, window_stats
+from maskcost.validate.inengine import pool_excess, pool_fills, read_probe, window_stats
 from maskcost.validate.probe import write_site
 
 FAKE = {
@@ -109,8 +109,9 @@ def synthetic_pool_probe(fills=25, tasks=10, task_ms=10.0, wall_ms=50.0, t0=100.
         for j in range(tasks):
             name.append("StructuredOutputManager._fill_bitmasks"), start.append(s + 1e-4 * (j + 1))
             dur.append(task_ms), n.append(16)
-    return {"name": np.array(name), "thread": np.array(["t"] * len(name)), "pid": np.zeros(len(name), int),
+    cols = {"name": np.array(name), "thread": np.array(["t"] * len(name)), "pid": np.zeros(len(name), int),
             "start_s": np.array(start), "dur_ms": np.array(dur), "n": np.array(n)}
+    return {**cols, "pool_fill": pool_fills(cols)}  # as read_probe gives it
 
 
 def test_pool_excess_is_the_wall_beyond_the_tasks_list_schedule():
@@ -120,7 +121,8 @@ def test_pool_excess_is_the_wall_beyond_the_tasks_list_schedule():
     assert pool_excess(p, [(99.0, 200.0)], workers=2)[1] == pytest.approx(0.0)  # 5 rounds of 10 ms
     assert pool_excess(p, [(99.0, 110.0)], workers=8) is None  # under MIN_CALLS fills
     # the same fills without their tasks (a serial fill of 160 rows, spec decoding configured): no pool fills
-    serial = {k: v[p["name"] == "StructuredOutputManager.grammar_bitmask"] for k, v in p.items()}
+    serial = {k: v[p["name"] == "StructuredOutputManager.grammar_bitmask"] for k, v in p.items() if k != "pool_fill"}
+    serial["pool_fill"] = pool_fills(serial)
     assert pool_excess(serial, [(99.0, 200.0)], workers=8) is None
     assert window_stats(serial, [(99.0, 200.0)])["grammar_bitmask serial"]["calls"] == 25
 

@@ -33,8 +33,8 @@ def step_cpu_ms(st: dict[str, dict[str, float]]) -> float | None:
 
 def read_probe(folder: str) -> dict[str, np.ndarray]:
     """Every probe record under `folder` (probe-PID.tsv, or .tsv.gz) as columns: name, thread,
-    pid, start_s (Unix), dur_ms, n. A line that does not parse is a one-line error naming the
-    file and the line."""
+    pid, start_s (Unix), dur_ms, n, and pool_fill (pool_fills: found once here, read per window).
+    A line that does not parse is a one-line error naming the file and the line."""
     files = sorted(glob.glob(os.path.join(folder, "probe-*.tsv")) + glob.glob(os.path.join(folder, "probe-*.tsv.gz")))
     if not files:
         raise ValueError(f"--probe {folder}: no probe-*.tsv files (was the server started with {ENV_DIR} set?)")
@@ -56,8 +56,10 @@ def read_probe(folder: str) -> dict[str, np.ndarray]:
                 names.append(a)
                 threads.append(b)
                 pids.append(pid)
-    return {"name": np.array(names), "thread": np.array(threads), "pid": np.array(pids),
+    cols = {"name": np.array(names), "thread": np.array(threads), "pid": np.array(pids),
             "start_s": np.array(start), "dur_ms": np.array(dur), "n": np.array(n)}
+    cols["pool_fill"] = pool_fills(cols)
+    return cols
 
 
 def _in_windows(probe: dict[str, np.ndarray], windows: list[tuple[float, float]]) -> np.ndarray:
@@ -94,14 +96,13 @@ def pool_fills(probe: dict[str, np.ndarray]) -> np.ndarray:
 def window_stats(probe: dict[str, np.ndarray], windows: list[tuple[float, float]]) -> dict[str, dict[str, float]]:
     """Per probed method, the calls that started inside any of the (start, end) windows: count,
     mean and p50 duration (ms), mean n, and the busy fraction of the windows' time. The whole-step
-    fill splits into its serial calls and its pool calls (pool_fills)."""
+    fill splits into its serial calls and its pool calls (the probe's pool_fill column)."""
     win = _in_windows(probe, windows)
     span = max(sum(t1 - t0 for t0, t1 in windows), 1e-9)
     groups = {str(x): probe["name"] == x for x in np.unique(probe["name"][win])}
     fill = probe["name"] == "StructuredOutputManager.grammar_bitmask"
-    pooled = pool_fills(probe)
-    groups["grammar_bitmask serial"] = fill & (probe["n"] > 0) & ~pooled
-    groups["grammar_bitmask pool"] = pooled
+    groups["grammar_bitmask serial"] = fill & (probe["n"] > 0) & ~probe["pool_fill"]
+    groups["grammar_bitmask pool"] = probe["pool_fill"]
     out = {}
     for name, sel in groups.items():
         m = sel & win
@@ -118,7 +119,7 @@ def pool_excess(probe: dict[str, np.ndarray], windows: list[tuple[float, float]]
     fill's wall (grammar_bitmask) beyond the list schedule of its own tasks (the _fill_bitmasks
     calls that started inside it, their measured durations) on `workers` threads; and the tasks'
     time per row filled. None: under MIN_CALLS fills."""
-    fills = _in_windows(probe, windows) & pool_fills(probe)
+    fills = _in_windows(probe, windows) & probe["pool_fill"]
     if fills.sum() < MIN_CALLS:
         return None
     t_start, t_dur = _pool_tasks(probe)
