@@ -1,5 +1,5 @@
-"""What the device sessions' report scripts score with, from session R on (r/report.sh ran with these
-inline, 1d008c8; s/report.sh): the prediction grids read at a speed, a server's measured engine ITL per
+"""What the device sessions' report scripts score with (p/report.sh and r/report.sh ran with these
+inline, 24549db and 1d008c8; s/report.sh): the prediction grids read at a speed, a server's measured engine ITL per
 concurrency, and the summary of tracking_report.py's JSON lines. Run from the repository root."""
 import json
 import os
@@ -9,21 +9,29 @@ from maskcost.validate.report import at_speed
 from maskcost.validate.sweep import itl_ms, read_summaries
 
 
+def grid(path: str) -> tuple[dict[int, dict[float, dict]], dict]:
+    """A `maskcost predict --json` grid's points by concurrency and CPU speed, and the whole document."""
+    doc = json.load(open(path))
+    g: dict[int, dict[float, dict]] = {}
+    for p in doc["points"]:
+        g.setdefault(p["concurrency"], {})[p["config"]["engine"]["cpu_speed"]] = p
+    return g, doc
+
+
 def grid_at(path: str, speed: float) -> dict[int, float]:
     """The grid's predicted ITL mean per concurrency at `speed` (interpolated in 1/speed)."""
-    g: dict[int, dict[float, dict]] = {}
-    for p in json.load(open(path))["points"]:
-        g.setdefault(p["concurrency"], {})[p["config"]["engine"]["cpu_speed"]] = p
-    return {c: at_speed(by, speed)["itl_ms_mean"] for c, by in g.items()}
+    return {c: at_speed(by, speed)["itl_ms_mean"] for c, by in grid(path)[0].items()}
 
 
-def measured(path: str) -> dict[int, float]:
-    """The server's mean engine ITL per concurrency over its schema-on points; {} where it did not run."""
+def measured(*paths: str) -> dict[int, float]:
+    """The server's mean engine ITL per concurrency over the schema-on points of its sweeps (those that
+    exist); {} where none ran."""
     by: dict[int, list[float]] = {}
-    if os.path.exists(path):
-        for s in read_summaries(path):
-            if s["arm"] == "on":
-                by.setdefault(s["concurrency"], []).append(itl_ms(s))
+    for path in paths:
+        if os.path.exists(path):
+            for s in read_summaries(path):
+                if s["arm"] == "on":
+                    by.setdefault(s["concurrency"], []).append(itl_ms(s))
     return {c: statistics.mean(v) for c, v in by.items()}
 
 

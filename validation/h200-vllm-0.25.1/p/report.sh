@@ -1,5 +1,6 @@
 #!/bin/bash
-# Session P report, written before the session (session_p.sh says what is pre-registered).
+# Session P report, written before the session (session_p.sh says what is pre-registered); its grid and
+# measured helpers in ../scoring.py since (inline when it ran, 24549db; the same score.md)
 # usage (from the repository root): bash validation/h200-vllm-0.25.1/p/report.sh > validation/h200-vllm-0.25.1/p/score.md
 set -eu
 V=validation/h200-vllm-0.25.1; P=${P:-$V/p}; T=$(mktemp)   # P=DIR: a dry run on other data
@@ -28,23 +29,12 @@ rm -f "$T"
 echo
 echo "Directions at the bench's speed (ITL ms: predicted from the grids / measured, the engine's mean over the server's points at that concurrency):"
 python3 - "$P" "$SPEED" <<'PY'
-import glob, json, statistics, sys
-from maskcost.validate.report import at_speed
-from maskcost.validate.sweep import itl_ms, read_summaries
+import sys
+sys.path.insert(0, "validation/h200-vllm-0.25.1")
+from scoring import grid_at, measured as measured_at
 P, speed = sys.argv[1], float(sys.argv[2])
-def grid(name):
-    g = {}
-    for p in json.load(open(f"{P}/predicted-{name}.json"))["points"]:
-        g.setdefault(p["concurrency"], {})[p["config"]["engine"]["cpu_speed"]] = p
-    return {c: at_speed(by, speed)["itl_ms_mean"] for c, by in g.items()}
-def measured(*names):
-    by = {}
-    for n in names:
-        for f in glob.glob(f"{P}/{n}.jsonl"):
-            for s in read_summaries(f):
-                if s["arm"] == "on":
-                    by.setdefault(s["concurrency"], []).append(itl_ms(s))
-    return {c: statistics.mean(v) for c, v in by.items()}
+grid = lambda name: grid_at(f"{P}/predicted-{name}.json", speed)  # noqa: E731
+measured = lambda *names: measured_at(*(f"{P}/{n}.jsonl" for n in names))  # noqa: E731
 x = measured("p2-pass1", "p3-pass2")
 px = grid("xgrammar")
 right = total = 0

@@ -5,7 +5,6 @@ machine, of any server (the servers of one machine share its host), beside the p
 the order they ran; the openings at 96 give speeds but are not scored, as in the sessions' scoring.
 The ITL speeds from the model as it stands (r/posthoc's ngram grid: the spec-decoding window fix).
 usage (from the repository root): python3 validation/h200-vllm-0.25.1/r/machine_rule.py > validation/h200-vllm-0.25.1/r/machine-rule.md"""
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from maskcost.validate.report import compare
 from maskcost.validate.sweep import itl_ms, read_summaries
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from scoring import grid  # noqa: E402
 from tracking_report import read_at  # noqa: E402
 
 V = "validation/h200-vllm-0.25.1"
@@ -36,14 +36,6 @@ MACHINES = {
 RULES = ("server", "machine")
 
 
-def grid(path: str) -> tuple[dict[int, dict[float, dict]], EngineConfig]:
-    doc = json.load(open(f"{V}/{path}"))
-    g: dict[int, dict[float, dict]] = {}
-    for p in doc["points"]:
-        g.setdefault(p["concurrency"], {})[p["config"]["engine"]["cpu_speed"]] = p
-    return g, EngineConfig(**doc["points"][0]["config"]["engine"])
-
-
 def main() -> None:
     profile = load_default_profile()
     print("Signed ITL error per scored point, in the order the points ran: at the median of the server's "
@@ -54,7 +46,8 @@ def main() -> None:
     for machine, servers in MACHINES.items():
         runs = []  # (window start, server, grid, cfg, summary, is opening)
         for name, grid_path, sweeps in servers:
-            g, cfg = grid(grid_path)
+            g, doc = grid(f"{V}/{grid_path}")
+            cfg = EngineConfig(**doc["points"][0]["config"]["engine"])
             for i, f in enumerate(sweeps):
                 for s in read_summaries(f"{V}/{f}.jsonl"):
                     if s["arm"] == "on":
