@@ -51,9 +51,9 @@ print(f'bench_us {b:.1f} profile {p:.1f} speed {p / b:.4f}')" > "$R/$1.txt" 2>&1
 }
 # From session R on: a server restarted with the probe, a sweep of the client processes, a server's opening and
 # points (the caller sets SESSION, CL, CP, OPEN and PTS)
-serve() {  # serve LOGNAME MNS CPUS [vllm flags...]: restart the server, the probe recording into $R/probe
+serve() {  # serve LOGNAME MNS CPUS [vllm flags...]: restart the server ($BACKEND, xgrammar unless set), the probe recording into $R/probe
   local log=$1 mns=$2 cpus=$3; shift 3
-  step 240 "$log" env MASKCOST_PROBE_DIR="$R/probe" taskset -c "$cpus" bash $SRV xgrammar "$mns" $WS "$@"
+  step 240 "$log" env MASKCOST_PROBE_DIR="$R/probe" taskset -c "$cpus" bash $SRV "${BACKEND:-xgrammar}" "$mns" $WS "$@"
   grep -q "vLLM up" "$R/$log.log"
 }
 sweep() { local name=$1 plan=$2 label=$3; shift 3
