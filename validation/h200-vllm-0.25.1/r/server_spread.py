@@ -43,14 +43,14 @@ def summary(label: str, vals: list[float]) -> str:
             f"{sum(v > 10 for v in vals)} |")
 
 
-def main() -> None:
+def main(groups: list = GROUPS, after: str = "R", doc: str = __doc__) -> None:
     between: dict[str, list[float]] = {"serial": [], "pool": []}
     within: dict[str, list[float]] = {"serial": [], "pool": []}
-    print("# Two servers of one configuration on one machine (post hoc, after session R)\n")
-    print(__doc__.split("usage")[0].strip().replace("\n", " "), "\n")
+    print(f"# Two servers of one configuration on one machine (post hoc, after session {after})\n")
+    print(doc.split("usage")[0].strip().replace("\n", " "), "\n")
     print("| session | config | concurrency | servers: engine ITL ms (passes) | apart |")
     print("|---|---|---|---|---|")
-    for session, cfg, servers in GROUPS:
+    for session, cfg, servers in groups:
         by = {name: points(sw) for name, sw in servers.items()}
         for name, pts in by.items():
             for c, v in pts.items():
