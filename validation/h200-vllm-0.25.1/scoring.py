@@ -40,11 +40,11 @@ def mean_over(servers: list[dict[int, float]], c: int) -> float | None:
     return statistics.mean(v) if v else None
 
 
-def summary(lines_path: str, label: str) -> None:
+def summary(lines_path: str, label: str, bench_label: str = "the idle bench's speed") -> None:
     """One line: the median |ITL error| over tracking_report.py's JSON lines, by the rule and at the bench."""
     d = [json.loads(x) for x in open(lines_path)]
     t = [abs(e) for x in d for e in x["tracked"]]
     b = [abs(e) for x in d for e in x["bench_same_points"]]
     if t:
         print(f"{label}: {len(t)} points, median |ITL error| {statistics.median(t):.1f}% ({sum(e < 10 for e in t)} "
-              f"within 10%); at the idle bench's speed {statistics.median(b):.1f}% ({sum(e < 10 for e in b)} within 10%)")
+              f"within 10%); at {bench_label} {statistics.median(b):.1f}% ({sum(e < 10 for e in b)} within 10%)")

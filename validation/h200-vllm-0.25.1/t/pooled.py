@@ -41,16 +41,21 @@ def line(label: str, rule: list[int], bench: list[int]) -> str:
             f"{med(bench):.1f}% ({within(bench)} within 10%) |")
 
 
-print("| sessions | points | registered rule: median \\|ITL error\\| | idle bench |")
-print("|---|---|---|---|")
-pooled_rule: list[int] = []
-pooled_bench: list[int] = []
-for name, path in SCORES:
-    if not os.path.exists(path):
-        print(f"| {name} | not scored |")
-        continue
-    r, b = errors(path)
-    pooled_rule += r
-    pooled_bench += b
-    print(line(name, r, b))
-print(line("**all**", pooled_rule, pooled_bench))
+def main(scores: tuple = SCORES) -> None:
+    print("| sessions | points | registered rule: median \\|ITL error\\| | idle bench |")
+    print("|---|---|---|---|")
+    pooled_rule: list[int] = []
+    pooled_bench: list[int] = []
+    for name, path in scores:
+        if not os.path.exists(path):
+            print(f"| {name} | not scored |")
+            continue
+        r, b = errors(path)
+        pooled_rule += r
+        pooled_bench += b
+        print(line(name, r, b))
+    print(line("**all**", pooled_rule, pooled_bench))
+
+
+if __name__ == "__main__":
+    main()
