@@ -51,6 +51,12 @@ print(f'bench_us {b:.1f} profile {p:.1f} speed {p / b:.4f}')" > "$R/$1.txt" 2>&1
 }
 # From session R on: a server restarted with the probe, a sweep of the client processes, a server's opening and
 # points (the caller sets SESSION, CL, CP, OPEN and PTS)
+points_as_r() {  # from session U on (R, S and T set these inline, as run): the client on cores 14-15
+  # in two processes, each server opened at 96 (3 rounds), the points 4 rounds of at least 32 requests
+  CL="taskset -c 14,15"; CP="--client-procs 2"
+  PTS="--rounds 4 --min-requests 32"
+  OPEN="--arms on $T --concurrency 96 --rounds 3 --min-requests 32"
+}
 serve() {  # serve LOGNAME MNS CPUS [vllm flags...]: restart the server ($BACKEND, xgrammar unless set), the probe recording into $R/probe
   local log=$1 mns=$2 cpus=$3; shift 3
   step 240 "$log" env MASKCOST_PROBE_DIR="$R/probe" taskset -c "$cpus" bash $SRV "${BACKEND:-xgrammar}" "$mns" $WS "$@"

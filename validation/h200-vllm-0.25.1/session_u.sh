@@ -24,9 +24,7 @@ set -u
 DEADLINE_S=${DEADLINE_S:-570}
 PH=$1; R=$OUT/u; SESSION=U; mkdir -p "$R/probe"
 source validation/h200-vllm-0.25.1/lib.sh   # step, serve, sweep, server; maskcost's wheels on PYTHONPATH, $T
-CL="taskset -c 14,15"; CP="--client-procs 2"
-PTS="--rounds 4 --min-requests 32"
-OPEN="--arms on $T --concurrency 96 --rounds 3 --min-requests 32"
+points_as_r   # CL, CP, PTS, OPEN as in R-T
 case $PH in
   run)
     host_info host.txt
