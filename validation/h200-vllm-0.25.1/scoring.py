@@ -1,6 +1,8 @@
 """What the device sessions' report scripts score with (p/report.sh and r/report.sh ran with these
-inline, 24549db and 1d008c8; s/report.sh): the prediction grids read at a speed, a server's measured engine ITL per
-concurrency, and the summary of tracking_report.py's JSON lines. Run from the repository root."""
+inline, 24549db and 1d008c8; s/, t/ and u/report.sh, tracking_report.py): the prediction grids read at a
+speed, a server's measured engine ITL per concurrency, the summary of tracking_report.py's JSON lines, the
+spread between same-config servers, and the held-out directions judged against it. Run from the repository root."""
+import itertools
 import json
 import os
 import statistics
@@ -48,3 +50,48 @@ def summary(lines_path: str, label: str, bench_label: str = "the idle bench's sp
     if t:
         print(f"{label}: {len(t)} points, median |ITL error| {statistics.median(t):.1f}% ({sum(e < 10 for e in t)} "
               f"within 10%); at {bench_label} {statistics.median(b):.1f}% ({sum(e < 10 for e in b)} within 10%)")
+
+
+POOL_SPREAD_PCT = 7.0  # r/server-spread.md: two servers of one config on one machine, pool fills, median apart
+
+
+def apart_pct(a: float, b: float) -> float:
+    """How far apart two ITLs are, in % of the smaller."""
+    return 100.0 * abs(a - b) / min(a, b)
+
+
+def pair_spread(groups: list[list[dict[int, float]]], c: int) -> float | None:
+    """The median gap of the same-config pairs of servers at concurrency c (each group: one config's
+    servers, each as `measured` gives it); None where no pair ran c."""
+    gaps = [apart_pct(a[c], b[c]) for group in groups for a, b in itertools.combinations(group, 2) if c in a and c in b]
+    return statistics.median(gaps) if gaps else None
+
+
+class Directions:
+    """The held-out directions of a session's report, judged and counted (s/report.sh's rule): a predicted
+    change under `no_change_below_pct` in size is "no change", right where the measured change is smaller
+    in size than the spread; a larger one is right where the measured change has its sign and is larger
+    in size than the spread (no_change_below_pct=0: the sign rule alone, as t/ and u/ registered)."""
+
+    def __init__(self, no_change_below_pct: float = 5.0) -> None:
+        self.no_change_below_pct = no_change_below_pct
+        self.right = self.total = 0
+
+    def judge(self, label: str, c: int, pred: float, pred_ref: float, meas: float | None, meas_ref: float | None,
+              spread: float | None, note: str = "") -> None:
+        """Prints one line: the predicted and measured change of `label` at concurrency c and the verdict."""
+        if meas is None or meas_ref is None or spread is None:
+            print(f"- {label} at {c}: not measured")
+            return
+        pd, md = 100 * (pred - pred_ref) / pred_ref, 100 * (meas - meas_ref) / meas_ref
+        if abs(pd) < self.no_change_below_pct:
+            ok, want = abs(md) < spread, "no change: |measured| under the spread"
+        else:
+            ok, want = (md > 0) == (pd > 0) and abs(md) > spread, "the sign, beyond the spread"
+        self.right += ok
+        self.total += 1
+        print(f"- {label} at {c}: predicted {pred:.1f} vs {pred_ref:.1f} ({pd:+.1f}%), measured {meas:.1f} vs "
+              f"{meas_ref:.1f} ({md:+.1f}%), spread {spread:.1f}%{note} ({want}): {'right' if ok else 'WRONG'}")
+
+    def summary(self) -> None:
+        print(f"\nDirections right: {self.right} of {self.total}")

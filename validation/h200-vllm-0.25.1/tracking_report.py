@@ -24,6 +24,7 @@ from maskcost.validate.hostspeed import attach_itl_speeds
 from maskcost.validate.inengine import fill_speed, read_probe, window_stats
 from maskcost.validate.report import at_speed, compare
 from maskcost.validate.sweep import itl_ms, read_summaries
+from scoring import grid as read_grid
 
 
 def read_at(by_speed: dict[float, dict], speed: float) -> tuple[dict, bool]:
@@ -44,10 +45,7 @@ def main() -> None:
     ap.add_argument("sweeps", nargs="+")
     a = ap.parse_args()
     name, grid_path, bench, probe_dir, sweeps = a.name, a.grid_path, a.bench, a.probe_dir, a.sweeps
-    grid: dict[int, dict[float, dict]] = {}
-    doc = json.load(open(grid_path))
-    for p in doc["points"]:
-        grid.setdefault(p["concurrency"], {})[p["config"]["engine"]["cpu_speed"]] = p
+    grid, doc = read_grid(grid_path)
     if a.rule == "median-itl":
         profile = load_default_profile()
         if (doc["profile"]["name"], doc["profile"]["created_utc"]) != (profile.name, profile.created_utc):

@@ -6,8 +6,13 @@ Serial fills (up to 128 constrained rows: offered 8-128) and pool fills (160-256
 usage (from the repository root): python3 validation/h200-vllm-0.25.1/r/server_spread.py > validation/h200-vllm-0.25.1/r/server-spread.md"""
 import itertools
 import statistics
+import sys
+from pathlib import Path
 
 from maskcost.validate.sweep import itl_ms, read_summaries
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from scoring import apart_pct as apart  # noqa: E402
 
 V = "validation/h200-vllm-0.25.1"
 # (session, config, {server: [sweeps]}): xgrammar, max-num-seqs 256, async scheduling, the servers of one
@@ -30,10 +35,6 @@ def points(sweeps: list[str]) -> dict[int, list[float]]:
     for s in runs:
         by.setdefault(s["concurrency"], []).append(itl_ms(s))
     return by
-
-
-def apart(a: float, b: float) -> float:
-    return 100.0 * abs(a - b) / min(a, b)
 
 
 def summary(label: str, vals: list[float]) -> str:

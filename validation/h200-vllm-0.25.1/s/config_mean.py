@@ -8,10 +8,12 @@ import statistics
 import sys
 
 sys.path.insert(0, "validation/h200-vllm-0.25.1")
+sys.path.insert(0, "validation/h200-vllm-0.25.1/m")
 from scoring import grid_at, mean_over, measured  # noqa: E402
+from tracking import bench  # noqa: E402  (m/: a bench file's speed)
 
 V = "validation/h200-vllm-0.25.1"
-SPEED = float(open(f"{V}/s/bench-start.txt").read().split("speed")[-1])
+SPEED = bench(f"{V}/s/bench-start.txt")
 CONFIGS = (  # label, grid, servers
     ("xgrammar, 14 cores", f"{V}/r/predicted-xgrammar.json", ("s1-14", "s3-14", "s5-14")),
     ("xgrammar, 4 cores (cpu_count 16)", f"{V}/r/predicted-taskset4.json", ("s2-4", "s4-4", "s6-4")),

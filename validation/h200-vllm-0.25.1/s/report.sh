@@ -10,44 +10,25 @@ echo "Primary: the directions (the grids at the bench's speed $SPEED; measured: 
 echo "servers; spread: the median |difference| of its same-config pairs of servers, in % of the smaller):"
 echo
 python3 - "$S" "$SPEED" "$FOURTEEN" "$FOUR" <<'PY'
-import itertools, statistics, sys
+import sys
 sys.path.insert(0, "validation/h200-vllm-0.25.1")
-from scoring import grid_at, mean_over, measured
+from scoring import POOL_SPREAD_PCT, Directions, grid_at, mean_over, measured, pair_spread
 S, speed, fourteen, four = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split()
 R = "validation/h200-vllm-0.25.1/r"
 px, p4 = grid_at(f"{R}/predicted-xgrammar.json", speed), grid_at(f"{R}/predicted-taskset4.json", speed)
 pn = grid_at(f"{R}/posthoc/predicted-ngram3.json", speed)
 s14, s4, sn = [measured(f"{S}/{n}.jsonl") for n in fourteen], [measured(f"{S}/{n}.jsonl") for n in four], \
     measured(f"{S}/ngram3.jsonl")
-POOL_SPREAD = 7.0  # r/server-spread.md: two servers, pool fills, median apart
-def spread(c):  # the median |difference| of the same-config pairs at c; None where no pair ran it
-    gaps = [100 * abs(a[c] - b[c]) / min(a[c], b[c]) for group in (s14, s4)
-            for a, b in itertools.combinations(group, 2) if c in a and c in b]
-    return statistics.median(gaps) if gaps else None
-right = total = 0
-def judge(label, c, pred, pred_ref, meas, meas_ref, sp, sp_note):
-    global right, total
-    if meas is None or meas_ref is None or sp is None:
-        print(f"- {label} at {c}: not measured")
-        return
-    pd, md = 100 * (pred - pred_ref) / pred_ref, 100 * (meas - meas_ref) / meas_ref
-    if abs(pd) < 5:
-        ok, want = abs(md) < sp, "no change: |measured| under the spread"
-    else:
-        ok, want = (md > 0) == (pd > 0) and abs(md) > sp, "the sign, beyond the spread"
-    right += ok
-    total += 1
-    print(f"- {label} at {c}: predicted {pred:.1f} vs {pred_ref:.1f} ({pd:+.1f}%), measured {meas:.1f} vs {meas_ref:.1f} "
-          f"({md:+.1f}%), spread {sp:.1f}%{sp_note} ({want}): {'right' if ok else 'WRONG'}")
+d = Directions()
 for c in (64, 128):
     for name, group in (("14 cores", s14), ("4 cores", s4)):
         print(f"  - {name} at {c}: " + ", ".join(f"{n} {m[c]:.1f}" for n, m in zip(fourteen if group is s14 else four, group)
                                                  if c in m))
-    judge("4 cores vs 14", c, p4[c], px[c], mean_over(s4, c), mean_over(s14, c), spread(c), "")
-judge("ngram 3 vs none", 64, pn[64], px[64], sn.get(64), mean_over(s14, 64), spread(64), "")
-judge("ngram 3 vs none", 256, pn[256], px[256], sn.get(256), mean_over(s14, 256), POOL_SPREAD,
-      " (r/server-spread.md's pool median)")
-print(f"\nDirections right: {right} of {total}")
+    d.judge("4 cores vs 14", c, p4[c], px[c], mean_over(s4, c), mean_over(s14, c), pair_spread([s14, s4], c))
+d.judge("ngram 3 vs none", 64, pn[64], px[64], sn.get(64), mean_over(s14, 64), pair_spread([s14, s4], 64))
+d.judge("ngram 3 vs none", 256, pn[256], px[256], sn.get(256), mean_over(s14, 256), POOL_SPREAD_PCT,
+        " (r/server-spread.md's pool median)")
+d.summary()
 PY
 row() { local name=$1 grid=$2 s=$3
   ls "$S/$s-open.jsonl" "$S/$s.jsonl" > /dev/null 2>&1 || { echo "| $name | not measured |"; return 0; }

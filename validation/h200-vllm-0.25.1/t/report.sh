@@ -23,33 +23,20 @@ echo "Primary: guidance against xgrammar (the grids at T's bench speed $SPEED; m
 echo "S's 14-core xgrammar servers, bench speed $SPEED_S, another machine; spread: S's same-config pairs, 7.0% at 256):"
 echo
 python3 - "$D" "$S" "$SPEED" <<'PY'
-import itertools, statistics, sys
+import sys
 sys.path.insert(0, "validation/h200-vllm-0.25.1")
-from scoring import grid_at, mean_over, measured
+from scoring import POOL_SPREAD_PCT, Directions, grid_at, mean_over, measured, pair_spread
 D, S, speed = sys.argv[1], sys.argv[2], float(sys.argv[3])
 pg = grid_at("validation/h200-vllm-0.25.1/t/predicted-guidance.json", speed)
 px = grid_at("validation/h200-vllm-0.25.1/r/predicted-xgrammar.json", speed)
 g = measured(f"{D}/g14.jsonl")
 s14 = [measured(f"{S}/{n}.jsonl") for n in ("s1-14", "s3-14", "s5-14")]
 s4 = [measured(f"{S}/{n}.jsonl") for n in ("s2-4", "s4-4", "s6-4")]
-def spread(c):  # as s/report.sh: the median |difference| of S's same-config pairs at c, in % of the smaller
-    if c == 256:
-        return 7.0  # r/server-spread.md: two servers, pool fills, median apart
-    return statistics.median(100 * abs(a[c] - b[c]) / min(a[c], b[c]) for grp in (s14, s4)
-                             for a, b in itertools.combinations(grp, 2) if c in a and c in b)
-right = total = 0
-for c in (64, 128, 256):
-    mx = mean_over(s14, c)
-    if c not in g or mx is None:
-        print(f"- guidance vs xgrammar at {c}: not measured")
-        continue
-    pd, md, sp = 100 * (pg[c] - px[c]) / px[c], 100 * (g[c] - mx) / mx, spread(c)
-    ok = (md > 0) == (pd > 0) and abs(md) > sp
-    right += ok
-    total += 1
-    print(f"- guidance vs xgrammar at {c}: predicted {pg[c]:.1f} vs {px[c]:.1f} ({pd:+.1f}%), measured {g[c]:.1f} vs "
-          f"{mx:.1f} ({md:+.1f}%), spread {sp:.1f}% (the sign, beyond the spread): {'right' if ok else 'WRONG'}")
-print(f"\nDirections right: {right} of {total}")
+d = Directions(no_change_below_pct=0.0)  # the sign, beyond the spread
+for c in (64, 128, 256):  # the spread as s/report.sh's: S's same-config pairs, R's pool median at 256
+    d.judge("guidance vs xgrammar", c, pg[c], px[c], g.get(c), mean_over(s14, c),
+            POOL_SPREAD_PCT if c == 256 else pair_spread([s14, s4], c))
+d.summary()
 PY
 echo
 echo "Pooled, every pre-registered scored point of P, R, S and T (t/pooled.py):"

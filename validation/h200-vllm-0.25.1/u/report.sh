@@ -33,24 +33,16 @@ echo
 python3 - "$D" "$G" "$IDLE" <<'PY'
 import sys
 sys.path.insert(0, "validation/h200-vllm-0.25.1")
-from scoring import grid_at, mean_over, measured
+from scoring import Directions, grid_at, mean_over, measured, pair_spread
 D, G, speed = sys.argv[1], sys.argv[2], float(sys.argv[3])
 pg, px = grid_at(f"{G}/predicted-guidance.json", speed), grid_at(f"{G}/predicted-xgrammar.json", speed)
 u1, u2, u3 = (measured(f"{D}/{n}.jsonl") for n in ("u1", "u2", "u3"))
-right = total = 0
+d = Directions(no_change_below_pct=0.0)  # the sign, beyond u1 and u3's gap
 for c in sorted(set(u2) | set(u1) | set(u3)):
-    mx = mean_over([u1, u3], c)
-    if c not in u2 or c not in u1 or c not in u3:
-        print(f"- guidance vs xgrammar at {c}: not measured on all three servers")
-        continue
-    pd, md = 100 * (pg[c] - px[c]) / px[c], 100 * (u2[c] - mx) / mx
-    gap = 100 * abs(u1[c] - u3[c]) / min(u1[c], u3[c])
-    ok = (md > 0) == (pd > 0) and abs(md) > gap
-    right += ok
-    total += 1
-    print(f"- guidance vs xgrammar at {c}: predicted {pg[c]:.1f} vs {px[c]:.1f} ({pd:+.1f}%), measured {u2[c]:.1f} vs "
-          f"{mx:.1f} ({md:+.1f}%; u1 {u1[c]:.1f}, u3 {u3[c]:.1f}, {gap:.1f}% apart): {'right' if ok else 'WRONG'}")
-print(f"\nDirections right: {right} of {total}")
+    gap = pair_spread([[u1, u3]], c)  # None (not measured) unless both xgrammar servers ran c
+    d.judge("guidance vs xgrammar", c, pg[c], px[c], u2.get(c), mean_over([u1, u3], c) if gap is not None else None, gap,
+            f" (u1 {u1[c]:.1f}, u3 {u3[c]:.1f})" if gap is not None else "")
+d.summary()
 PY
 echo
 echo "Pooled, every pre-registered scored point of P-U (u/pooled.py):"
