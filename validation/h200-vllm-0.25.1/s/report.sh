@@ -30,19 +30,15 @@ d.judge("ngram 3 vs none", 256, pn[256], px[256], sn.get(256), mean_over(s14, 25
         " (r/server-spread.md's pool median)")
 d.summary()
 PY
-row() { local name=$1 grid=$2 s=$3
-  ls "$S/$s-open.jsonl" "$S/$s.jsonl" > /dev/null 2>&1 || { echo "| $name | not measured |"; return 0; }
-  python3 $V/tracking_report.py --rule median-itl "$name" "$grid" "$SPEED" $S/probe "$S/$s-open.jsonl" "$S/$s.jsonl" \
-    2>> "$T"; }
+source $V/scoring.sh   # itl_row, itl_header, itl_summary
+row() { itl_row "$S" "$SPEED" "$T" "$@"; }
 echo
 echo "Secondary, each point at the median of the ITL speeds of the server's earlier points (tertiary: the bench's speed):"
 echo
-echo "| server | bench speed | points | median of earlier ITL speeds | bench, same points | bench, all | at a grid edge | per point (conc: bench / median of earlier (speed)) |"
-echo "|---|---|---|---|---|---|---|---|"
+itl_header
 for s in $FOURTEEN; do row "S $s" $V/r/predicted-xgrammar.json "$s"; done
 for s in $FOUR; do row "S $s" $V/r/predicted-taskset4.json "$s"; done
 row "S ngram 3" $V/r/posthoc/predicted-ngram3.json ngram3
 echo
-python3 -c "import sys; sys.path.insert(0, '$V'); from scoring import summary; summary(sys.argv[1], sys.argv[2])" "$T" \
-  "Secondary, the median of the earlier points' ITL speeds"
+itl_summary "$T" "Secondary, the median of the earlier points' ITL speeds"
 rm -f "$T"

@@ -5,18 +5,13 @@
 set -eu
 V=validation/h200-vllm-0.25.1; D=${D:-$V/t}; S=$V/s; TMP=$(mktemp)
 SPEED=$(awk '/speed/ {print $6}' $D/bench-start.txt); SPEED_S=$(awk '/speed/ {print $6}' $S/bench-start.txt)
-row() { local name=$1 grid=$2 s=$3
-  ls "$D/$s-open.jsonl" "$D/$s.jsonl" > /dev/null 2>&1 || { echo "| $name | not measured |"; return 0; }
-  python3 $V/tracking_report.py --rule median-itl "$name" "$grid" "$SPEED" $D/probe "$D/$s-open.jsonl" "$D/$s.jsonl" \
-    2>> "$TMP"; }
+source $V/scoring.sh   # itl_row, itl_header, itl_summary
 echo "Secondary, each point at the median of the ITL speeds of the server's earlier points (tertiary: the bench's speed):"
 echo
-echo "| server | bench speed | points | median of earlier ITL speeds | bench, same points | bench, all | at a grid edge | per point (conc: bench / median of earlier (speed)) |"
-echo "|---|---|---|---|---|---|---|---|"
-row "T guidance" $V/t/predicted-guidance.json g14
+itl_header
+itl_row "$D" "$SPEED" "$TMP" "T guidance" $V/t/predicted-guidance.json g14
 echo
-python3 -c "import sys; sys.path.insert(0, '$V'); from scoring import summary; summary(sys.argv[1], sys.argv[2])" "$TMP" \
-  "Secondary, the median of the earlier points' ITL speeds"
+itl_summary "$TMP" "Secondary, the median of the earlier points' ITL speeds"
 rm -f "$TMP"
 echo
 echo "Primary: guidance against xgrammar (the grids at T's bench speed $SPEED; measured: T's guidance server against"

@@ -6,25 +6,22 @@
 set -eu
 V=validation/h200-vllm-0.25.1; D=${D:-$V/u}; G=$V/u; TMP=$(mktemp)
 IDLE=$(awk '/speed/ {print $6}' $D/bench-idle.txt); START=$(awk '/speed/ {print $6}' $D/bench-start.txt)
-row() { local bench=$1 out=$2 name=$3 grid=$4 s=$5
-  ls "$D/$s-open.jsonl" "$D/$s.jsonl" > /dev/null 2>&1 || { echo "| $name | not measured |"; return 0; }
-  python3 $V/tracking_report.py --rule median-itl "$name" $G/predicted-$grid.json "$bench" $D/probe "$D/$s-open.jsonl" \
-    "$D/$s.jsonl" 2>> "$out"; }
-servers() { row "$1" "$2" "U u1 xgrammar" xgrammar u1; row "$1" "$2" "U u2 guidance" guidance u2
-  row "$1" "$2" "U u3 xgrammar" xgrammar u3; }
-summary() { python3 -c "import sys; sys.path.insert(0, '$V'); from scoring import summary; summary(*sys.argv[1:])" "$@"; }
+source $V/scoring.sh   # itl_row, itl_header, itl_summary
+servers() {  # servers BENCH_SPEED OUT
+  itl_row "$D" "$1" "$2" "U u1 xgrammar" $G/predicted-xgrammar.json u1
+  itl_row "$D" "$1" "$2" "U u2 guidance" $G/predicted-guidance.json u2
+  itl_row "$D" "$1" "$2" "U u3 xgrammar" $G/predicted-xgrammar.json u3; }
 echo "Primary, each point at the median of the ITL speeds of the server's earlier points (the bench column: bench-idle, $IDLE):"
 echo
-echo "| server | bench speed | points | median of earlier ITL speeds | bench, same points | bench, all | at a grid edge | per point (conc: bench / median of earlier (speed)) |"
-echo "|---|---|---|---|---|---|---|---|"
+itl_header
 servers "$IDLE" "$TMP"
 echo
-summary "$TMP" "Primary, the median of the earlier points' ITL speeds" "bench-idle's speed"
+itl_summary "$TMP" "Primary, the median of the earlier points' ITL speeds" "bench-idle's speed"
 echo
 echo "Tertiary, at bench-start's speed ($START, read on cores 14-15 while u1 started):"
 echo
 servers "$START" "$TMP.start" > /dev/null
-summary "$TMP.start" "The same points (the rule's column unchanged)" "bench-start's speed"
+itl_summary "$TMP.start" "The same points (the rule's column unchanged)" "bench-start's speed"
 rm -f "$TMP" "$TMP.start"
 echo
 echo "Directions: guidance against xgrammar (the grids at bench-idle's speed; measured: u2 against the mean of u1"
