@@ -17,11 +17,11 @@ import tracking_rules  # noqa: E402  (n/: the fill speed's rules)
 from tracking_rules_i_r import SERVERS as SERVERS_I_R  # noqa: E402
 
 
-def session(d: str, servers: tuple) -> tuple:
+def session(d: str, servers: tuple, bench_file: str = "bench-start.txt") -> tuple:
     """(name, sweeps, probe, bench, backend, cores) for each (name, sweep names, backend, cores) of folder d."""
     path = f"{tracking_rules.V}/{d}"
     return tuple((name, [f"{path}/{s}.jsonl" for s in sweeps], f"{path}/probe",
-                  tracking_rules.bench(f"{path}/bench-start.txt"), backend, cores)
+                  tracking_rules.bench(f"{path}/{bench_file}"), backend, cores)
                  for name, sweeps, backend, cores in servers)
 
 
