@@ -5,8 +5,8 @@ points, earlier and later (leave one out: the server's speed as well as its own 
 without the point itself), beside the registered rule (its earlier points only); and by concurrency, the
 signed leave-one-out error, which a speed cannot absorb: the model's shape across concurrency plus the
 point's own noise. The model run now with the given profile; a server's first point is not counted.
-usage (from the repository root):
-  python3 validation/h200-vllm-0.25.1/v/shape.py PROFILE > validation/h200-vllm-0.25.1/v/shape.md"""
+usage (from the repository root; SERVER...: only these, by name):
+  python3 validation/h200-vllm-0.25.1/v/shape.py PROFILE [SERVER...] > validation/h200-vllm-0.25.1/v/shape.md"""
 import statistics
 import sys
 from dataclasses import replace
@@ -34,6 +34,10 @@ def med_abs(e: list[float]) -> str:
 
 def main() -> None:
     profile = load_profile(sys.argv[1])
+    only = set(sys.argv[2:])
+    unknown = only - {s[0] for s in SERVERS}
+    if unknown:
+        sys.exit(f"shape.py: no server named {', '.join(sorted(unknown))} (they are {', '.join(s[0] for s in SERVERS)})")
     print(f"Profile {profile.name}. Per server: the median |ITL error| by the registered rule (the median ITL speed "
           "of the earlier points) and left one out (of all its other points); the first point not counted.\n")
     print("| server | points | median-itl rule | leave one out |")
@@ -41,7 +45,7 @@ def main() -> None:
     rule_all: list[float] = []
     loo_all: list[float] = []
     by_conc: dict[int, list[float]] = {}
-    for name, _, cfg, _, runs in server_runs(SERVERS):
+    for name, _, cfg, _, runs in server_runs(tuple(s for s in SERVERS if not only or s[0] in only)):
         rows = [compare(profile, cfg, [s])[0] for s in runs]
         speeds = [r["itl_speed"] for r in attach_itl_speeds(rows, profile, cfg, runs, 4, progress=False)]
         err = lambda s, sp: compare(profile, replace(cfg, cpu_speed=sp), [s])[0]["metrics"]["ITL ms"]["error_pct"]  # noqa: E731
