@@ -144,6 +144,11 @@ def attach(rows: list[dict[str, Any]], probe: dict[str, np.ndarray]) -> list[dic
     return rows
 
 
+def fill_kind(breakdown: dict[str, Any]) -> str:
+    """Which fill the model's steps at a point mostly make: "pool" or "serial"."""
+    return "pool" if breakdown["pool_step_fraction"] > 0.5 else "serial"
+
+
 def fill_speed(row: dict[str, Any]) -> float | None:
     """The CPU speed at which the model's fill per step equals the fill the probe timed inside the
     engine at a schema-on report row: the row's speed x model / measured, the pool fills where the
@@ -153,7 +158,7 @@ def fill_speed(row: dict[str, Any]) -> float | None:
     st, b = row.get("inengine"), row["predicted_breakdown"]
     if row["arm"] != "on" or not st or b is None:
         return None
-    kind = "pool" if b["pool_step_fraction"] > 0.5 else "serial"
+    kind = fill_kind(b)
     meas = _mean_or_none(st, f"grammar_bitmask {kind}")
     model = b[f"{kind}_fill_step_ms"]
     return row["cpu_speed"] * model / meas if meas and model else None

@@ -7,8 +7,11 @@ import json
 import os
 import statistics
 
-from maskcost.validate.report import at_speed
+from maskcost.validate.hostspeed import attach_itl_speeds
+from maskcost.validate.report import at_speed, compare
 from maskcost.validate.sweep import itl_ms, read_summaries
+
+UV_SERVERS = ((1, "xgrammar"), (2, "guidance"), (3, "xgrammar"))  # sessions U and V: server i's backend
 
 
 def grid(path: str) -> tuple[dict[int, dict[float, dict]], dict]:
@@ -35,6 +38,12 @@ def measured(*paths: str) -> dict[int, float]:
                 if s["arm"] == "on":
                     by.setdefault(s["concurrency"], []).append(itl_ms(s))
     return {c: statistics.mean(v) for c, v in by.items()}
+
+
+def itl_speeds(profile, cfg, runs: list[dict]) -> list[float | None]:
+    """Each sweep summary's ITL speed (maskcost.validate.hostspeed), each point alone, at `cfg`."""
+    rows = [compare(profile, cfg, [s])[0] for s in runs]
+    return [r["itl_speed"] for r in attach_itl_speeds(rows, profile, cfg, runs, 4, progress=False)]
 
 
 def mean_over(servers: list[dict[int, float]], c: int) -> float | None:

@@ -13,18 +13,14 @@ from pathlib import Path
 
 import numpy as np
 
-from maskcost.validate.inengine import read_probe, window_stats
+from maskcost.validate.inengine import fill_kind, read_probe, window_stats
 from maskcost.validate.sweep import read_summaries
 
 V = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(V))
-from scoring import grid  # noqa: E402
+from scoring import UV_SERVERS, apart_pct, grid  # noqa: E402
 
-SERVERS = tuple((s, f"{s}{i}", b) for s in "uv" for i, b in ((1, "xgrammar"), (2, "guidance"), (3, "xgrammar")))
-
-
-def apart(a: float, b: float) -> float:
-    return 100.0 * abs(a - b) / min(a, b)
+SERVERS = tuple((s, f"{s}{i}", b) for s in "uv" for i, b in UV_SERVERS)
 
 
 def main() -> None:
@@ -43,7 +39,7 @@ def main() -> None:
         for s in runs:
             e, c = s["engine"], s["concurrency"]
             t0, t1 = e["window_start_unix_s"], e["window_start_unix_s"] + e["window_s"]
-            kind = "serial" if pred[backend][c]["pool_step_fraction"] < 0.5 else "pool"
+            kind = fill_kind(pred[backend][c])
             p_fill = pred[backend][c][f"{kind}_fill_step_ms"]
             key = f"grammar_bitmask {kind}"
             st = window_stats(probe, [(t0, t1)])[key]
@@ -52,7 +48,7 @@ def main() -> None:
             r_sp = (pred[backend][c]["step_ms"] - p_fill) / (e["step_ms"] - st["mean_ms"])
             fill_sp.append(f_sp)
             rest_sp.append(r_sp)
-            halves.append(apart(p_fill / h[0], p_fill / h[1]))
+            halves.append(apart_pct(p_fill / h[0], p_fill / h[1]))
             per_row[c] = st["mean_ms"] / st["n_mean"]
             mine.append((c, f_sp, r_sp))
             cells.append(f"{c}: {f_sp:.2f}, {r_sp:.2f}; {p_fill / h[0]:.2f} / {p_fill / h[1]:.2f}")

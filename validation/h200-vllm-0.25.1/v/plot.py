@@ -13,34 +13,33 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from maskcost.calibrate.profile import load_default_profile  # noqa: E402
 from maskcost.model.config import EngineConfig  # noqa: E402
-from maskcost.validate.hostspeed import attach_itl_speeds  # noqa: E402
-from maskcost.validate.report import compare  # noqa: E402
 from maskcost.validate.sweep import read_summaries  # noqa: E402
 
 V = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(V))
-from scoring import grid, grid_at, measured  # noqa: E402
+sys.path.insert(0, str(V / "m"))
+from scoring import UV_SERVERS, grid, grid_at, itl_speeds, measured  # noqa: E402
+from tracking import bench  # noqa: E402  (m/: a bench file's speed)
 
-SERVERS = ((1, "xgrammar", "tab:blue"), (2, "guidance", "tab:orange"), (3, "xgrammar", "tab:green"))
+COLOURS = ("tab:blue", "tab:orange", "tab:green")
 
 
-def server_speed(path: str, grid_path: str) -> float:
+def server_speed(profile, path: str, grid_path: str) -> float:
     """The median ITL speed of the server's schema-on points (the model run at the grid's config)."""
-    profile = load_default_profile()
     cfg = EngineConfig(**grid(grid_path)[1]["points"][0]["config"]["engine"])
     runs = [s for s in read_summaries(path) if s["arm"] == "on"]
-    rows = attach_itl_speeds(compare(profile, cfg, runs), profile, cfg, runs, 4, progress=False)
-    return statistics.median(r["itl_speed"] for r in rows if r["itl_speed"])
+    return statistics.median(x for x in itl_speeds(profile, cfg, runs) if x)
 
 
 def main(out: str) -> None:
+    profile = load_default_profile()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8), sharey=True)
     for ax, sess in zip(axes, "uv"):
-        idle = float(open(f"{V}/{sess}/bench-idle.txt").read().split()[-1])
-        for i, backend, colour in SERVERS:
+        idle = bench(f"{V}/{sess}/bench-idle.txt")
+        for (i, backend), colour in zip(UV_SERVERS, COLOURS):
             g = f"{V}/u/predicted-{backend}.json"
             m = measured(f"{V}/{sess}/{sess}{i}.jsonl")
-            sp = server_speed(f"{V}/{sess}/{sess}{i}.jsonl", g)
+            sp = server_speed(profile, f"{V}/{sess}/{sess}{i}.jsonl", g)
             cs = sorted(m)
             ax.plot(cs, [m[c] for c in cs], "o", color=colour, label=f"{sess}{i} {backend} measured")
             p = grid_at(g, sp)

@@ -13,19 +13,20 @@ from dataclasses import replace
 from pathlib import Path
 
 from maskcost.calibrate.profile import load_profile
-from maskcost.validate.hostspeed import attach_itl_speeds
 from maskcost.validate.report import compare
 
 V = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(V / "m"))
 sys.path.insert(0, str(V / "s"))
+sys.path.insert(0, str(V))
+from scoring import UV_SERVERS, itl_speeds  # noqa: E402
 from tracking import server_runs  # noqa: E402
 from tracking_rules_i_t import SERVERS as SERVERS_I_T, session  # noqa: E402
 
 SERVERS = SERVERS_I_T + tuple(
     x for s, b in (("u", "bench-idle"), ("v", "bench-idle")) for x in session(s, tuple(
         (f"{s.upper()}{i}-{be}", [f"{s}{i}-open", f"{s}{i}"], be, 14)
-        for i, be in ((1, "xgrammar"), (2, "guidance"), (3, "xgrammar"))), bench_file=f"{b}.txt"))
+        for i, be in UV_SERVERS), bench_file=f"{b}.txt"))
 
 
 def med_abs(e: list[float]) -> str:
@@ -46,8 +47,7 @@ def main() -> None:
     loo_all: list[float] = []
     by_conc: dict[int, list[float]] = {}
     for name, _, cfg, _, runs in server_runs(tuple(s for s in SERVERS if not only or s[0] in only)):
-        rows = [compare(profile, cfg, [s])[0] for s in runs]
-        speeds = [r["itl_speed"] for r in attach_itl_speeds(rows, profile, cfg, runs, 4, progress=False)]
+        speeds = itl_speeds(profile, cfg, runs)
         err = lambda s, sp: compare(profile, replace(cfg, cpu_speed=sp), [s])[0]["metrics"]["ITL ms"]["error_pct"]  # noqa: E731
         rule, loo = [], []
         for i, s in enumerate(runs[1:], 1):
