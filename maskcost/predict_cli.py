@@ -198,6 +198,9 @@ def cmd_report(args) -> int:
     args.cpu_speed = [speed]
     cfg = _engine_configs(args, profile)[0]
     predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
+    for flag, on in (("--fit-with-loop", args.fit_with_loop), ("--fit-serial-by-rows", args.fit_serial_by_rows)):
+        if on and not args.fit_engine_fill:
+            raise ValueError(f"{flag}: only with --fit-engine-fill OUT_PROFILE (it changes how the fit reads the probe)")
     if args.fit_engine_fill:
         if predicted is not None or not args.probe:
             raise ValueError("--fit-engine-fill: give --probe DIR and no --predicted (the model runs now, "
@@ -245,7 +248,8 @@ def cmd_report(args) -> int:
                                  f"over the model's fill at "
                                  f"{'the meter speed of each point' if args.speed_from_meter else f'--cpu-speed {speed:.3f}'}, sweeps "
                                  f"{' '.join(args.sweep)}", probe,
-                                 min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores))
+                                 min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores), args.fit_with_loop,
+                                 args.fit_serial_by_rows)
         save_profile(fitted, args.fit_engine_fill)
         print(f"wrote {args.fit_engine_fill}: {cfg.backend} {describe(fitted.backends[cfg.backend].engine_fill)}")
     return 0
@@ -374,6 +378,11 @@ def add_parsers(sub) -> None:
                                                   "server: the engine's own step timings beside the model's")
     r.add_argument("--fit-engine-fill", metavar="OUT_PROFILE", help="with --probe: write the profile with its "
                    "fill scaled to what the engine's probe timed on these points (calibration, not scoring)")
+    r.add_argument("--fit-serial-by-rows", action="store_true", help="with --fit-engine-fill: the serial fill "
+                   "factor follows the step's rows (a power law fitted over the points' serial fills), not one median")
+    r.add_argument("--fit-with-loop", action="store_true", help="with --fit-engine-fill: the engine thread's "
+                   "work per step includes the busy loop's time outside the step function (the probe's "
+                   "step_with_batch_queue), not only the schedule, launch, sample and update calls")
     r.add_argument("--hostmeter", metavar="FILE", help="the `maskcost hostmeter` file that ran beside the sweeps: "
                                                        "the host's speed, steal and the server's threads per point")
     r.add_argument("--speed-from-meter", action="store_true", help="with --hostmeter: each point at the speed "

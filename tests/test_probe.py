@@ -184,6 +184,59 @@ def test_engine_fill_factors_scale_the_models_fills():
     assert sync["step_ms"] == pytest.approx(again[64]["step_ms"], rel=0.05)
 
 
+def test_fit_with_loop_and_serial_by_rows():
+    """--fit-with-loop adds the busy loop's time outside step_with_batch_queue to the engine thread's
+    work; --fit-serial-by-rows fits the serial factor as a power law in the rows, which the model
+    then applies by the step's rows (held inside the fitted range), and which survives the file."""
+    from maskcost.calibrate.profile import ProfileError, profile_from_dict, profile_to_dict
+    from maskcost.model.config import EngineConfig, Workload
+    from maskcost.model.costs import Costs
+    from maskcost.model.predict import run_point
+    from maskcost.validate.inengine import STEP_CPU_CALLS, STEP_FN, fit_engine_fill, loop_ms
+    from synth import constant_profile
+    p = constant_profile(fill_us=100.0, forward_ms=5.0)
+    cfg = EngineConfig(max_num_seqs=256, cpu_count=16, usable_cores=16)
+    concs = (8, 32, 128)
+    base = {c: run_point(p, cfg, Workload(concurrency=c, requests=4 * c, output_tokens=40))["breakdown"] for c in concs}
+    # in-engine / model = 2 x (rows / 32)^-0.2: 1.32 at 8, 1.0 at 32, 0.76 at 128 (x 2)
+    want = {c: 2.0 * (c / 32.0) ** -0.2 for c in concs}
+    rows = []
+    for c in concs:
+        st = {"grammar_bitmask serial": {"calls": 500, "mean_ms": want[c] * base[c]["serial_fill_step_ms"]}}
+        st.update({k: {"calls": 300, "mean_ms": 1.0} for k in STEP_CPU_CALLS})
+        # the step function 6 ms a call, busy 75% of the windows: 2 ms a step in the loop outside it
+        st[STEP_FN] = {"calls": 300, "mean_ms": 6.0, "busy_fraction": 0.75}
+        rows.append({"arm": "on", "concurrency": c, "metrics": {"running": {"measured": float(c)}},
+                     "predicted_breakdown": base[c], "inengine": st, "windows": [], "cpu_speed": 1.0,
+                     "predicted_structured_rows": float(c)})
+    assert loop_ms(rows[0]["inengine"]) == pytest.approx(2.0)
+    assert loop_ms({STEP_FN: {"calls": 3, "mean_ms": 6.0, "busy_fraction": 0.75}}) is None  # too few calls
+    probe = synthetic_pool_probe(task_ms=1.0, wall_ms=1.0)
+    plain = fit_engine_fill(p, "xgrammar", rows, "test", probe, 8).backends["xgrammar"].engine_fill
+    fitted = fit_engine_fill(p, "xgrammar", rows, "test", probe, 8, with_loop=True, serial_by_rows=True)
+    ef = fitted.backends["xgrammar"].engine_fill
+    assert [c.ms for c in plain.cpu_points] == [4.0] * 3 and [c.ms for c in ef.cpu_points] == [6.0] * 3
+    assert plain.serial_rows_exponent == 0.0 and plain.serial_factor == pytest.approx(2.0)  # the median
+    assert ef.serial_rows_exponent == pytest.approx(-0.2, abs=0.01)
+    assert ef.serial_factor == pytest.approx(2.0, rel=0.01)  # the line at the geometric mean of the rows, 32
+    costs = Costs(fitted, "xgrammar")
+    for c in concs:
+        assert costs.serial_fill_factor(c) == pytest.approx(want[c], rel=0.02)
+    assert costs.serial_fill_factor(1) == costs.serial_fill_factor(8)  # held inside the fitted rows
+    again = run_point(fitted, cfg, Workload(concurrency=8, requests=32, output_tokens=40))["breakdown"]
+    assert again["serial_fill_step_ms"] == pytest.approx(want[8] * base[8]["serial_fill_step_ms"], rel=0.05)
+    d = profile_to_dict(fitted)
+    assert profile_from_dict(d).backends["xgrammar"].engine_fill.serial_rows_exponent == pytest.approx(-0.2, abs=0.01)
+    for r in rows[1:]:  # one serial point cannot give a slope
+        r["inengine"]["grammar_bitmask serial"]["calls"] = 3
+    with pytest.raises(ValueError, match="--fit-serial-by-rows: 1 points with serial fills"):
+        fit_engine_fill(p, "xgrammar", rows, "test", probe, 8, serial_by_rows=True)
+    bad = profile_to_dict(fitted)
+    bad["backends"]["xgrammar"]["engine_fill"]["points"] = bad["backends"]["xgrammar"]["engine_fill"]["points"][:1]
+    with pytest.raises(ProfileError, match="serial_rows_exponent"):
+        profile_from_dict(bad)
+
+
 def test_fill_speed_is_where_the_models_fill_meets_the_engines():
     """report --speed-from-probe: the speed at which the model's fill per step equals the probe's,
     from the pool fills where the model's steps mostly pool, else the serial ones."""

@@ -134,7 +134,10 @@ class EngineFill:
     the advance + the schema-off sync overhead. pool_excess_points: where present, the model's
     pool fill is built from its parts, its tasks at pool_task_factor (a row filled inside a pool
     task, in-engine, over the model's row) list-scheduled plus this in-engine excess, and
-    pool_factor (the first fitted profiles' whole-pool ratio) is not used."""
+    pool_factor (the first fitted profiles' whole-pool ratio) is not used. serial_rows_exponent:
+    where not 0, the serial factor follows the step's rows, serial_factor x (rows / the geometric
+    mean of the serial points' running)^exponent, the rows held inside the serial points' range
+    (report --fit-serial-by-rows: the least-squares slope of log in-engine / model on log running)."""
     method: str
     serial_factor: float
     pool_factor: float
@@ -142,6 +145,11 @@ class EngineFill:
     cpu_points: tuple[EngineCpuPoint, ...] = ()
     pool_excess_points: tuple[PoolExcessPoint, ...] = ()
     pool_task_factor: float = 1.0
+    serial_rows_exponent: float = 0.0
+
+    def serial_rows(self) -> list[float]:
+        """The running requests of the points that had serial fills (what the exponent was fitted on)."""
+        return [p.running for p in self.points if p.serial_ms is not None and p.serial_model_ms and p.running > 0]
 
 
 @dataclass(frozen=True)
@@ -365,7 +373,12 @@ def _engine_fill(d: dict, where: str) -> EngineFill:
     task = _req(d, "pool_task_factor", where, float) if "pool_task_factor" in d else 1.0
     if not task > 0:
         raise ProfileError(f"{where}.pool_task_factor: must be > 0, got {task}")
-    return EngineFill(_req(d, "method", where, str), *factors, tuple(pts), cpu, exc, task)
+    # absent before session W's profile (0: one serial factor at every batch)
+    expo = _req(d, "serial_rows_exponent", where, float) if "serial_rows_exponent" in d else 0.0
+    ef = EngineFill(_req(d, "method", where, str), *factors, tuple(pts), cpu, exc, task, expo)
+    if expo and len(ef.serial_rows()) < 2:
+        raise ProfileError(f"{where}.serial_rows_exponent: {expo} needs two or more points with serial fills")
+    return ef
 
 
 def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:

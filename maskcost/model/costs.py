@@ -103,6 +103,11 @@ class Costs:
         # the engine step as the probe timed it in a live engine (report --probe --fit-engine-fill)
         ef = b.engine_fill
         self.fill_serial_factor = ef.serial_factor if ef is not None else 1.0
+        self.serial_rows_exponent = ef.serial_rows_exponent if ef is not None else 0.0
+        if self.serial_rows_exponent:
+            rows = np.array(ef.serial_rows())
+            self.serial_rows_ref = float(np.exp(np.log(rows).mean()))
+            self.serial_rows_lo, self.serial_rows_hi = float(rows.min()), float(rows.max())
         self.fill_pool_factor = ef.pool_factor if ef is not None else 1.0
         self.engine_cpu = Curve([c.batch for c in ef.cpu_points], [c.ms for c in ef.cpu_points]) \
             if ef is not None and ef.cpu_points else None
@@ -130,6 +135,14 @@ class Costs:
         if self.context_ms_per_token and decode_rows:
             f = max(0.5 * f, f + self.context_ms_per_token * (context_tokens - decode_rows * self.context_ref))
         return f
+
+    def serial_fill_factor(self, rows: int) -> float:
+        """In-engine over the model's serial fill at a step of `rows` bitmask rows: the profile's
+        serial factor, times (rows / ref)^exponent where the profile fitted one (EngineFill)."""
+        if not self.serial_rows_exponent:
+            return self.fill_serial_factor
+        r = min(max(float(rows), self.serial_rows_lo), self.serial_rows_hi)
+        return self.fill_serial_factor * (r / self.serial_rows_ref) ** self.serial_rows_exponent
 
     def cpu_overhead_ms(self, batch: float) -> float:
         """Engine CPU work per step that async scheduling hides when no grammar is present:

@@ -397,7 +397,7 @@ class Simulation:
                 self._event("wait for fill pool", "engine thread", tp, pool_wait_ms)
             elif S:
                 fdur = self.batched_fill_ms(row_ms) if (sglang and cfg.backend == "guidance" and not k) \
-                    else fill_ms * costs.fill_serial_factor
+                    else fill_ms * costs.serial_fill_factor(row_ms.size)
                 thread_fill_ms = fdur
                 self._event("fill bitmask", "engine thread", env.now, fdur)
                 yield env.timeout(fdur)

@@ -24,11 +24,32 @@ STEP_CPU_CALLS = ("Scheduler.schedule", "UniProcExecutor.execute_model", "UniPro
                   "Scheduler.update_from_output")
 
 
-def step_cpu_ms(st: dict[str, dict[str, float]]) -> float | None:
-    """Per step: the sum of the mean of each of STEP_CPU_CALLS (each runs once per step)."""
+# the engine core's busy loop (vllm/v1/engine/core.py run_busy_loop): each turn drains the input
+# queue, calls the step function and puts its outputs on the output queue; what it spends outside
+# the step function is engine-thread CPU work too (it waits only inside the step, for the GPU)
+STEP_FN = "EngineCore.step_with_batch_queue"
+
+
+def loop_ms(st: dict[str, dict[str, float]]) -> float | None:
+    """Per step: the busy loop's time outside the step function (the windows' span per step call
+    less the call's mean). None: the step function not probed MIN_CALLS times."""
+    s = st.get(STEP_FN)
+    if s is None or s["calls"] < MIN_CALLS or not s["busy_fraction"] > 0:
+        return None
+    return max(0.0, s["mean_ms"] * (1.0 / s["busy_fraction"] - 1.0))
+
+
+def step_cpu_ms(st: dict[str, dict[str, float]], with_loop: bool = False) -> float | None:
+    """Per step: the sum of the mean of each of STEP_CPU_CALLS (each runs once per step); with_loop:
+    plus the busy loop's time outside the step function (loop_ms). None: a call (or, with_loop, the
+    step function) not probed MIN_CALLS times."""
     if not all(k in st and st[k]["calls"] >= MIN_CALLS for k in STEP_CPU_CALLS):
         return None
-    return sum(st[k]["mean_ms"] for k in STEP_CPU_CALLS)
+    calls = sum(st[k]["mean_ms"] for k in STEP_CPU_CALLS)
+    if not with_loop:
+        return calls
+    loop = loop_ms(st)
+    return None if loop is None else calls + loop
 
 
 def read_probe(folder: str) -> dict[str, np.ndarray]:
@@ -165,14 +186,17 @@ def fill_speed(row: dict[str, Any]) -> float | None:
 
 
 def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], method: str,
-                    probe: dict[str, np.ndarray], pool_workers: int) -> Profile:
+                    probe: dict[str, np.ndarray], pool_workers: int, with_loop: bool = False,
+                    serial_by_rows: bool = False) -> Profile:
     """The profile with `backend`'s engine_fill set from report rows that carry probe statistics
     and the model's breakdown made without engine-fill factors (at the row's `cpu_speed`, this
     host's speed relative to the profile's then): per fill kind (serial, pool), the median over the
     points that had at least MIN_CALLS such fills of in-engine / model; and the engine thread's
     other work per step by running batch, and the pool's in-engine excess by task count
     (pool_excess, on `pool_workers` threads), both times the row's cpu_speed (the profile host's
-    time)."""
+    time). with_loop: the engine thread's work includes the busy loop's time outside the step
+    function (step_cpu_ms). serial_by_rows: the serial factor follows the rows
+    (serial_rows_exponent)."""
     pts, cpu, exc, task = [], [], [], []
     for r in rows:
         st, b = r.get("inengine"), r["predicted_breakdown"]
@@ -185,7 +209,7 @@ def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], 
             exc.append(PoolExcessPoint(pe[0], max(0.0, pe[1]) * cpu_speed))
             if b["fill_ms"] and r["predicted_structured_rows"]:  # the model's fill work per row
                 task.append(pe[2] / (b["fill_ms"] / r["predicted_structured_rows"]))
-        c = step_cpu_ms(st)
+        c = step_cpu_ms(st, with_loop)
         if c is not None and r["metrics"]["running"]["measured"]:
             cpu.append(EngineCpuPoint(r["metrics"]["running"]["measured"], c * cpu_speed))
         pts.append(EngineFillPoint(r["concurrency"], r["metrics"]["running"]["measured"] or 0.0,
@@ -202,8 +226,25 @@ def fit_engine_fill(profile: Profile, backend: str, rows: list[dict[str, Any]], 
                     factor([(p.pool_ms, p.pool_model_ms) for p in pts]), tuple(pts),
                     tuple(sorted(cpu, key=lambda c: c.batch)), tuple(sorted(exc, key=lambda c: c.chunks)),
                     statistics.median(task) if task else 1.0)
+    if serial_by_rows:  # the least-squares line: its level at the reference rows, its slope
+        level, slope = serial_rows_line(ef)
+        ef = replace(ef, serial_factor=level, serial_rows_exponent=slope)
     b = profile.backends[backend]
     return replace(profile, backends={**profile.backends, backend: replace(b, engine_fill=ef)})
+
+
+def serial_rows_line(ef: EngineFill) -> tuple[float, float]:
+    """The least-squares line of log(in-engine / model serial fill) on log(running) over the points
+    with serial fills: its level at the geometric mean of their running (the factor there) and its
+    slope (how the factor moves with the step's rows). A one-line error with fewer than three such
+    points at two or more batch sizes."""
+    pairs = [(p.running, p.serial_ms / p.serial_model_ms) for p in ef.points
+             if p.serial_ms is not None and p.serial_model_ms and p.running > 0]
+    if len(pairs) < 3 or len({round(r) for r, _ in pairs}) < 2:
+        raise ValueError(f"--fit-serial-by-rows: {len(pairs)} points with serial fills; the slope wants three "
+                         f"or more at two or more batch sizes (sweep more concurrencies of 128 and below)")
+    x, y = np.log([r for r, _ in pairs]), np.log([f for _, f in pairs])
+    return float(np.exp(y.mean())), float(np.polyfit(x, y, 1)[0])
 
 
 def describe(ef: EngineFill) -> str:
@@ -211,7 +252,8 @@ def describe(ef: EngineFill) -> str:
     pool = (f"pool tasks x{ef.pool_task_factor:.3f} + excess "
             f"{', '.join(f'{c.ms:.1f} ms at {c.chunks:.1f} tasks' for c in ef.pool_excess_points)}"
             if ef.pool_excess_points else f"pool x{ef.pool_factor:.3f}")
-    return (f"engine fill x{ef.serial_factor:.3f} serial, {pool} ({len(ef.points)} points); engine CPU per step "
+    rows = f" x (rows / ref)^{ef.serial_rows_exponent:.3f}" if ef.serial_rows_exponent else ""
+    return (f"engine fill x{ef.serial_factor:.3f}{rows} serial, {pool} ({len(ef.points)} points); engine CPU per step "
             f"{', '.join(f'{c.ms:.1f} ms at {c.batch:.0f}' for c in ef.cpu_points) or 'not timed'}")
 
 

@@ -7,18 +7,18 @@ the bench) or at the median of the fill speeds of all the server's points before
 session P's: what predict --cpu-speed-from-report does with reports on every point run so far) or at
 the first point's, kept (--rule opening: a speed calibrated on the unscored opening alone), or at
 the median of the ITL speeds of the server's earlier points (--rule median-itl, session R's:
-maskcost.validate.hostspeed, no probe; the model run with the embedded default, which must be the
-profile the grid was made with, at the grid's engine config), and
+maskcost.validate.hostspeed, no probe; the model run with the embedded default, or --profile, which
+must be the profile the grid was made with, at the grid's engine config), and
 at the idle bench's speed (the rule it is measured against). A speed outside the grid is read at its
 edge (and counted). The server's first point is scored at the bench speed only.
-usage: python validation/h200-vllm-0.25.1/tracking_report.py [--rule previous|median|opening|median-itl] NAME GRID.json BENCH_SPEED PROBE_DIR SWEEP.jsonl...
+usage: python validation/h200-vllm-0.25.1/tracking_report.py [--rule previous|median|opening|median-itl] [--profile PATH] NAME GRID.json BENCH_SPEED PROBE_DIR SWEEP.jsonl...
 prints one Markdown row (name, points, both medians, per point) and a JSON line with the errors."""
 import argparse
 import json
 import statistics
 import sys
 
-from maskcost.calibrate.profile import load_default_profile
+from maskcost.calibrate.profile import load_default_profile, load_profile
 from maskcost.model.config import EngineConfig
 from maskcost.validate.hostspeed import attach_itl_speeds
 from maskcost.validate.inengine import fill_speed, read_probe, window_stats
@@ -38,6 +38,7 @@ def read_at(by_speed: dict[float, dict], speed: float) -> tuple[dict, bool]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rule", choices=("previous", "median", "opening", "median-itl"), default="previous")
+    ap.add_argument("--profile", help="with --rule median-itl: the profile the grid was made with (default: the embedded one)")
     ap.add_argument("name")
     ap.add_argument("grid_path")
     ap.add_argument("bench", type=float)
@@ -47,9 +48,9 @@ def main() -> None:
     name, grid_path, bench, probe_dir, sweeps = a.name, a.grid_path, a.bench, a.probe_dir, a.sweeps
     grid, doc = read_grid(grid_path)
     if a.rule == "median-itl":
-        profile = load_default_profile()
+        profile = load_profile(a.profile) if a.profile else load_default_profile()
         if (doc["profile"]["name"], doc["profile"]["created_utc"]) != (profile.name, profile.created_utc):
-            sys.exit(f"{grid_path}: made with profile {doc['profile']['name']}, not the embedded default")
+            sys.exit(f"{grid_path}: made with profile {doc['profile']['name']}, not {a.profile or 'the embedded default'}")
         cfg = EngineConfig(**doc["points"][0]["config"]["engine"])
     probe = read_probe(probe_dir)
     runs = sorted((s for f in sweeps for s in read_summaries(f) if s["arm"] == "on"),

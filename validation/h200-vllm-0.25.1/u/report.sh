@@ -4,8 +4,9 @@
 # A dry run on other data: D=DIR bash .../u/report.sh (DIR holding bench-idle.txt, bench-start.txt, probe/,
 # u1-open.jsonl, u1.jsonl, u2-..., u3-...). Session V's (v/report.sh, written after U ran): S=v, its servers
 # v1-v3 in $V/v, U's grids, and where DIR holds bench-v2.txt and bench-v3.txt, a table at each server's own bench.
+# Session W's (w/report.sh): S=w, and G=DIR for the grids DIR/predicted-*.json, made with the profile PROFILE.
 set -eu
-V=validation/h200-vllm-0.25.1; S=${S:-u}; D=${D:-$V/$S}; G=$V/u; TMP=$(mktemp)
+V=validation/h200-vllm-0.25.1; S=${S:-u}; D=${D:-$V/$S}; G=${G:-$V/u}; TMP=$(mktemp)
 IDLE=$(awk '/speed/ {print $6}' $D/bench-idle.txt); START=$(awk '/speed/ {print $6}' $D/bench-start.txt)
 source $V/scoring.sh   # itl_row, itl_header, itl_summary
 servers() {  # servers BENCH_SPEED OUT
