@@ -1,5 +1,5 @@
 #!/bin/bash
-# Device session W (written after V was scored, before W ran): U and V's settings again on a fresh machine,
+# Device session W (written after V was scored, committed before W ran, ran 2026-12-01: w/README.md): U and V's settings again on a fresh machine,
 # scored against grids of a new profile, w/profile-u1loop.json.gz (w/make_profile.sh: the embedded default with
 # xgrammar's engine step refitted from u1's probe, the engine's busy loop outside the step function included).
 # Post hoc on 82 points of 8 other xgrammar servers it scored 5.8% by the median rule (the default 7.0%).
