@@ -172,6 +172,9 @@ def cmd_report(args) -> int:
                    or args.fit_engine_fill):
         raise ValueError(f"{probed[0]}: give --probe DIR{' (or --speed-source itl)' if args.speed_from_earlier else ''}, "
                          f"and none of --speed-from-meter, --fit-engine-fill, the other --speed-from-*")
+    for flag, on in (("--fit-with-loop", args.fit_with_loop), ("--fit-serial-by-rows", args.fit_serial_by_rows)):
+        if on and not args.fit_engine_fill:
+            raise ValueError(f"{flag}: only with --fit-engine-fill OUT_PROFILE (it changes how the fit reads the probe)")
     profile = _profile(args)
     from .validate.sweep import read_summaries
     measured = [s for p in args.sweep for s in read_summaries(p)]
@@ -198,9 +201,6 @@ def cmd_report(args) -> int:
     args.cpu_speed = [speed]
     cfg = _engine_configs(args, profile)[0]
     predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
-    for flag, on in (("--fit-with-loop", args.fit_with_loop), ("--fit-serial-by-rows", args.fit_serial_by_rows)):
-        if on and not args.fit_engine_fill:
-            raise ValueError(f"{flag}: only with --fit-engine-fill OUT_PROFILE (it changes how the fit reads the probe)")
     if args.fit_engine_fill:
         if predicted is not None or not args.probe:
             raise ValueError("--fit-engine-fill: give --probe DIR and no --predicted (the model runs now, "
