@@ -147,9 +147,10 @@ class EngineFill:
     pool_task_factor: float = 1.0
     serial_rows_exponent: float = 0.0
 
-    def serial_rows(self) -> list[float]:
-        """The running requests of the points that had serial fills (what the exponent was fitted on)."""
-        return [p.running for p in self.points if p.serial_ms is not None and p.serial_model_ms and p.running > 0]
+    def serial_points(self) -> list[EngineFillPoint]:
+        """The points that had serial fills, in-engine and in the model, at a running batch (what the
+        exponent is fitted on)."""
+        return [p for p in self.points if p.serial_ms is not None and p.serial_model_ms and p.running > 0]
 
 
 @dataclass(frozen=True)
@@ -376,7 +377,7 @@ def _engine_fill(d: dict, where: str) -> EngineFill:
     # absent before session W's profile (0: one serial factor at every batch)
     expo = _req(d, "serial_rows_exponent", where, float) if "serial_rows_exponent" in d else 0.0
     ef = EngineFill(_req(d, "method", where, str), *factors, tuple(pts), cpu, exc, task, expo)
-    if expo and len(ef.serial_rows()) < 2:
+    if expo and len(ef.serial_points()) < 2:
         raise ProfileError(f"{where}.serial_rows_exponent: {expo} needs two or more points with serial fills")
     return ef
 

@@ -105,7 +105,7 @@ class Costs:
         self.fill_serial_factor = ef.serial_factor if ef is not None else 1.0
         self.serial_rows_exponent = ef.serial_rows_exponent if ef is not None else 0.0
         if self.serial_rows_exponent:
-            rows = np.array(ef.serial_rows())
+            rows = np.array([p.running for p in ef.serial_points()])
             self.serial_rows_ref = float(np.exp(np.log(rows).mean()))
             self.serial_rows_lo, self.serial_rows_hi = float(rows.min()), float(rows.max())
         self.fill_pool_factor = ef.pool_factor if ef is not None else 1.0

@@ -238,8 +238,7 @@ def serial_rows_line(ef: EngineFill) -> tuple[float, float]:
     with serial fills: its level at the geometric mean of their running (the factor there) and its
     slope (how the factor moves with the step's rows). A one-line error with fewer than three such
     points at two or more batch sizes."""
-    pairs = [(p.running, p.serial_ms / p.serial_model_ms) for p in ef.points
-             if p.serial_ms is not None and p.serial_model_ms and p.running > 0]
+    pairs = [(p.running, p.serial_ms / p.serial_model_ms) for p in ef.serial_points()]
     if len(pairs) < 3 or len({round(r) for r, _ in pairs}) < 2:
         raise ValueError(f"--fit-serial-by-rows: {len(pairs)} points with serial fills; the slope wants three "
                          f"or more at two or more batch sizes (sweep more concurrencies of 128 and below)")

@@ -46,6 +46,11 @@ def itl_speeds(profile, cfg, runs: list[dict]) -> list[float | None]:
     return [r["itl_speed"] for r in attach_itl_speeds(rows, profile, cfg, runs, 4, progress=False)]
 
 
+def median_itl_speed(profile, cfg, runs: list[dict]) -> float:
+    """The median of the sweep summaries' ITL speeds (itl_speeds), those that have one."""
+    return statistics.median(x for x in itl_speeds(profile, cfg, runs) if x)
+
+
 def mean_over(servers: list[dict[int, float]], c: int) -> float | None:
     v = [m[c] for m in servers if c in m]
     return statistics.mean(v) if v else None

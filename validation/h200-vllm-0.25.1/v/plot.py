@@ -2,7 +2,6 @@
 session, each server's measured engine ITL by concurrency (points) and the grid (u/predicted-*.json)
 at the median ITL speed of all that server's points (line), and at the session's idle bench (dashed).
 usage (from the repository root): python3 validation/h200-vllm-0.25.1/v/plot.py validation/h200-vllm-0.25.1/v/u-v.png"""
-import statistics
 import sys
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from maskcost.validate.sweep import read_summaries  # noqa: E402
 V = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(V))
 sys.path.insert(0, str(V / "m"))
-from scoring import UV_SERVERS, grid, grid_at, itl_speeds, measured  # noqa: E402
+from scoring import UV_SERVERS, grid, grid_at, measured, median_itl_speed  # noqa: E402
 from tracking import bench  # noqa: E402  (m/: a bench file's speed)
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green")
@@ -28,7 +27,7 @@ def server_speed(profile, path: str, grid_path: str) -> float:
     """The median ITL speed of the server's schema-on points (the model run at the grid's config)."""
     cfg = EngineConfig(**grid(grid_path)[1]["points"][0]["config"]["engine"])
     runs = [s for s in read_summaries(path) if s["arm"] == "on"]
-    return statistics.median(x for x in itl_speeds(profile, cfg, runs) if x)
+    return median_itl_speed(profile, cfg, runs)
 
 
 def main(out: str) -> None:

@@ -8,8 +8,6 @@ median ITL speed (all its points: post hoc) read two ways from the grid: at the 
 rule scores) and at the concurrency whose predicted running matches the measured running (interpolated), the
 error the model's step would have with the engine's real batch.
 usage (from the repository root): python3 validation/h200-vllm-0.25.1/w/frontend.py > validation/h200-vllm-0.25.1/w/frontend.md"""
-import gzip
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -20,23 +18,21 @@ from maskcost.calibrate.profile import load_profile
 from maskcost.model.config import EngineConfig
 from maskcost.validate.inengine import read_probe, window_stats
 from maskcost.validate.report import at_speed
-from maskcost.validate.sweep import itl_ms, read_summaries
+from maskcost.validate.sweep import itl_ms, raw_records_path, read_raw_records, read_summaries
 
 V = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(V))
-from scoring import UV_SERVERS, grid, itl_speeds  # noqa: E402
+from scoring import UV_SERVERS, grid, median_itl_speed  # noqa: E402
 
 PROFILE = V / "w" / "profile-u1loop.json.gz"
 
 
-def client_e2e_ms(path: str) -> dict[str, float]:
-    """The client's mean e2e per point (the raw records of the sweep)."""
+def client_e2e_ms(sweep: str) -> dict[str, float]:
+    """The client's mean e2e per point (the sweep's raw records)."""
     by: dict[str, list[float]] = {}
-    with gzip.open(path, "rt") as f:
-        for line in f:
-            r = json.loads(line)
-            if r["e2e_ms"] is not None:
-                by.setdefault(r["point"], []).append(r["e2e_ms"])
+    for r in read_raw_records(raw_records_path(sweep)):
+        if r["e2e_ms"] is not None:
+            by.setdefault(r["point"], []).append(r["e2e_ms"])
     return {k: statistics.mean(v) for k, v in by.items()}
 
 
@@ -53,10 +49,10 @@ def main() -> None:
         for i, backend in UV_SERVERS:
             g, doc = grid(f"{V}/w/predicted-{backend}.json")
             cfg = EngineConfig(**doc["points"][0]["config"]["engine"])
-            runs = sorted((s for s in read_summaries(f"{V}/{sess}/{sess}{i}.jsonl") if s["arm"] == "on"),
-                          key=lambda s: s["concurrency"])
-            speed = statistics.median(x for x in itl_speeds(profile, cfg, runs) if x)
-            e2e = client_e2e_ms(f"{V}/{sess}/{sess}{i}.raw.jsonl.gz")
+            sweep = f"{V}/{sess}/{sess}{i}.jsonl"
+            runs = sorted((s for s in read_summaries(sweep) if s["arm"] == "on"), key=lambda s: s["concurrency"])
+            speed = median_itl_speed(profile, cfg, runs)
+            e2e = client_e2e_ms(sweep)
             at = {c: at_speed(by, speed) for c, by in g.items()}
             concs = sorted(at)
             run_pred = np.array([at[c]["running_mean"] for c in concs])
