@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -172,6 +173,9 @@ def cmd_report(args) -> int:
                    or args.fit_engine_fill):
         raise ValueError(f"{probed[0]}: give --probe DIR{' (or --speed-source itl)' if args.speed_from_earlier else ''}, "
                          f"and none of --speed-from-meter, --fit-engine-fill, the other --speed-from-*")
+    if args.fit_frontend and (args.fit_engine_fill or args.predicted or probed or args.speed_from_meter):
+        raise ValueError("--fit-frontend: one calibration at a time, the model run now at --cpu-speed: none of "
+                         "--fit-engine-fill, --predicted, --speed-from-*")
     for flag, on in (("--fit-with-loop", args.fit_with_loop), ("--fit-serial-by-rows", args.fit_serial_by_rows)):
         if on and not args.fit_engine_fill:
             raise ValueError(f"{flag}: only with --fit-engine-fill OUT_PROFILE (it changes how the fit reads the probe)")
@@ -201,6 +205,18 @@ def cmd_report(args) -> int:
     args.cpu_speed = [speed]
     cfg = _engine_configs(args, profile)[0]
     predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
+    if args.fit_frontend:
+        from .calibrate.engine import fit_frontend_request
+        from .calibrate.profile import save_profile
+        fw0 = profile.forward
+        fw = fit_frontend_request(profile, cfg, measured, log=lambda m: print(m, file=sys.stderr))
+        note = (f"{fw.frontend_request_ms:.2f} ms per request (was {fw0.frontend_request_ms:.2f}), TTFT's fixed part "
+                f"{fw.ttft_fixed_ms:.2f} ms, refitted on the schema-on TTFT and running counts of {' '.join(args.sweep)} "
+                f"({cfg.backend}, --cpu-speed {speed:.3f}; calibrate.engine.fit_frontend_request)")
+        profile = replace(profile, forward=replace(fw, source=f"{fw.source} API server per request: {note}."),
+                          provenance={**profile.provenance, "frontend": note})
+        save_profile(profile, args.fit_frontend)
+        print(f"wrote {args.fit_frontend}: API server {note}")
     if args.fit_engine_fill:
         if predicted is not None or not args.probe:
             raise ValueError("--fit-engine-fill: give --probe DIR and no --predicted (the model runs now, "
@@ -378,6 +394,9 @@ def add_parsers(sub) -> None:
                                                   "server: the engine's own step timings beside the model's")
     r.add_argument("--fit-engine-fill", metavar="OUT_PROFILE", help="with --probe: write the profile with its "
                    "fill scaled to what the engine's probe timed on these points (calibration, not scoring)")
+    r.add_argument("--fit-frontend", metavar="OUT_PROFILE", help="write the profile with the API server's cost per "
+                   "request refitted on the sweeps' schema-on TTFT and running counts (calibration, not scoring; "
+                   "the report then shows the fitted profile)")
     r.add_argument("--fit-serial-by-rows", action="store_true", help="with --fit-engine-fill: the serial fill "
                    "factor follows the step's rows (a power law fitted over the points' serial fills), not one median")
     r.add_argument("--fit-with-loop", action="store_true", help="with --fit-engine-fill: the engine thread's "

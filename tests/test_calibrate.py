@@ -197,3 +197,36 @@ def test_hostmeter_times_the_host_and_sees_a_busy_server_thread(vocab, tmp_path)
         assert 1e3 < r["bench_us"] < 1e6 and 10 < r["batch_row_us"] < 1e5
         assert len(r["busy_pct"]) == len(r["steal_pct"]) >= 1 and all(0 <= x <= 100 for x in r["busy_pct"])
     assert max(t["cpu_pct"] for r in recs for t in r["threads"] if t["pid"] == busy.pid) > 40
+
+
+def test_frontend_request_fit_recovers_a_saturating_api_server_cost():
+    """report --fit-frontend: the per-request API-server cost refitted on schema-on points, where a
+    loaded loop sets the running batch: made by the model with 3 ms a request, the fit finds 3 ms
+    (not the profile's 1 ms), and moves TTFT's fixed part by the difference."""
+    from dataclasses import replace
+
+    from maskcost.calibrate.engine import fit_frontend_request
+    from maskcost.model.config import EngineConfig, Workload
+    from maskcost.model.costs import Costs
+    from maskcost.model.engine import Simulation
+    from maskcost.model.metrics import summarize
+    from synth import constant_profile
+    p = constant_profile(fill_us=20.0, forward_ms=5.0)
+    p = replace(p, forward=replace(p.forward, frontend_token_us=20.0, frontend_request_ms=1.0, ttft_fixed_ms=4.0))
+    cfg = EngineConfig(max_num_seqs=256, cpu_count=16, usable_cores=16)
+    truth = replace(p, forward=replace(p.forward, frontend_request_ms=3.0, ttft_fixed_ms=2.0))
+    sweep = []
+    for c in (8, 64, 128):
+        r = summarize(Simulation(Costs(truth, "xgrammar"), cfg, Workload(concurrency=c, requests=max(200, 4 * c),
+                                                                         schemas=("s",), prompt_tokens=100)).run())
+        sweep.append({"arm": "on", "concurrency": c, "point": f"on {c}", "ttft_ms_p50": r["ttft_ms_p50"],
+                      "out_tok_per_s": r["out_tok_per_s"], "prompt_tokens_mean": 100.0,
+                      "engine": {"running_mean": r["running_mean"], "prompt_cached_fraction": 0.0},
+                      "config": {"schemas": ["s", "unknown/x"]}})
+    assert sweep[-1]["engine"]["running_mean"] < 0.8 * 128  # the loop saturates: running is the API server's
+    errs = []
+    fw = fit_frontend_request(p, cfg, sweep, log=errs.append)
+    assert fw.frontend_request_ms == pytest.approx(3.0) and fw.ttft_fixed_ms == pytest.approx(2.0)
+    assert fw.frontend_token_us == 20.0 and len(errs) >= 13
+    with pytest.raises(ValueError, match="--fit-frontend: the sweeps need >= 2 schema-on points"):
+        fit_frontend_request(p, cfg, sweep[:1])

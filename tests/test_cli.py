@@ -55,6 +55,9 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "give --probe DIR (or --speed-source itl)" in r.stderr
     r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--fit-with-loop")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--fit-with-loop: only with --fit-engine-fill" in r.stderr
+    r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--fit-frontend",
+           str(tmp_path / "p.json.gz"), "--fit-engine-fill", str(tmp_path / "q.json.gz"), "--probe", str(tmp_path))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--fit-frontend: one calibration at a time" in r.stderr
 
 
 def test_predict_reads_the_cpu_speed_from_reports(tmp_path):

@@ -132,6 +132,39 @@ def measure_apply(vocab_size: int, rows=(1, 8, 32, 64, 128, 256, 512, 1024), rep
                      tuple(points))
 
 
+def _frontend_error(profile, cfg, points: list[dict[str, Any]], per_client: int, least: int) -> float:
+    """How far the model with `profile` is from the TTFT p50 and the engine's running count that
+    `points` (sweep summaries) measured: the sum of the squared log errors. A schema-off point runs
+    unstructured at its own fixed length, a schema-on point on its schemas (validate.report.compare's
+    workloads, at cfg's CPU speed), each max(least, per_client x concurrency) requests."""
+    from ..model.config import Workload
+    from ..model.costs import Costs
+    from ..model.engine import Simulation
+    from ..model.metrics import summarize
+    from ..validate.report import measured_prompt
+    costs = Costs(profile, cfg.backend, cfg.cpu_speed)
+    known = set(profile.schema_ids(cfg.backend))
+    err = 0.0
+    for s in points:
+        c, on = s["concurrency"], s["arm"] == "on"
+        ids = tuple(x for x in s["config"].get("schemas") or () if x in known) if on else ()
+        if on and not ids:
+            raise ValueError(f"sweep point {s['point']}: none of its schemas is in the profile for {cfg.backend}")
+        prompt, cached = measured_prompt([s], shared=not s["config"].get("unique_prompts"))
+        wl = Workload(concurrency=c, requests=max(least, per_client * c), prompt_tokens=prompt, prompt_cached_tokens=cached,
+                      schemas=ids, structured_fraction=1.0 if on else 0.0,
+                      output_tokens=None if on else s["config"].get("off_tokens"))
+        r = summarize(Simulation(costs, cfg, wl).run())
+        err += np.log(r["ttft_ms_p50"] / s["ttft_ms_p50"]) ** 2 + \
+            np.log(r["running_mean"] / s["engine"]["running_mean"]) ** 2
+    return err
+
+
+def _frontend_points(summaries: list[dict[str, Any]], arm: str) -> list[dict[str, Any]]:
+    return [s for s in summaries if s["arm"] == arm and s["concurrency"] >= 8 and s.get("ttft_ms_p50")
+            and s["engine"].get("running_mean") and s.get("out_tok_per_s") and s.get("prompt_tokens_mean")]
+
+
 def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardCurve:
     """The API server's per-token and per-request costs (ForwardCurve.frontend_*), fitted on the
     schema-off sweep that made the forward curve (its points are calibration points, never scored):
@@ -141,36 +174,62 @@ def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardC
     per token). The fixed part of TTFT becomes the rest: what the API server does not share."""
     from dataclasses import replace
 
-    from ..model.config import EngineConfig, Workload
-    from ..model.costs import Costs
-    from ..model.engine import Simulation
-    from ..model.metrics import summarize
-    from ..validate.report import measured_prompt
-    pts = [s for s in summaries if s["arm"] == "off" and s["concurrency"] >= 8 and s.get("ttft_ms_p50")
-           and s["engine"].get("running_mean") and s.get("out_tok_per_s") and s.get("prompt_tokens_mean")]
+    from ..model.config import EngineConfig
+    pts = _frontend_points(summaries, "off")
     if len(pts) < 2:
         raise ValueError("front-end fit: the forward sweep needs >= 2 schema-off points at concurrency >= 8 "
                          "with TTFT, running count and prompt token counts")
     fw0 = profile.forward
-    backend = next(iter(profile.backends))
+    cfg = EngineConfig(backend=next(iter(profile.backends)))
     peak_us = 1e6 / max(s["out_tok_per_s"] for s in pts)
     best = None
     for tok_us in (0.0, 0.4 * peak_us, 0.6 * peak_us, 0.75 * peak_us, 0.9 * peak_us, peak_us):
         for req_ms in (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0):
             fixed = max(0.0, fw0.ttft_fixed_ms - req_ms - tok_us / 1e3)
             fw = replace(fw0, frontend_token_us=tok_us, frontend_request_ms=req_ms, ttft_fixed_ms=fixed)
-            costs = Costs(replace(profile, forward=fw), backend)
-            err = 0.0
-            for s in pts:
-                c = s["concurrency"]
-                prompt, cached = measured_prompt([s], shared=not s["config"].get("unique_prompts"))
-                wl = Workload(concurrency=c, requests=max(64, 3 * c), prompt_tokens=prompt, prompt_cached_tokens=cached,
-                              output_tokens=s["config"].get("off_tokens"), structured_fraction=0.0)
-                r = summarize(Simulation(costs, EngineConfig(backend=backend), wl).run())
-                err += np.log(r["ttft_ms_p50"] / s["ttft_ms_p50"]) ** 2 + \
-                    np.log(r["running_mean"] / s["engine"]["running_mean"]) ** 2
+            err = _frontend_error(replace(profile, forward=fw), cfg, pts, 3, 64)
             if log:
                 log(f"front-end fit: {tok_us:6.1f} us/token {req_ms:4.2f} ms/request: error {err:.3f}")
             if best is None or err < best[0]:
                 best = (err, fw)
     return best[1]
+
+
+# the per-request costs fit_frontend_request searches (ms), then 0.25 and 0.125 either side of the best:
+# the probe timed 3.6-4.7 ms (median 4.5) of API-server calls per schema-on request at concurrency 8
+# (create_chat_completion + add_request, sessions U-W), which leaves out the HTTP side
+FRONTEND_REQUEST_MS = tuple(2.0 + 0.5 * i for i in range(13))  # 2.0 ... 8.0
+
+
+def fit_frontend_request(profile, cfg, summaries: list[dict[str, Any]], log=None) -> ForwardCurve:
+    """The API server's per-request cost (ForwardCurve.frontend_request_ms) refitted on a schema-on
+    sweep, the token cost kept: the value of FRONTEND_REQUEST_MS whose simulation (cfg: the sweep's
+    backend, cores and CPU speed) best matches the TTFT p50 and running count measured at concurrency
+    >= 8. A structured request costs the API server more than the schema-off sweep's (its schema is
+    parsed, and validated by the backend in InputProcessor._validate_params, engines.md Q4), and where
+    the loop saturates, as a fast-stepping backend's does at 160-256, that cost sets the running
+    batch. TTFT's fixed part takes the difference, so an idle server's TTFT is unchanged."""
+    from dataclasses import replace
+    pts = _frontend_points(summaries, "on")
+    if len(pts) < 2:
+        raise ValueError("--fit-frontend: the sweeps need >= 2 schema-on points at concurrency >= 8 with TTFT, "
+                         "the engine's running count and prompt token counts")
+    fw0 = profile.forward
+    tried: dict[float, tuple[float, ForwardCurve]] = {}
+
+    def error(req_ms: float) -> float:
+        if req_ms not in tried:
+            fixed = max(0.0, fw0.ttft_fixed_ms + fw0.frontend_request_ms - req_ms)
+            fw = replace(fw0, frontend_request_ms=req_ms, ttft_fixed_ms=fixed)
+            # the report's workloads (compare: 4 requests a client, at least 200): a saturated API server
+            # reaches its steady running batch only after a few rounds
+            tried[req_ms] = (_frontend_error(replace(profile, forward=fw), cfg, pts, 4, 200), fw)
+            if log:
+                log(f"front-end fit: {fw0.frontend_token_us:.1f} us/token {req_ms:5.3f} ms/request: "
+                    f"error {tried[req_ms][0]:.3f}")
+        return tried[req_ms][0]
+
+    best = min(FRONTEND_REQUEST_MS, key=error)
+    for step in (0.25, 0.125):
+        best = min((best - step, best, best + step), key=lambda r: error(r) if r > 0 else float("inf"))
+    return tried[best][1]
