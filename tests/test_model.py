@@ -244,6 +244,11 @@ def test_api_server_queue_delays_first_tokens_and_caps_streaming():
     r = run(fe, concurrency=64, requests=640, output_tokens=20, structured_fraction=0.0)
     assert r["running_mean"] < 16 and r["out_tok_per_s"] < 1100
     assert run(p, concurrency=64, requests=640, output_tokens=20, structured_fraction=0.0)["running_mean"] > 60
+    # the API server's work is the host's: at half the CPU speed it takes twice as long (admit 2 ms,
+    # stream 2 ms; the prefill step is the GPU's 5 ms)
+    wl = Workload(concurrency=1, requests=4, output_tokens=3, structured_fraction=0.0, prompt_tokens=1)
+    slow = summarize(Simulation(Costs(fe, "xgrammar", 0.5), EngineConfig(cpu_speed=0.5), wl).run())
+    assert slow["ttft_ms_p50"] == pytest.approx(9.0, rel=1e-9)
 
 
 def test_prompt_length_distribution_sets_each_prefill():

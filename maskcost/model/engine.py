@@ -109,8 +109,10 @@ class Simulation:
         self.compile_end: dict[str, float] = {}
         self.compiled_bases: set[str] = set()  # schemas compiled at least once (any variant)
         # the API server: one asyncio loop, first come first served, for admissions and streamed
-        # outputs (ForwardCurve.frontend_*): a single server with known job times, so a job ends at
-        # max(now, when the one before it ends) + its time; None: not modelled
+        # outputs (ForwardCurve.frontend_*, host work: its times scale with the CPU speed like the rest,
+        # Costs.cpu_scale; validation/h200-vllm-0.25.1/y: a slow host's loop saturates sooner): a single
+        # server with known job times, so a job ends at max(now, when the one before it ends) + its time;
+        # None: not modelled
         fw = costs.profile.forward
         self.frontend_free_at = 0.0 if (fw.frontend_token_us or fw.frontend_request_ms) and cfg.api_server_queue else None
         # vLLM with async scheduling and a grammar in the batch: step N's outputs leave the engine
@@ -182,7 +184,8 @@ class Simulation:
 
     def admit(self, rid: int):
         if self.frontend_free_at is not None:  # parse, template, tokenize: on the API server's loop
-            yield self.env.timeout(self._frontend_job("admit request", self.costs.profile.forward.frontend_request_ms))
+            yield self.env.timeout(self._frontend_job("admit request", self.costs.profile.forward.frontend_request_ms *
+                                                      self.costs.cpu_scale))
         if self.structured[rid] and self.cfg.compiles_before_scheduling:
             key = self._grammar_key(rid)
             if not self._cached(key):
@@ -477,7 +480,7 @@ class Simulation:
         if self.frontend_free_at is None:
             self._deliver(firsts, done)
         else:  # the API server streams the step's tokens after what it has queued; clients hear then
-            dur = tokens * self.costs.profile.forward.frontend_token_us / 1e3
+            dur = tokens * self.costs.profile.forward.frontend_token_us * self.costs.cpu_scale / 1e3
             self.env.timeout(self._frontend_job("stream step outputs", dur)).callbacks.append(
                 lambda _ev: self._deliver(firsts, done))
 
