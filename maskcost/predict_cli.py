@@ -210,10 +210,10 @@ def cmd_report(args) -> int:
         from .calibrate.profile import save_profile
         fw0 = profile.forward
         fw = fit_frontend_request(profile, cfg, measured, log=lambda m: print(m, file=sys.stderr))
-        note = (f"{fw.frontend_request_ms:.2f} ms per request (was {fw0.frontend_request_ms:.2f}), TTFT's fixed part "
-                f"{fw.ttft_fixed_ms:.2f} ms, refitted on the schema-on TTFT and running counts of {' '.join(args.sweep)} "
-                f"({cfg.backend}, --cpu-speed {speed:.3f}; calibrate.engine.fit_frontend_request)")
-        profile = replace(profile, forward=replace(fw, source=f"{fw.source} API server per request: {note}."),
+        note = (f"{fw.frontend_structured_ms:.2f} ms more per structured request (was {fw0.frontend_structured_ms:.2f}; "
+                f"{fw.frontend_request_ms:.2f} ms per request), fitted on the schema-on TTFT and running counts of "
+                f"{' '.join(args.sweep)} ({cfg.backend}, --cpu-speed {speed:.3f}; calibrate.engine.fit_frontend_request)")
+        profile = replace(profile, forward=replace(fw, source=f"{fw.source} API server, structured requests: {note}."),
                           provenance={**profile.provenance, "frontend": note})
         save_profile(profile, args.fit_frontend)
         print(f"wrote {args.fit_frontend}: API server {note}")
@@ -394,9 +394,9 @@ def add_parsers(sub) -> None:
                                                   "server: the engine's own step timings beside the model's")
     r.add_argument("--fit-engine-fill", metavar="OUT_PROFILE", help="with --probe: write the profile with its "
                    "fill scaled to what the engine's probe timed on these points (calibration, not scoring)")
-    r.add_argument("--fit-frontend", metavar="OUT_PROFILE", help="write the profile with the API server's cost per "
-                   "request refitted on the sweeps' schema-on TTFT and running counts (calibration, not scoring; "
-                   "the report then shows the fitted profile)")
+    r.add_argument("--fit-frontend", metavar="OUT_PROFILE", help="write the profile with the API server's extra "
+                   "cost per structured request fitted on the sweeps' schema-on TTFT and running counts "
+                   "(calibration, not scoring; the report then shows the fitted profile)")
     r.add_argument("--fit-serial-by-rows", action="store_true", help="with --fit-engine-fill: the serial fill "
                    "factor follows the step's rows (a power law fitted over the points' serial fills), not one median")
     r.add_argument("--fit-with-loop", action="store_true", help="with --fit-engine-fill: the engine thread's "

@@ -200,9 +200,10 @@ def test_hostmeter_times_the_host_and_sees_a_busy_server_thread(vocab, tmp_path)
 
 
 def test_frontend_request_fit_recovers_a_saturating_api_server_cost():
-    """report --fit-frontend: the per-request API-server cost refitted on schema-on points, where a
-    loaded loop sets the running batch: made by the model with 3 ms a request, the fit finds 3 ms
-    (not the profile's 1 ms), and moves TTFT's fixed part by the difference."""
+    """report --fit-frontend: the API server's extra cost per structured request fitted on schema-on
+    points, where a loaded loop sets the running batch: made by the model with 2 ms more per structured
+    request, the fit finds 2 ms (the profile has none), keeps the schema-off costs, and the schema-off
+    arm stays as it was."""
     from dataclasses import replace
 
     from maskcost.calibrate.engine import fit_frontend_request
@@ -214,11 +215,14 @@ def test_frontend_request_fit_recovers_a_saturating_api_server_cost():
     p = constant_profile(fill_us=20.0, forward_ms=5.0)
     p = replace(p, forward=replace(p.forward, frontend_token_us=20.0, frontend_request_ms=1.0, ttft_fixed_ms=4.0))
     cfg = EngineConfig(max_num_seqs=256, cpu_count=16, usable_cores=16)
-    truth = replace(p, forward=replace(p.forward, frontend_request_ms=3.0, ttft_fixed_ms=2.0))
+    truth = replace(p, forward=replace(p.forward, frontend_structured_ms=2.0))
+
+    def sim(prof, c, frac=1.0):
+        return summarize(Simulation(Costs(prof, "xgrammar"), cfg, Workload(
+            concurrency=c, requests=max(200, 4 * c), schemas=("s",), prompt_tokens=100, structured_fraction=frac)).run())
     sweep = []
     for c in (8, 64, 128):
-        r = summarize(Simulation(Costs(truth, "xgrammar"), cfg, Workload(concurrency=c, requests=max(200, 4 * c),
-                                                                         schemas=("s",), prompt_tokens=100)).run())
+        r = sim(truth, c)
         sweep.append({"arm": "on", "concurrency": c, "point": f"on {c}", "ttft_ms_p50": r["ttft_ms_p50"],
                       "out_tok_per_s": r["out_tok_per_s"], "prompt_tokens_mean": 100.0,
                       "engine": {"running_mean": r["running_mean"], "prompt_cached_fraction": 0.0},
@@ -226,7 +230,10 @@ def test_frontend_request_fit_recovers_a_saturating_api_server_cost():
     assert sweep[-1]["engine"]["running_mean"] < 0.8 * 128  # the loop saturates: running is the API server's
     errs = []
     fw = fit_frontend_request(p, cfg, sweep, log=errs.append)
-    assert fw.frontend_request_ms == pytest.approx(3.0) and fw.ttft_fixed_ms == pytest.approx(2.0)
-    assert fw.frontend_token_us == 20.0 and len(errs) >= 13
+    assert fw.frontend_structured_ms == pytest.approx(2.0) and len(errs) >= 13
+    assert (fw.frontend_token_us, fw.frontend_request_ms, fw.ttft_fixed_ms) == (20.0, 1.0, 4.0)
+    fitted = replace(p, forward=fw)
+    assert sim(fitted, 128, 0.0) == sim(p, 128, 0.0)  # schema-off requests pay no schema's validation
+    assert sim(fitted, 128)["running_mean"] < 0.9 * sim(p, 128)["running_mean"]
     with pytest.raises(ValueError, match="--fit-frontend: the sweeps need >= 2 schema-on points"):
         fit_frontend_request(p, cfg, sweep[:1])

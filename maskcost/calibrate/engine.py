@@ -195,20 +195,21 @@ def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardC
     return best[1]
 
 
-# the per-request costs fit_frontend_request searches (ms), then 0.25 and 0.125 either side of the best:
-# the probe timed 3.6-4.7 ms (median 4.5) of API-server calls per schema-on request at concurrency 8
-# (create_chat_completion + add_request, sessions U-W), which leaves out the HTTP side
-FRONTEND_REQUEST_MS = tuple(2.0 + 0.5 * i for i in range(13))  # 2.0 ... 8.0
+# the structured request's extra API-server costs fit_frontend_request searches (ms), then 0.25 and 0.125
+# either side of the best: the probe timed 3.6-4.7 ms (median 4.5) of API-server calls per schema-on
+# request at concurrency 8 (create_chat_completion + add_request, sessions U-W) where the schema-off fit
+# of session E has 2.0 ms per request in all
+FRONTEND_STRUCTURED_MS = tuple(0.5 * i for i in range(13))  # 0 ... 6.0
 
 
 def fit_frontend_request(profile, cfg, summaries: list[dict[str, Any]], log=None) -> ForwardCurve:
-    """The API server's per-request cost (ForwardCurve.frontend_request_ms) refitted on a schema-on
-    sweep, the token cost kept: the value of FRONTEND_REQUEST_MS whose simulation (cfg: the sweep's
-    backend, cores and CPU speed) best matches the TTFT p50 and running count measured at concurrency
-    >= 8. A structured request costs the API server more than the schema-off sweep's (its schema is
-    parsed, and validated by the backend in InputProcessor._validate_params, engines.md Q4), and where
-    the loop saturates, as a fast-stepping backend's does at 160-256, that cost sets the running
-    batch. TTFT's fixed part takes the difference, so an idle server's TTFT is unchanged."""
+    """The API server's extra cost per structured request (ForwardCurve.frontend_structured_ms) fitted
+    on a schema-on sweep, the schema-off fit's token and request costs kept: the value of
+    FRONTEND_STRUCTURED_MS whose simulation (cfg: the sweep's backend, cores and CPU speed) best matches
+    the TTFT p50 and running count measured at concurrency >= 8. A structured request costs the API
+    server more than the schema-off sweep's (its schema is parsed, and validated by the backend in
+    InputProcessor._validate_params, engines.md Q4), and where the loop saturates, as a fast-stepping
+    backend's does at 160-256, that cost sets the running batch."""
     from dataclasses import replace
     pts = _frontend_points(summaries, "on")
     if len(pts) < 2:
@@ -217,19 +218,18 @@ def fit_frontend_request(profile, cfg, summaries: list[dict[str, Any]], log=None
     fw0 = profile.forward
     tried: dict[float, tuple[float, ForwardCurve]] = {}
 
-    def error(req_ms: float) -> float:
-        if req_ms not in tried:
-            fixed = max(0.0, fw0.ttft_fixed_ms + fw0.frontend_request_ms - req_ms)
-            fw = replace(fw0, frontend_request_ms=req_ms, ttft_fixed_ms=fixed)
+    def error(extra_ms: float) -> float:
+        if extra_ms not in tried:
+            fw = replace(fw0, frontend_structured_ms=extra_ms)
             # the report's workloads (compare: 4 requests a client, at least 200): a saturated API server
             # reaches its steady running batch only after a few rounds
-            tried[req_ms] = (_frontend_error(replace(profile, forward=fw), cfg, pts, 4, 200), fw)
+            tried[extra_ms] = (_frontend_error(replace(profile, forward=fw), cfg, pts, 4, 200), fw)
             if log:
-                log(f"front-end fit: {fw0.frontend_token_us:.1f} us/token {req_ms:5.3f} ms/request: "
-                    f"error {tried[req_ms][0]:.3f}")
-        return tried[req_ms][0]
+                log(f"front-end fit: {fw0.frontend_token_us:.1f} us/token {fw0.frontend_request_ms:.2f} ms/request "
+                    f"+ {extra_ms:5.3f} ms/structured request: error {tried[extra_ms][0]:.3f}")
+        return tried[extra_ms][0]
 
-    best = min(FRONTEND_REQUEST_MS, key=error)
+    best = min(FRONTEND_STRUCTURED_MS, key=error)
     for step in (0.25, 0.125):
-        best = min((best - step, best, best + step), key=lambda r: error(r) if r > 0 else float("inf"))
+        best = min((best - step, best, best + step), key=lambda r: error(r) if r >= 0 else float("inf"))
     return tried[best][1]

@@ -114,7 +114,8 @@ class Simulation:
         # server with known job times, so a job ends at max(now, when the one before it ends) + its time;
         # None: not modelled
         fw = costs.profile.forward
-        self.frontend_free_at = 0.0 if (fw.frontend_token_us or fw.frontend_request_ms) and cfg.api_server_queue else None
+        self.frontend_free_at = 0.0 if (fw.frontend_token_us or fw.frontend_request_ms or fw.frontend_structured_ms) \
+            and cfg.api_server_queue else None
         # vLLM with async scheduling and a grammar in the batch: step N's outputs leave the engine
         # only when step_with_batch_queue returns, after the deferred fill and sample of step N+1
         # (vllm/v1/engine/core.py:519-633, then _process_engine_step puts them on the output queue)
@@ -183,9 +184,10 @@ class Simulation:
         # SGLang: an unbounded dict (base_grammar_backend.py:206)
 
     def admit(self, rid: int):
-        if self.frontend_free_at is not None:  # parse, template, tokenize: on the API server's loop
-            yield self.env.timeout(self._frontend_job("admit request", self.costs.profile.forward.frontend_request_ms *
-                                                      self.costs.cpu_scale))
+        if self.frontend_free_at is not None:  # parse, template, tokenize (a schema: validate): on the API server's loop
+            fw = self.costs.profile.forward
+            ms = fw.frontend_request_ms + (fw.frontend_structured_ms if self.structured[rid] else 0.0)
+            yield self.env.timeout(self._frontend_job("admit request", ms * self.costs.cpu_scale))
         if self.structured[rid] and self.cfg.compiles_before_scheduling:
             key = self._grammar_key(rid)
             if not self._cached(key):
