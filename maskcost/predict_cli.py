@@ -206,13 +206,13 @@ def cmd_report(args) -> int:
     cfg = _engine_configs(args, profile)[0]
     predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
     if args.fit_frontend:
-        from .calibrate.engine import fit_frontend_request
+        from .calibrate.engine import fit_frontend_structured
         from .calibrate.profile import save_profile
         fw0 = profile.forward
-        fw = fit_frontend_request(profile, cfg, measured, log=lambda m: print(m, file=sys.stderr))
+        fw = fit_frontend_structured(profile, cfg, measured, log=lambda m: print(m, file=sys.stderr))
         note = (f"{fw.frontend_structured_ms:.2f} ms more per structured request (was {fw0.frontend_structured_ms:.2f}; "
                 f"{fw.frontend_request_ms:.2f} ms per request), fitted on the schema-on TTFT and running counts of "
-                f"{' '.join(args.sweep)} ({cfg.backend}, --cpu-speed {speed:.3f}; calibrate.engine.fit_frontend_request)")
+                f"{' '.join(args.sweep)} ({cfg.backend}, --cpu-speed {speed:.3f}; calibrate.engine.fit_frontend_structured)")
         profile = replace(profile, forward=replace(fw, source=f"{fw.source} API server, structured requests: {note}."),
                           provenance={**profile.provenance, "frontend": note})
         save_profile(profile, args.fit_frontend)

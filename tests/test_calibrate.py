@@ -206,7 +206,7 @@ def test_frontend_request_fit_recovers_a_saturating_api_server_cost():
     arm stays as it was."""
     from dataclasses import replace
 
-    from maskcost.calibrate.engine import fit_frontend_request
+    from maskcost.calibrate.engine import fit_frontend_structured
     from maskcost.model.config import EngineConfig, Workload
     from maskcost.model.costs import Costs
     from maskcost.model.engine import Simulation
@@ -229,11 +229,11 @@ def test_frontend_request_fit_recovers_a_saturating_api_server_cost():
                       "config": {"schemas": ["s", "unknown/x"]}})
     assert sweep[-1]["engine"]["running_mean"] < 0.8 * 128  # the loop saturates: running is the API server's
     errs = []
-    fw = fit_frontend_request(p, cfg, sweep, log=errs.append)
+    fw = fit_frontend_structured(p, cfg, sweep, log=errs.append)
     assert fw.frontend_structured_ms == pytest.approx(2.0) and len(errs) >= 13
     assert (fw.frontend_token_us, fw.frontend_request_ms, fw.ttft_fixed_ms) == (20.0, 1.0, 4.0)
     fitted = replace(p, forward=fw)
     assert sim(fitted, 128, 0.0) == sim(p, 128, 0.0)  # schema-off requests pay no schema's validation
     assert sim(fitted, 128)["running_mean"] < 0.9 * sim(p, 128)["running_mean"]
     with pytest.raises(ValueError, match="--fit-frontend: the sweeps need >= 2 schema-on points"):
-        fit_frontend_request(p, cfg, sweep[:1])
+        fit_frontend_structured(p, cfg, sweep[:1])

@@ -195,14 +195,14 @@ def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardC
     return best[1]
 
 
-# the structured request's extra API-server costs fit_frontend_request searches (ms), then 0.25 and 0.125
+# the structured request's extra API-server costs fit_frontend_structured searches (ms), then 0.25 and 0.125
 # either side of the best: the probe timed 3.6-4.7 ms (median 4.5) of API-server calls per schema-on
 # request at concurrency 8 (create_chat_completion + add_request, sessions U-W) where the schema-off fit
 # of session E has 2.0 ms per request in all
 FRONTEND_STRUCTURED_MS = tuple(0.5 * i for i in range(13))  # 0 ... 6.0
 
 
-def fit_frontend_request(profile, cfg, summaries: list[dict[str, Any]], log=None) -> ForwardCurve:
+def fit_frontend_structured(profile, cfg, summaries: list[dict[str, Any]], log=None) -> ForwardCurve:
     """The API server's extra cost per structured request (ForwardCurve.frontend_structured_ms) fitted
     on a schema-on sweep, the schema-off fit's token and request costs kept: the value of
     FRONTEND_STRUCTURED_MS whose simulation (cfg: the sweep's backend, cores and CPU speed) best matches

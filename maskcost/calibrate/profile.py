@@ -209,7 +209,7 @@ class ForwardCurve:
     frontend_request_ms: float = 0.0
     # and a structured request's more (its schema's parse and the backend's validation in
     # InputProcessor._validate_params, engines.md Q4), refitted on a schema-on sweep
-    # (calibrate.engine.fit_frontend_request, report --fit-frontend); 0 = not measured
+    # (calibrate.engine.fit_frontend_structured, report --fit-frontend); 0 = not measured
     frontend_structured_ms: float = 0.0
 
 
@@ -456,8 +456,8 @@ def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
                                tuple(sorted(pre, key=lambda p: p.tokens)),
                                _nonneg(_req(fw, "context_ref_tokens", fwhere, float), fwhere),
                                _nonneg(_req(fw, "context_us_per_ktoken", fwhere, float), fwhere), ctx,
-                               *(_nonneg(_req(fw, k, fwhere, float), f"{fwhere}.{k}") if k in fw else 0.0
-                                 for k in ("frontend_token_us", "frontend_request_ms", "frontend_structured_ms")))  # optional: absent = 0
+                               *(_nonneg(_req(fw, k, fwhere, float), f"{fwhere}.{k}") if k in fw else 0.0  # optional:
+                                 for k in ("frontend_token_us", "frontend_request_ms", "frontend_structured_ms")))  # absent = 0
         if forward.context_us_per_ktoken and not forward.context_ref_tokens:
             raise ProfileError(f"{fwhere}.context_ref_tokens: needed (> 0) with a context slope")
     if not forward.points:

@@ -4,6 +4,9 @@
 # at u2's median ITL speed against u1loop, 1.16): the value of 2.0-8.0 ms whose model best matches u2's
 # schema-on TTFT p50 and running counts at 8-256. The schema-off fit of session E gave 2.0 ms; u2 gives
 # 4.25 ms, the probe's create_chat_completion + add_request at concurrency 8 on U-W's servers (3.6-4.7 ms, median 4.5).
+# As run (at 9274214): --fit-frontend then refitted the cost per request of every request,
+# TTFT's fixed part taking the difference; on main it fits a structured request's extra cost and keeps the
+# schema-off costs (z/make_default.sh, the embedded default), so this script now writes that kind of profile.
 # usage (from the repository root): bash validation/h200-vllm-0.25.1/y/make_profile.sh
 set -eu
 V=validation/h200-vllm-0.25.1; T=$(mktemp -d)

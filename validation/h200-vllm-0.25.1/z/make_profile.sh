@@ -4,6 +4,9 @@
 # slow host's loop saturating where the unscaled model's did not): W's primary (w/profile-u1loop.json.gz)
 # with the API server's cost per request refitted on U's guidance server u2 at its median ITL speed, 1.16:
 # 5.38 ms at the profile host's speed (4.63 ms at u2's; y/profile-u2fe.json.gz, unscaled: 4.25 ms).
+# As run (at 947b859): --fit-frontend then refitted the cost per request of every request,
+# TTFT's fixed part taking the difference; on main it fits a structured request's extra cost and keeps the
+# schema-off costs (z/make_default.sh, the embedded default), so this script now writes that kind of profile.
 # usage (from the repository root): bash validation/h200-vllm-0.25.1/z/make_profile.sh
 set -eu
 V=validation/h200-vllm-0.25.1; T=$(mktemp -d)
