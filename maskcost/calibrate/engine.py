@@ -137,23 +137,16 @@ def _frontend_error(profile, cfg, points: list[dict[str, Any]], per_client: int,
     `points` (sweep summaries) measured: the sum of the squared log errors. A schema-off point runs
     unstructured at its own fixed length, a schema-on point on its schemas (validate.report.compare's
     workloads, at cfg's CPU speed), each max(least, per_client x concurrency) requests."""
-    from ..model.config import Workload
     from ..model.costs import Costs
     from ..model.engine import Simulation
     from ..model.metrics import summarize
-    from ..validate.report import measured_prompt
+    from ..validate.report import measured_workload, profile_schema_ids
     costs = Costs(profile, cfg.backend, cfg.cpu_speed)
     known = set(profile.schema_ids(cfg.backend))
     err = 0.0
     for s in points:
-        c, on = s["concurrency"], s["arm"] == "on"
-        ids = tuple(x for x in s["config"].get("schemas") or () if x in known) if on else ()
-        if on and not ids:
-            raise ValueError(f"sweep point {s['point']}: none of its schemas is in the profile for {cfg.backend}")
-        prompt, cached = measured_prompt([s], shared=not s["config"].get("unique_prompts"))
-        wl = Workload(concurrency=c, requests=max(least, per_client * c), prompt_tokens=prompt, prompt_cached_tokens=cached,
-                      schemas=ids, structured_fraction=1.0 if on else 0.0,
-                      output_tokens=None if on else s["config"].get("off_tokens"))
+        wl = measured_workload([s], profile_schema_ids(s, known, cfg.backend),
+                               max(least, per_client * s["concurrency"]))
         r = summarize(Simulation(costs, cfg, wl).run())
         err += np.log(r["ttft_ms_p50"] / s["ttft_ms_p50"]) ** 2 + \
             np.log(r["running_mean"] / s["engine"]["running_mean"]) ** 2

@@ -96,6 +96,30 @@ def measured_prompt(ss: list[dict[str, Any]], shared: bool) -> tuple[int, int]:
     return prompt, min(cached, prompt - 1)
 
 
+def profile_schema_ids(s: dict[str, Any], known: set[str], backend: str) -> tuple[str, ...]:
+    """The schemas of sweep point `s` that the profile has (`known`, for `backend`); a one-line error
+    where a schema-on point has none."""
+    schemas = tuple(s["config"].get("schemas") or ())
+    ids = tuple(x for x in schemas if x in known)
+    if s["arm"] == "on" and not ids:
+        raise ValueError(f"sweep point {s['point']}: none of its schemas {list(schemas)[:3]} is in the "
+                         f"profile for {backend}; calibrate them first")
+    return ids
+
+
+def measured_workload(ss: list[dict[str, Any]], ids: tuple[str, ...], requests: int) -> Workload:
+    """The model's workload for measured points of one arm and config (compare's groups): their
+    concurrency and prompt, and their schemas (`ids`, profile_schema_ids) or the schema-off arm's
+    fixed length."""
+    s0, c = ss[0], ss[0]["config"]
+    on = s0["arm"] == "on"
+    prompt, cached = measured_prompt(ss, shared=not c.get("unique_prompts"))  # unique schemas keep the prompt
+    return Workload(concurrency=s0["concurrency"], requests=requests, schemas=ids if on else (),
+                    unique_schemas=bool(c.get("unique_schemas")), structured_fraction=1.0 if on else 0.0,
+                    output_tokens=None if on else c.get("off_tokens"), prompt_tokens=prompt,
+                    prompt_cached_tokens=cached)
+
+
 def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
             requests_factor: int = 4, predicted: list[dict[str, Any]] | None = None,
             score_off: bool = False, speed_of=None) -> list[dict[str, Any]]:
@@ -117,10 +141,7 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
     known = set(profile.schema_ids(cfg.backend))
     for (arm, conc, unique, schemas, pad, unique_prompts), ss in sorted(
             groups.items(), key=lambda kv: (kv[0][0], kv[0][4], kv[0][5], kv[0][1])):
-        ids = tuple(x for x in schemas if x in known)
-        if arm == "on" and not ids:
-            raise ValueError(f"sweep point {ss[0]['point']}: none of its schemas {list(schemas)[:3]} is in the "
-                             f"profile for {cfg.backend}; calibrate them first")
+        ids = profile_schema_ids(ss[0], known, cfg.backend)
         # the sweep windows (join the in-server probe and the host meter: validate/inengine.py,
         # validate/hostmeter.py)
         windows = [(s["engine"]["window_start_unix_s"], s["engine"]["window_start_unix_s"] + s["engine"]["window_s"])
@@ -134,13 +155,7 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
             p = at_speed(before[conc], speed)
             pred = p if arm == "on" else {**p["off"], "breakdown": None, "overhead_pct": None}
         else:
-            off_len = ss[0]["config"].get("off_tokens")
-            prompt, cached = measured_prompt(ss, shared=not unique_prompts)  # unique schemas keep the prompt
-            wl = Workload(concurrency=conc, requests=max(200, requests_factor * conc),
-                          schemas=ids if arm == "on" else (), unique_schemas=unique,
-                          structured_fraction=1.0 if arm == "on" else 0.0,
-                          output_tokens=None if arm == "on" else off_len,
-                          prompt_tokens=prompt, prompt_cached_tokens=cached)
+            wl = measured_workload(ss, ids, max(200, requests_factor * conc))
             pred = run_point_band(profile, replace(cfg, cpu_speed=speed), wl, cache)
         row: dict[str, Any] = {"arm": arm, "concurrency": conc, "unique_schemas": unique, "repeats": len(ss),
                                "prompt_pad": pad, "unique_prompts": unique_prompts,
