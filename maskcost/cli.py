@@ -45,7 +45,8 @@ def add_request_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--unique-prompts", action="store_true",
                    help="a per-request nonce first in the prompt: no prefix-cache hit, every prompt token computed")
     p.add_argument("--client-procs", type=int, default=1, metavar="N",
-                   help="spread the concurrency over N client processes (one tops out near 15k streamed tokens/s)")
+                   help="spread the concurrency over N client processes, for loads one process cannot stream "
+                        "(default: 1)")
     p.add_argument("--host-bench", action="store_true",
                    help="record this host's single-thread xgrammar benchmark (bench_us) with the sweep: with the "
                         "server on the same machine, report --cpu-speed-from-sweep scales the host work by it")
@@ -60,6 +61,12 @@ def cmd_calibrate(args) -> int:
               f"{len(p.forward.points)} forward points, host {p.host.cpu_model} (nproc {p.host.nproc})")
         from .calibrate.run import straddle_split
         for b, c in p.backends.items():
+            if c.output_sources:
+                kinds = {}
+                for _, src in c.output_sources:
+                    k = "sampled under the mask" if "sampled" in src else "recorded" if "recorded" in src else "examples"
+                    kinds[k] = kinds.get(k, 0) + 1
+                print(f"  {b}: outputs replayed: {', '.join(f'{n} schemas {k}' for k, n in kinds.items())}")
             sp = straddle_split(c)
             if sp:
                 print(f"  {b}: fill mean {sp['straddle_us']:.1f} us at straddle tokens vs {sp['other_us']:.1f} us "
@@ -107,12 +114,7 @@ def cmd_calibrate(args) -> int:
     outputs = recorded_outputs(Path(args.outputs)) if args.outputs else None
     notes: list[str] = list(args.note or [])
     if args.base_url:
-        from .validate.sweep import PointSpec, run_sweep
-        sweep_out = out.with_name(out.name.split(".")[0] + ".forward-sweep.jsonl")
-        pts = [PointSpec("off", c, r, max(args.min_requests, args.rounds * c))
-               for c in args.concurrency for r in range(args.repeats)]
-        forward_sweep = run_sweep(args.base_url, pts, [], sweep_out, off_tokens=args.off_tokens)
-        notes.append(f"forward sweep: {sweep_out.name}")
+        return _calibrate_live(args, vocab, entries, out, notes)
     if forward_sweep is not None:
         srv = forward_sweep[0]["provenance"]["server"]
         forward = forward_from_summaries(
@@ -136,12 +138,49 @@ def cmd_calibrate(args) -> int:
     backends = calibrate_backends(vocab, entries, args.backend, partial, outputs, repeats=args.repeats_fill,
                                   traces_per_schema=args.traces_per_schema, sampled=args.sampled, seed=args.seed,
                                   log=lambda m: print(m, file=sys.stderr))
+    sampled = sorted({sid for c in backends.values() for sid, src in c.output_sources if "sampled" in src})
+    if sampled:
+        notes.append(f"outputs sampled under the mask (seed {args.seed}) for {len(sampled)} schemas without examples "
+                     f"or recorded outputs: {', '.join(sampled[:10])}{' ...' if len(sampled) > 10 else ''}")
     p = build_profile(args.name or out.name.split(".")[0], vocab, host, backends, forward, apply, argv(),
                       notes)
     save_profile(p, out)
+    load_profile(out)  # what --check reads: the file as written
     partial.unlink(missing_ok=True)
-    print(f"wrote {out}: {', '.join(f'{b}: {len(c.traces)} traced, {len(c.failures)} skipped' for b, c in backends.items())}")
+    print(f"wrote {out}: {', '.join(f'{b}: {len(c.traces)} traces of {len(c.compiles)} schemas, {len(c.failures)} skipped' for b, c in backends.items())}"
+          + (f"; {len(sampled)} schemas without examples: outputs sampled under the mask" if sampled else ""))
     return 0
+
+
+def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
+    """calibrate --base-url: the one command on the GPU host (validate/server_calibration.py)."""
+    from .calibrate.profile import default_profile_path
+    from .model.config import EngineConfig
+    from .validate.server_calibration import LivePlan, calibrate_live, fit_to_budget, summary_line
+    if args.budget_min is not None and not args.budget_min > 0:
+        raise UsageError(f"--budget-min {args.budget_min}: must be > 0")
+    if args.server_backend not in args.backend:
+        raise UsageError(f"--server-backend {args.server_backend}: also calibrate it (--backend "
+                         f"{' '.join(args.backend)})")
+    host_cpus, host_count = _host_cpus()
+    cfg = EngineConfig(backend=args.server_backend, max_num_seqs=args.max_num_seqs,
+                       usable_cores=args.server_cores or host_cpus, cpu_count=args.server_cpu_count or host_count)
+    plan = LivePlan(forward_concurrency=tuple(args.concurrency), rounds=args.rounds, min_requests=args.min_requests,
+                    off_tokens=args.off_tokens, speed_concurrency=tuple(args.speed_concurrency),
+                    max_tokens=args.max_tokens)
+    plan = fit_to_budget(plan, args.budget_min * 60 if args.budget_min else None, len(entries), len(args.backend))
+    p = calibrate_live(args.base_url, vocab, entries, args.backend, out, plan, cfg, args.engine_from,
+                       default_profile_path(), args.name or out.name.split(".")[0], notes, seed=args.seed,
+                       log=lambda m: print(m, file=sys.stderr))
+    print(summary_line(p, out))
+    return 0
+
+
+def _host_cpus() -> tuple[int, int]:
+    import multiprocessing
+
+    from .calibrate.host import usable_cpus
+    return usable_cpus(), multiprocessing.cpu_count()
 
 
 def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep, context_sweep, out: Path) -> int:
@@ -272,6 +311,24 @@ def cmd_llamacpp_loop(args) -> int:
     return 0
 
 
+def cmd_straddle(args) -> int:
+    import json
+
+    from .calibrate.straddle import report
+    from .calibrate.tokenizer import load_vocab
+    doc = report([load_vocab(v) for v in args.vocab], [Path(f) for f in args.files])
+    for v in doc["vocabularies"]:
+        print(f"{v['vocab']:>10}: {v['straddle_set']} straddling tokens of {v['vocab_size']}")
+    for f in doc["files"]:
+        rate = "-" if f["rate"] is None else f"{100 * f['rate']:.1f}%"
+        print(f"{f['file']} ({f['vocab']}): {f['outputs']} outputs, {f['tokens']} tokens, {f['straddling']} "
+              f"straddling ({rate})")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"command": " ".join(["maskcost", *sys.argv[1:]]), **doc}, indent=1))
+        print(f"wrote {args.json}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="maskcost", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -288,8 +345,23 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--repeats-fill", type=int, default=3, help="fresh-matcher replays per schema (median)")
     c.add_argument("--traces-per-schema", type=int, default=16, help="recorded outputs replayed per schema")
     c.add_argument("--sampled", type=int, default=0, metavar="N",
-                   help="replay N outputs sampled under the mask (seeded by --seed) instead of the examples")
-    c.add_argument("--base-url", help="live server: run a schema-off sweep for the forward curve")
+                   help="replay N outputs sampled under the mask (seeded by --seed) instead of the examples "
+                        "(default 0: the examples; a schema without examples gets 4 sampled outputs)")
+    c.add_argument("--base-url", help="a live server: measure everything a profile needs against it (the forward "
+                   "curve, prefill, context, the API server, and the server's own speed from a short schema-on "
+                   "sweep of the given schemas), beside the host-side costs")
+    c.add_argument("--server-backend", default="xgrammar", choices=["xgrammar", "guidance"],
+                   help="--base-url: the grammar backend the server runs (default: xgrammar)")
+    c.add_argument("--server-cores", type=int, help="--base-url: cores the server may run on (default: this "
+                   "process's, nproc)")
+    c.add_argument("--server-cpu-count", type=int, help="--base-url: cpu_count the server sees (default: this "
+                   "host's)")
+    c.add_argument("--max-num-seqs", type=int, default=256, help="--base-url: the server's --max-num-seqs (default: 256)")
+    c.add_argument("--speed-concurrency", type=int, nargs="+", default=[96, 192], metavar="N",
+                   help="--base-url: the loads of the schema-on sweep that reads the server's speed (default: 96 192)")
+    c.add_argument("--budget-min", type=float, help="--base-url: fit the measurement into about this many minutes "
+                   "(drops, in turn: the context slope, the prefill points, the API-server fit, forward points, "
+                   "a round of each sweep; default: the full plan)")
     c.add_argument("--forward-sweep", metavar="SWEEP.jsonl", help="use a finished schema-off sweep instead")
     c.add_argument("--sync-sweep", metavar="SWEEP.jsonl", help="schema-off sweep of the same server with "
                                                               "--no-async-scheduling")
@@ -307,17 +379,20 @@ def build_parser() -> argparse.ArgumentParser:
                                                              "(with --forward-sweep as its schema-off arm)")
     c.add_argument("--backend-name", default="gbnf", choices=["gbnf", "xgrammar", "guidance"],
                    help="--blackbox: which backend the engine ran (gbnf: llama.cpp's own)")
-    c.add_argument("--max-tokens", type=int, default=512, help="--blackbox: max_tokens of schema-on requests")
+    c.add_argument("--max-tokens", type=int, default=512, help="max_tokens of schema-on requests (--base-url, "
+                   "--blackbox; default: 512)")
     c.add_argument("--variant-compile", action="store_true",
                    help="add the near-identical-variant compile time of --engine-from's schemas (measured here, "
                         "scaled by bench_us) and write the extended profile")
     c.add_argument("--engine-only", action="store_true", help="keep --engine-from's host and grammar costs; "
                                                                "replace only the forward/sync curves")
-    c.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64, 128, 192, 256])
-    c.add_argument("--repeats", type=int, default=1)
-    c.add_argument("--rounds", type=int, default=3)
-    c.add_argument("--min-requests", type=int, default=16)
-    c.add_argument("--off-tokens", type=int, default=128)
+    c.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64, 128, 192, 256],
+                   help="the schema-off sweep's loads (default: 1 8 32 64 128 192 256)")
+    c.add_argument("--repeats", type=int, default=1, help="--blackbox: repeats of each point (default: 1)")
+    c.add_argument("--rounds", type=int, default=3, help="requests per point = max(--min-requests, rounds x "
+                   "concurrency) (default: 3)")
+    c.add_argument("--min-requests", type=int, default=16, help="(default: 16)")
+    c.add_argument("--off-tokens", type=int, default=128, help="schema-off output length (default: 128)")
     c.add_argument("--note", action="append")
     c.set_defaults(func=cmd_calibrate)
 
@@ -343,6 +418,16 @@ def build_parser() -> argparse.ArgumentParser:
     lp.add_argument("--repeats", type=int, default=2)
     lp.add_argument("--threads", type=int, default=2, help="llama-server -t")
     lp.set_defaults(func=cmd_llamacpp_loop)
+
+    st = sub.add_parser("straddle", help="the tokens of a vocabulary that straddle a JSON string boundary (a "
+                                         "quote plus other bytes), and their rate in output files")
+    st.add_argument("--vocab", "--tokenizer", nargs="+", default=["llama3"], metavar="NAME",
+                    help=f"bundled vocabularies ({', '.join(BUNDLED)}) or Hugging Face tokenizer folders "
+                         f"(default: llama3)")
+    st.add_argument("--json", metavar="OUT.json", help="write the counts as JSON")
+    st.add_argument("files", nargs="*", metavar="FILE", help="a JSON document (tokenized as the server writes it: "
+                    "', ' and ': ' separators) or a sweep's raw file (each record's text)")
+    st.set_defaults(func=cmd_straddle)
 
     from . import predict_cli
     predict_cli.add_parsers(sub)

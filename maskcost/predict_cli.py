@@ -5,7 +5,7 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,32 +21,16 @@ def _profile(args) -> Profile:
     return p
 
 
-def add_local_schemas(profile: Profile, files: list[str], backends: list[str]) -> tuple[Profile, list[str]]:
-    """Trace the user's schema files on this host with the profile's tokenizer, and scale the
-    times to the profile's CPU by the ratio of the fixed single-thread benchmark (bench_us)."""
-    from .calibrate.backends import make_backend
-    from .calibrate.fill import trace_schema
-    from .calibrate.host import speed_vs
-    from .calibrate.schemas import load_schema_file
-    from .calibrate.tokenizer import load_vocab
-    vocab = load_vocab(profile.tokenizer)
-    factor = speed_vs(profile.host.bench_us, vocab)
-    entries = [load_schema_file(f) for f in files]
-    new_backends = dict(profile.backends)
-    for b in backends:
-        be = make_backend(b, vocab)
-        costs = new_backends[b]
-        for e in entries:
-            r = trace_schema(be, e)
-            if r.error:
-                raise ValueError(f"--schema {e.schema_id}: {b}: {r.error}")
-            traces = tuple(replace(t, fill_us=tuple(x * factor for x in t.fill_us),
-                                   accept_us=tuple(x * factor for x in t.accept_us)) for t in r.traces)
-            costs = replace(costs, traces=costs.traces + traces,
-                            compiles=costs.compiles + (replace(r.compile, cold_ms=r.compile.cold_ms * factor,
-                                                               warm_ms=r.compile.warm_ms * factor),))
-        new_backends[b] = costs
-    return replace(profile, backends=new_backends), [e.schema_id for e in entries]
+def default_speed(profile: Profile) -> float:
+    """The CPU speed a run takes without --cpu-speed: the server's own, read at calibration, where the
+    profile has it (profile.measured_speed); else the profile host's (1.0)."""
+    return profile.measured_speed.cpu_speed if profile.measured_speed is not None else 1.0
+
+
+def _speed_line(profile: Profile) -> str:
+    m = profile.measured_speed
+    return (f"cpu speed: {m.cpu_speed:.3f}, the calibrated server's own, read from its engine's ITL at "
+            f"{len(m.points)} points ({m.backend}; profile measured_speed)")
 
 
 def _engine_configs(args, profile: Profile):
@@ -59,7 +43,7 @@ def _engine_configs(args, profile: Profile):
                 for cores in cores_list:
                     for cpu_count in (args.cpu_count or [profile.host.os_cpu_count]):
                         for k in args.spec_tokens:
-                            for speed in args.cpu_speed or [1.0]:
+                            for speed in args.cpu_speed or [default_speed(profile)]:
                                 out.append(EngineConfig(engine=engine, backend=backend, max_num_seqs=mns,
                                                         cpu_count=cpu_count, usable_cores=cores,
                                                         async_scheduling=args.async_scheduling, spec_tokens=k,
@@ -134,10 +118,16 @@ def cmd_predict(args) -> int:
                       "median": speed}
         print(f"cpu speed: {speed:.3f}, the median {SOURCE_WORDS[args.speed_source]} speed of {len(speeds)} points "
               f"({min(speeds):.3f}-{max(speeds):.3f}) of {', '.join(args.cpu_speed_from_report)}")
+    elif not args.cpu_speed and profile.measured_speed is not None:
+        print(_speed_line(profile))
     schema_ids = tuple(args.schema_id or ())
+    local: list = []
     if args.schema:
-        profile, ids = add_local_schemas(profile, args.schema, args.backend)
+        from .calibrate.local import add_local_schemas, describe
+        profile, ids, local = add_local_schemas(profile, args.schema, args.backend)
         schema_ids += tuple(ids)
+        for line in describe(local):
+            print(line)
     if not schema_ids:
         schema_ids = tuple(sorted(set(profile.schema_ids(args.backend[0]))))
         # only schemas every requested backend could compile
@@ -151,6 +141,7 @@ def cmd_predict(args) -> int:
     result = {"profile": {"name": profile.name, "created_utc": profile.created_utc, "host": profile.host.__dict__,
                           "provenance": profile.provenance},
               "command": "maskcost " + " ".join(os.sys.argv[1:]), "cpu_speed_from_report": speed_from,
+              "local_schemas": [asdict(h) for h in local],
               "points": points}
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
@@ -185,7 +176,9 @@ def cmd_report(args) -> int:
     if args.cpu_speed and len(args.cpu_speed) != 1:
         raise ValueError(f"--cpu-speed {' '.join(map(str, args.cpu_speed))}: report takes one speed (a grid is "
                          f"for predict; --speed-from-meter gives each point its own)")
-    speed = args.cpu_speed[0] if args.cpu_speed else 1.0
+    speed = args.cpu_speed[0] if args.cpu_speed else default_speed(profile)
+    if not args.cpu_speed and not args.cpu_speed_from_sweep and profile.measured_speed is not None:
+        print(_speed_line(profile))
     if args.speed_from_meter and not args.hostmeter:
         raise ValueError("--speed-from-meter: give --hostmeter FILE (the meter that ran beside the sweeps)")
     meter = None
@@ -315,9 +308,7 @@ def _add_speed_source(p: argparse.ArgumentParser) -> None:
     p.add_argument("--speed-source", choices=("itl", "fill"), default="itl",
                    help="a point's host speed: 'itl', the CPU speed at which the model's ITL equals the engine's "
                         "(every report has it); 'fill', the speed at which the model's fill equals the fill the "
-                        "probe timed in the engine (reports made with --probe). On the H200 VM both predicted a "
-                        "server's next points within 7%% median over 129 points of sessions I-R (ITL 7.0%%, fill "
-                        "6.9%%: validation/h200-vllm-0.25.1/r/itl-speed.md)")
+                        "probe timed in the engine (reports made with --probe) (default: itl)")
 
 
 def _add_engine_args(p: argparse.ArgumentParser) -> None:
@@ -329,8 +320,8 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cores", type=int, nargs="+", help="cores the server may use (default: the profile host's)")
     p.add_argument("--cpu-count", type=int, nargs="+", help="cpu_count the engine sees (default: the profile host's)")
     p.add_argument("--cpu-speed", type=float, nargs="+",
-                   help="single-thread speed relative to the profile host (default 1; predict: a grid of speeds "
-                        "is allowed)")
+                   help="single-thread speed relative to the profile host (default: the server's own speed where "
+                        "the profile measured it at calibration, else 1; predict: a grid of speeds is allowed)")
     p.add_argument("--spec-tokens", type=int, nargs="+", default=[0])
     p.add_argument("--spec-acceptance", type=float, default=0.7)
     p.add_argument("--spec-draft-rate", type=float, default=1.0,
@@ -365,17 +356,14 @@ def add_parsers(sub) -> None:
     p.add_argument("--png", metavar="OUT.png", help="default: next to --json")
     p.add_argument("--trace", metavar="OUT.json", help="Chrome/Perfetto trace of the first point")
     p.add_argument("--cpu-speed-from-report", nargs="+", metavar="REPORT.json",
-                   help="--cpu-speed = the median host speed over the points of `maskcost report` files of the "
-                        "target server (read against the same profile; --speed-source): its other loads at the "
-                        "speed its engine really ran at; report on every point run so far (pre-registered on the "
-                        "H200 VM: session P, fill speeds, 5.9%% median |ITL error| over 30 points, the idle "
-                        "bench's speed 47.4%%; session R, ITL speeds, 14.6%% over 16 points of servers with 1-2 "
-                        "points each, the bench 8.4%%; I-R post hoc: 7%% from either source; the first points "
-                        "alone do worse: validation/h200-vllm-0.25.1/p/ and r/)")
+                   help="--cpu-speed = the median host speed (--speed-source) over the points of `maskcost report` "
+                        "files of the target server, read against the same profile: predict its other loads at "
+                        "the speed its engine really ran at (docs/validation.md says how well this does)")
     _add_speed_source(p)
     p.add_argument("--band", action=argparse.BooleanOptionalAction, default=True,
                    help="each point also with the engine as fast / as slow as on the fastest / slowest server of the "
-                        "profile's host type measured (profile engine_speeds; two more schema-on runs a point)")
+                        "profile's host type measured (profile engine_speeds; two more schema-on runs a point) "
+                        "(default: on)")
     p.set_defaults(func=cmd_predict)
 
     r = sub.add_parser("report", help="predicted vs measured for finished sweeps")
@@ -405,8 +393,7 @@ def add_parsers(sub) -> None:
     r.add_argument("--hostmeter", metavar="FILE", help="the `maskcost hostmeter` file that ran beside the sweeps: "
                                                        "the host's speed, steal and the server's threads per point")
     r.add_argument("--speed-from-meter", action="store_true", help="with --hostmeter: each point at the speed "
-                   "measured during its own windows (with --predicted: between the speeds of a predict grid); on "
-                   "the H200 VM it did not track the engine (validation/h200-vllm-0.25.1/k, l)")
+                   "measured during its own windows (with --predicted: between the speeds of a predict grid)")
     r.add_argument("--speed-from-probe", action="store_true", help="with --probe: each schema-on point at the "
                    "speed at which the model's fill equals the fill the probe timed in the engine (a diagnostic: "
                    "what is left is the model's structure, what goes is the host's speed beyond its bench)")

@@ -23,6 +23,8 @@ class FakeEngine:
         self.itl_count = 0
         self.generated = 0
         self.fail_after: int | None = None  # answer HTTP 500 once this many requests were served
+        self.grammar_ms_per_row = 0.0  # each running schema-on request adds this to every step
+        self.constrained = 0
         self.served = 0
         self.prompts: list[str] = []
 
@@ -109,10 +111,12 @@ def make_handler(engine: FakeEngine):
 
             with engine.lock:
                 engine.running += 1
+                engine.constrained += constrained
             try:
                 for i, p in enumerate(pieces):
                     with engine.lock:
-                        step = (engine.base_step_ms + engine.per_request_ms * engine.running) / 1e3
+                        step = (engine.base_step_ms + engine.per_request_ms * engine.running
+                                + engine.grammar_ms_per_row * engine.constrained) / 1e3
                     time.sleep(step)
                     with engine.lock:
                         engine.steps += 1
@@ -129,6 +133,7 @@ def make_handler(engine: FakeEngine):
             finally:
                 with engine.lock:
                     engine.running -= 1
+                    engine.constrained -= constrained
 
     return Handler
 

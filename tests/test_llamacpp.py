@@ -77,3 +77,34 @@ def test_blackbox_fit_takes_the_least_disturbed_repeat_and_a_step_part():
     bb = blackbox_from_sweeps(on, off, {"s": (40,)}, "test")
     assert bb.step_us == pytest.approx(2000) and bb.row_us == pytest.approx(5000)
     assert bb.launch_ms == pytest.approx(50 - 10 - 7)  # TTFT on - off, less the first constrained step
+
+
+def test_a_server_that_dies_mid_sweep_keeps_the_finished_points(tmp_path):
+    """A real llama-server killed while a sweep runs: one error line, the finished points kept; the same
+    command against a restarted server measures only the points that were missing."""
+    import time
+
+    from maskcost.llamacpp.server import LlamaServer, free_port
+    from maskcost.llamacpp.tiny_gguf import write_tiny_gguf
+    model = tmp_path / "tiny.gguf"
+    write_tiny_gguf(model)
+    port, out = free_port(), tmp_path / "s.jsonl"
+    cmd = [sys.executable, "-m", "maskcost.cli", "sweep", "--base-url", f"http://127.0.0.1:{port}", "--arms", "off",
+           "--concurrency", "1", "2", "3", "--off-tokens", "24", "--rounds", "2", "--min-requests", "6", "--out", str(out)]
+    with LlamaServer(model, parallel=4, port=port) as srv:
+        sweep = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not (out.exists() and out.read_text().count("\n") >= 1):
+            time.sleep(0.05)
+        srv.proc.kill()
+        _, err = sweep.communicate(timeout=120)
+    assert sweep.returncode != 0
+    errors = [x for x in err.splitlines() if x.startswith("maskcost sweep: error")]
+    assert len(errors) == 1 and "finished points are in" in errors[0] and "Traceback" not in err, err[-2000:]
+    kept = [json.loads(x)["point"] for x in out.read_text().splitlines()]
+    assert 1 <= len(kept) < 3
+    with LlamaServer(model, parallel=4, port=port):
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    points = [json.loads(x)["point"] for x in out.read_text().splitlines()]
+    assert sorted(points) == ["off-c1-r0", "off-c2-r0", "off-c3-r0"] and points[:len(kept)] == kept

@@ -6,12 +6,12 @@ import json
 import random
 import statistics
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
 
 from .backends import Backend
 from .profile import CompileCost, FillTrace
-from .schemas import SchemaEntry, unique_schema
+from .schemas import SchemaEntry, schema_problem, unique_schema
 
 
 def output_text(instance: Any) -> str:
@@ -19,11 +19,17 @@ def output_text(instance: Any) -> str:
     return json.dumps(instance, ensure_ascii=False)
 
 
+# outputs drawn under the mask for a schema that has no examples and no recorded outputs
+DEFAULT_SAMPLED = 4
+
+
 @dataclass(frozen=True)
 class TraceResult:
     traces: tuple[FillTrace, ...]  # one per replayed output; empty on error
     compile: CompileCost | None
     error: str | None
+    tokens: tuple[tuple[int, ...], ...] = ()  # the token streams replayed, one per trace
+    source: str = ""  # where the outputs came from: recorded, examples, sampled under the mask (seed)
 
 
 def _replay(backend: Backend, compiled: Any, tokens: list[int], bitmask) -> tuple[list[float], list[float]]:
@@ -68,14 +74,27 @@ def sample_under_mask(backend: Backend, compiled: Any, seed: int, max_tokens: in
 
 
 def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str] | None = None,
-                 repeats: int = 3, max_traces: int = 1, sampled: int = 0, seed: int = 0) -> TraceResult:
-    """Compile once (cold, then warm) and replay up to `max_traces` outputs: `texts` if given, else
-    `sampled` token streams drawn under the mask (seeded), else the schema's examples. Each
+                 repeats: int = 3, max_traces: int = 1, sampled: int = 0, seed: int = 0,
+                 before_replay: Callable[[], None] | None = None) -> TraceResult:
+    """Compile once (cold, then warm) and replay up to `max_traces` outputs: `texts` (recorded
+    outputs) if given, else `sampled` token streams drawn under the mask (seeded), else the schema's
+    examples, else (a schema without examples) DEFAULT_SAMPLED streams drawn under the mask. Each
     position's time is the median over `repeats` fresh matchers (a fresh matcher per request, as
-    the engine makes). Outputs the matcher rejects are skipped."""
-    texts = texts if texts is not None else ([] if sampled else [output_text(x) for x in entry.examples])
-    if not texts and not sampled:
-        return TraceResult((), None, "no output to replay (the schema has no example instances)")
+    the engine makes). Outputs the matcher rejects are skipped. `before_replay` runs before every
+    replay (a host benchmark interleaved with the replays sees the same host speed)."""
+    if texts:
+        source = f"{len(texts)} recorded outputs"
+    elif not sampled and entry.examples:
+        texts, source = [output_text(x) for x in entry.examples], f"{len(entry.examples)} example instances"
+    else:
+        texts = []
+        sampled = sampled or DEFAULT_SAMPLED
+        max_traces = max(max_traces, sampled)
+        source = (f"{sampled} outputs sampled under the mask (seed {seed}"
+                  f"{'' if entry.examples else '; the schema has no examples'})")
+    problem = schema_problem(entry.schema)
+    if problem:
+        return TraceResult((), None, problem)
     try:
         compiled, cold_ms = backend.compile(entry.schema, cache=False)
         backend.compile(entry.schema, cache=True)
@@ -91,15 +110,21 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str] | None =
     bitmask = backend.bitmask(1)
     last_error = "no output replayed"
     traces: list[FillTrace] = []
+    replayed: list[tuple[int, ...]] = []
     streams = [vocab.encode(t) + [vocab.eos_id] for t in texts] or \
         [sample_under_mask(backend, compiled, seed * 7919 + i) for i in range(sampled)]
     for tokens in streams:
         if len(traces) >= max_traces:
             break
         if not tokens:
+            last_error = "the grammar allows no token at the start (an empty or unsatisfiable schema)"
             continue
         try:
-            runs = [_replay(backend, compiled, tokens, bitmask) for _ in range(repeats)]
+            runs = []
+            for _ in range(repeats):
+                if before_replay is not None:
+                    before_replay()
+                runs.append(_replay(backend, compiled, tokens, bitmask))
         except ValueError as e:
             last_error = f"replay failed: {e}"
             continue
@@ -107,7 +132,31 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str] | None =
         acc = [statistics.median(r[1][i] for r in runs) for i in range(len(tokens))]
         strad = [t in vocab.straddle_ids for t in tokens]
         traces.append(FillTrace(entry.schema_id, tuple(fill), tuple(acc), tuple(strad)))
+        replayed.append(tuple(tokens))
     if not traces:
         return TraceResult((), None, last_error)
     return TraceResult(tuple(traces), CompileCost(entry.schema_id, cold_ms, warm_ms,
-                                                  backend.memory_bytes(compiled), variant_ms), None)
+                                                  backend.memory_bytes(compiled), variant_ms), None,
+                       tuple(replayed), source)
+
+
+def result_to_json(r: TraceResult, schema_id: str, **extra: Any) -> dict[str, Any]:
+    """A TraceResult as one JSON object (calibrate's partial file, the trace cache)."""
+    d: dict[str, Any] = {**extra, "schema_id": schema_id, "error": r.error}
+    if not r.error:
+        d["traces"] = [{"fill_us": t.fill_us, "accept_us": t.accept_us, "straddle": [int(s) for s in t.straddle]}
+                       for t in r.traces]
+        d["compile"] = asdict(r.compile)
+        d["tokens"] = [list(t) for t in r.tokens]
+        d["source"] = r.source
+    return d
+
+
+def result_from_json(d: dict[str, Any]) -> TraceResult:
+    if d["error"]:
+        return TraceResult((), None, d["error"])
+    sid, c = d["schema_id"], d["compile"]
+    return TraceResult(tuple(FillTrace(sid, tuple(t["fill_us"]), tuple(t["accept_us"]),
+                                       tuple(bool(s) for s in t["straddle"])) for t in d["traces"]),
+                       CompileCost(sid, c["cold_ms"], c["warm_ms"], c["memory_bytes"], c.get("variant_ms")), None,
+                       tuple(tuple(t) for t in d.get("tokens", ())), d.get("source", ""))

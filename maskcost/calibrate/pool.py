@@ -34,13 +34,25 @@ def _timed(fn, repeats: int) -> float:
     return statistics.median(out)
 
 
+def _distinct(matchers: list[Any], rows: Sequence[int]) -> None:
+    """A timed step fills each row from its own matcher, as the engine does (one matcher per
+    request): two pool threads on one native matcher is a data race (xgrammar crashes, llguidance
+    raises 'Already borrowed'), and never what a server runs."""
+    if len(matchers) < max(rows):
+        raise ValueError(f"the pool measurement needs {max(rows)} distinct matchers, got {len(matchers)}")
+    if len({id(m) for m in matchers[:max(rows)]}) < max(rows):
+        raise ValueError("the pool measurement was given one matcher for two rows")
+
+
 def measure_vllm_pool(backend: Backend, matchers: list[Any], workers: Sequence[int], rows: Sequence[int],
                       repeats: int = 5) -> list[PoolPoint]:
-    """Serial loop vs chunks of 16 on ThreadPoolExecutor(W) (vllm/v1/structured_output/__init__.py:240-262)."""
+    """Serial loop vs chunks of 16 on ThreadPoolExecutor(W) (vllm/v1/structured_output/__init__.py:240-262);
+    row i of every step is `matchers[i]` (distinct objects)."""
+    _distinct(matchers, rows)
     bitmask = backend.bitmask(max(rows))
     points = []
     for b in rows:
-        ms = [matchers[i % len(matchers)] for i in range(b)]
+        ms = matchers[:b]
         chunks = [list(range(i, min(i + VLLM_FILL_CHUNK_ROWS, b))) for i in range(0, b, VLLM_FILL_CHUNK_ROWS)]
 
         def fill_chunk(idx: list[int]) -> None:
@@ -64,11 +76,12 @@ def measure_vllm_pool(backend: Backend, matchers: list[Any], workers: Sequence[i
 def measure_llguidance_batched(backend: Backend, matchers: list[Any], threads: Sequence[int],
                                rows: Sequence[int], repeats: int = 5) -> list[PoolPoint]:
     """llguidance.torch.fill_next_token_bitmask_par on an LLExecutor of T threads (SGLang's path)."""
+    _distinct(matchers, rows)
     llg, lgt = backend.llg, backend.lgt
     bitmask = backend.bitmask(max(rows))
     points = []
     for b in rows:
-        ms = [matchers[i % len(matchers)] for i in range(b)]
+        ms = matchers[:b]
         row_us = [_timed(lambda m=m, r=r: backend.fill(m, bitmask, r), repeats) for r, m in enumerate(ms)]
         serial = sum(row_us)
         for t in threads:
@@ -80,19 +93,21 @@ def measure_llguidance_batched(backend: Backend, matchers: list[Any], threads: S
 
 
 def advanced_matchers(backend: Backend, compiled_tokens: list[tuple[Any, list[int]]], n: int) -> list[Any]:
-    """n matchers in varied states: each output advanced by 0, 1, 2, ... tokens, round robin."""
+    """n distinct matchers in the states the outputs pass through: row i takes output i mod k and is
+    advanced through it by a depth that walks every position of that output in turn, so a step of
+    many rows holds requests at different places of their outputs (the engine's rows are separate
+    requests at their own positions). With fewer outputs than rows, two rows may share a state,
+    never a matcher."""
+    streams = [(c, t) for c, t in compiled_tokens if len(t) > 1]
+    if not streams:
+        raise ValueError("no output of two or more tokens to put the pool's matchers in realistic states")
     out: list[Any] = []
-    depth = 0
-    while len(out) < n and compiled_tokens:
-        grew = False
-        for compiled, tokens in compiled_tokens:
-            if depth < len(tokens) - 1 and len(out) < n:
-                m = backend.matcher(compiled)
-                for t in tokens[:depth]:
-                    backend.accept(m, t)
-                out.append(m)
-                grew = True
-        if not grew:
-            break
-        depth += 1
+    for i in range(n):
+        compiled, tokens = streams[i % len(streams)]
+        # the golden-ratio sequence: successive rows of one output spread evenly over its positions
+        depth = int(((i // len(streams)) * 0.6180339887) % 1.0 * (len(tokens) - 1))
+        m = backend.matcher(compiled)
+        for t in tokens[:depth]:
+            backend.accept(m, t)
+        out.append(m)
     return out

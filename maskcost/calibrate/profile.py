@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,6 +162,9 @@ class BackendCosts:
     failures: tuple[tuple[str, str], ...]  # (schema_id, the backend's error)
     blackbox: BlackboxCost | None = None
     engine_fill: EngineFill | None = None  # the step timed inside a live engine (report --probe --fit-engine-fill)
+    # (schema_id, where its replayed outputs came from: recorded, examples, sampled under the mask);
+    # absent in profiles written before it was recorded
+    output_sources: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -252,6 +256,17 @@ class EngineSpeeds:
 
 
 @dataclass(frozen=True)
+class MeasuredSpeed:
+    """The calibrated server's own host speed, read from its engine: the median over a short
+    schema-on sweep of each point's ITL speed (the CPU speed at which the model's ITL equals the
+    engine's there), against this profile. predict and report run at it unless given --cpu-speed."""
+    cpu_speed: float
+    backend: str  # the grammar backend the server ran during the sweep
+    source: str  # the sweep, the server, the engine config the model was run with
+    points: tuple[tuple[int, float], ...]  # (concurrency, ITL speed) of each point that gave one
+
+
+@dataclass(frozen=True)
 class Profile:
     name: str
     created_utc: str
@@ -265,6 +280,7 @@ class Profile:
     version: int = PROFILE_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
     engine_speeds: EngineSpeeds | None = None  # the spread between servers of this host type (optional)
+    measured_speed: MeasuredSpeed | None = None  # the server's own speed, read at calibration (optional)
 
     @property
     def bitmask_row_bytes(self) -> int:
@@ -296,6 +312,7 @@ def profile_to_dict(p: Profile) -> dict[str, Any]:
         for t in b["traces"]:
             t["straddle"] = [int(s) for s in t["straddle"]]
         b["failures"] = [{"schema_id": s, "error": e} for s, e in b["failures"]]
+        b["output_sources"] = [{"schema_id": s, "source": x} for s, x in b["output_sources"]]
     return _rounded(d)
 
 
@@ -313,25 +330,36 @@ def save_profile(p: Profile, path: str | Path) -> None:
 
 
 def _req(d: dict, key: str, where: str, kind: type | tuple[type, ...]) -> Any:
+    if not isinstance(d, dict):
+        raise ProfileError(f"{where}: expected an object, got {type(d).__name__}")
     if key not in d:
         raise ProfileError(f"{where}: missing field '{key}'")
     v = d[key]
     if kind is float and isinstance(v, int) and not isinstance(v, bool):
         v = float(v)
-    if not isinstance(v, kind):
-        raise ProfileError(f"{where}.{key}: expected {kind}, got {type(v).__name__}")
+    if not isinstance(v, kind) or (kind is int and isinstance(v, bool)):
+        raise ProfileError(f"{where}.{key}: expected {getattr(kind, '__name__', kind)}, got {type(v).__name__}")
+    if kind is float and not math.isfinite(v):
+        raise ProfileError(f"{where}.{key}: must be a finite number, got {v}")
     return v
 
 
+def _number(x: Any, where: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        raise ProfileError(f"{where}: expected numbers, got {type(x).__name__}")
+    return float(x)
+
+
 def _nonneg(v: float, where: str) -> float:
-    if not v >= 0:
+    if not (v >= 0 and math.isfinite(v)):
         raise ProfileError(f"{where}: must be >= 0, got {v}")
     return v
 
 
 def _trace(d: dict, where: str) -> FillTrace:
-    fill = tuple(_nonneg(float(x), f"{where}.fill_us") for x in _req(d, "fill_us", where, list))
-    acc = tuple(_nonneg(float(x), f"{where}.accept_us") for x in _req(d, "accept_us", where, list))
+    fill = tuple(_nonneg(_number(x, f"{where}.fill_us"), f"{where}.fill_us") for x in _req(d, "fill_us", where, list))
+    acc = tuple(_nonneg(_number(x, f"{where}.accept_us"), f"{where}.accept_us")
+                for x in _req(d, "accept_us", where, list))
     strad = tuple(bool(x) for x in _req(d, "straddle", where, list))
     if not fill or not (len(fill) == len(acc) == len(strad)):
         raise ProfileError(f"{where}: fill_us, accept_us and straddle must be non-empty and of equal length")
@@ -387,6 +415,16 @@ def _engine_fill(d: dict, where: str) -> EngineFill:
 
 
 def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
+    """Check a parsed profile and build it; anything wrong is a ProfileError naming `where` and the field."""
+    try:
+        return _profile_from_dict(d, where)
+    except ProfileError:
+        raise
+    except (TypeError, KeyError, AttributeError, ValueError, IndexError) as e:  # a field of the wrong shape
+        raise ProfileError(f"{where}: malformed profile ({type(e).__name__}: {e})") from None
+
+
+def _profile_from_dict(d: dict[str, Any], where: str) -> Profile:
     if not isinstance(d, dict):
         raise ProfileError(f"{where}: not a JSON object")
     v = d.get("maskcost_profile_version")
@@ -426,7 +464,9 @@ def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
         if missing:
             raise ProfileError(f"{w}.compiles: no compile cost for {sorted(missing)[:3]}")
         ef = _engine_fill(b["engine_fill"], f"{w}.engine_fill") if b.get("engine_fill") is not None else None
-        backends[name] = BackendCosts(traces, compiles, pool, failures, bb, ef)
+        sources = tuple((_req(x, "schema_id", f"{w}.output_sources", str), _req(x, "source", f"{w}.output_sources", str))
+                        for x in b.get("output_sources") or ())
+        backends[name] = BackendCosts(traces, compiles, pool, failures, bb, ef, sources)
     if not backends:
         raise ProfileError(f"{where}.backends: empty")
     fw = _req(d, "forward", where, dict)
@@ -470,10 +510,29 @@ def profile_from_dict(d: dict[str, Any], where: str = "profile") -> Profile:
     if not apply.points:
         raise ProfileError(f"{where}.apply.points: no mask-apply points")
     speeds = _engine_speeds(d["engine_speeds"], f"{where}.engine_speeds") if d.get("engine_speeds") is not None else None
+    measured = _measured_speed(d["measured_speed"], f"{where}.measured_speed", backends) \
+        if d.get("measured_speed") is not None else None
     return Profile(name=_req(d, "name", where, str), created_utc=_req(d, "created_utc", where, str),
                    provenance=_req(d, "provenance", where, dict), host=host,
                    tokenizer=_req(d, "tokenizer", where, str), vocab_size=_req(d, "vocab_size", where, int),
-                   backends=backends, forward=forward, apply=apply, extra=d.get("extra", {}), engine_speeds=speeds)
+                   backends=backends, forward=forward, apply=apply, extra=d.get("extra", {}), engine_speeds=speeds,
+                   measured_speed=measured)
+
+
+def _measured_speed(d: dict, where: str, backends: dict[str, BackendCosts]) -> MeasuredSpeed:
+    speed = _req(d, "cpu_speed", where, float)
+    if not speed > 0:
+        raise ProfileError(f"{where}.cpu_speed: must be > 0, got {speed}")
+    backend = _req(d, "backend", where, str)
+    if backend not in backends:
+        raise ProfileError(f"{where}.backend: {backend!r} is not one of the profile's backends")
+    pts = []
+    for i, p in enumerate(_req(d, "points", where, list)):
+        if not (isinstance(p, list) and len(p) == 2):
+            raise ProfileError(f"{where}.points[{i}]: expected [concurrency, speed]")
+        pts.append((int(_number(p[0], f"{where}.points[{i}]")), _nonneg(_number(p[1], f"{where}.points[{i}]"),
+                                                                         f"{where}.points[{i}]")))
+    return MeasuredSpeed(speed, backend, _req(d, "source", where, str), tuple(pts))
 
 
 def _engine_speeds(d: dict, where: str) -> EngineSpeeds:
@@ -490,11 +549,14 @@ def _engine_speeds(d: dict, where: str) -> EngineSpeeds:
 
 
 def load_profile(path: str | Path) -> Profile:
+    """Read and check a profile file; anything wrong with it is a ProfileError naming the file."""
     path = Path(path)
     try:
         raw = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
-    except OSError as e:
-        raise ProfileError(f"{path}: cannot read ({e.strerror or e})") from None
+    except (OSError, EOFError) as e:  # EOFError: a .gz cut short
+        raise ProfileError(f"{path}: cannot read ({getattr(e, 'strerror', None) or e or 'truncated'})") from None
+    except UnicodeDecodeError:
+        raise ProfileError(f"{path}: not a profile (not UTF-8 text)") from None
     try:
         d = json.loads(raw)
     except json.JSONDecodeError as e:

@@ -7,17 +7,16 @@ import json
 import sys
 import time
 from collections import defaultdict
-from dataclasses import asdict, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
 from .backends import make_backend
-from .fill import TraceResult, output_text, trace_schema
+from .fill import TraceResult, output_text, result_from_json, result_to_json, trace_schema
 from .host import cpu_model, package_versions
 from .pool import advanced_matchers, measure_llguidance_batched, measure_vllm_pool
-from .profile import (ApplyCost, BackendCosts, CompileCost, FillTrace, ForwardCurve, HostInfo, Profile,
+from .profile import (ApplyCost, BackendCosts, ForwardCurve, HostInfo, Profile,
                       profile_from_dict, profile_to_dict)
 from .schemas import SchemaEntry
 from .tokenizer import Vocab
@@ -37,37 +36,21 @@ def recorded_outputs(path: Path) -> dict[str, list[str]]:
     return dict(out)
 
 
-def _result_to_json(backend: str, r: TraceResult, schema_id: str) -> dict[str, Any]:
-    d: dict[str, Any] = {"backend": backend, "schema_id": schema_id, "error": r.error}
-    if not r.error:
-        d["traces"] = [{"fill_us": t.fill_us, "accept_us": t.accept_us, "straddle": [int(s) for s in t.straddle]}
-                       for t in r.traces]
-        d["compile"] = asdict(r.compile)
-    return d
-
-
-def _result_from_json(d: dict[str, Any]) -> TraceResult:
-    if d["error"]:
-        return TraceResult((), None, d["error"])
-    sid, c = d["schema_id"], d["compile"]
-    return TraceResult(tuple(FillTrace(sid, tuple(t["fill_us"]), tuple(t["accept_us"]),
-                                       tuple(bool(s) for s in t["straddle"])) for t in d["traces"]),
-                       CompileCost(sid, c["cold_ms"], c["warm_ms"], c["memory_bytes"], c.get("variant_ms")), None)
-
-
 def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path,
                        outputs: dict[str, list[str]] | None = None, repeats: int = 3,
                        traces_per_schema: int = RECORDED_PER_SCHEMA,
                        pool_workers=POOL_WORKERS, pool_rows=POOL_ROWS, sampled: int = 0, seed: int = 0,
                        log=print) -> dict[str, BackendCosts]:
     """Trace every schema on every backend (appending each result to `partial` so a rerun resumes),
-    then measure the pools on matchers in states taken from the traced outputs."""
+    then measure the pools on distinct matchers in states taken from the traced outputs."""
     done: dict[tuple[str, str], TraceResult] = {}
     if partial.exists():
         for line in partial.read_text().splitlines():
-            if line.strip():
+            try:
                 d = json.loads(line)
-                done[(d["backend"], d["schema_id"])] = _result_from_json(d)
+                done[(d["backend"], d["schema_id"])] = result_from_json(d)
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue  # a line cut short by an interrupted run: that schema is traced again
     result: dict[str, BackendCosts] = {}
     with open(partial, "a") as pf:
         for bname in backends:
@@ -82,27 +65,34 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
                     done[key] = trace_schema(be, e, texts, repeats=repeats,
                                              max_traces=traces_per_schema if texts else max(1, sampled),
                                              sampled=0 if texts else sampled, seed=seed)
-                    pf.write(json.dumps(_result_to_json(bname, done[key], e.schema_id)) + "\n")
+                    pf.write(json.dumps(result_to_json(done[key], e.schema_id, backend=bname)) + "\n")
                     pf.flush()
                 results[e.schema_id] = done[key]
             fails = tuple((sid, r.error) for sid, r in results.items() if r.error)
             for sid, err in fails:
                 log(f"skipped {bname} {sid}: {err}")
             ok = [(e, results[e.schema_id]) for e in entries if not results[e.schema_id].error]
-            # the pool: matchers in the states the traces passed through
+            if not ok:
+                raise ValueError(f"{bname}: none of the {len(entries)} schemas could be traced "
+                                 f"(first: {fails[0][0]}: {fails[0][1]})")
+            # the pool: one distinct matcher per row, in the states the traced outputs passed through
             compiled_tokens = []
             for e, r in ok[:32]:
-                compiled, _ = be.compile(e.schema, cache=True)
-                text = (outputs or {}).get(e.schema_id, [None])[0] or output_text(e.examples[0])
-                compiled_tokens.append((compiled, vocab.encode(text)))
+                texts = (outputs or {}).get(e.schema_id) or [output_text(x) for x in e.examples]
+                tokens = r.tokens[0] if r.tokens else (vocab.encode(texts[0]) if texts else None)
+                if tokens:  # (a partial file of an older maskcost keeps no tokens)
+                    compiled_tokens.append((be.compile(e.schema, cache=True)[0], list(tokens)))
             matchers = advanced_matchers(be, compiled_tokens, max(pool_rows))
-            log(f"measuring the {bname} fill pool on {len(matchers)} matchers ...")
+            log(f"measuring the {bname} fill pool on {len(matchers)} distinct matchers "
+                f"({len(compiled_tokens)} outputs) ...")
             pool = measure_vllm_pool(be, matchers, pool_workers, pool_rows)
             if bname == "guidance":
                 pool = pool + [replace(p, workers=-p.workers) for p in
                                measure_llguidance_batched(be, matchers, pool_workers, pool_rows)]
+            del matchers
             result[bname] = BackendCosts(tuple(t for _, r in ok for t in r.traces), tuple(r.compile for _, r in ok),
-                                         tuple(pool), fails)
+                                         tuple(pool), fails, output_sources=tuple((e.schema_id, r.source)
+                                                                                 for e, r in ok))
     return result
 
 

@@ -74,6 +74,23 @@ TIERS: dict[str, SchemaEntry] = {
 }
 
 
+def schema_problem(schema: Any) -> str | None:
+    """What makes `schema` no JSON schema, checked against its meta-schema (the draft its $schema
+    names, else 2020-12) with jsonschema; None if it is one."""
+    import jsonschema
+    if not isinstance(schema, (dict, bool)):
+        return f"a JSON schema is an object, got {type(schema).__name__}"
+    try:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        err = jsonschema.exceptions.best_match(cls(cls.META_SCHEMA).iter_errors(schema))
+    except Exception as e:  # a $schema or $ref the validator cannot resolve
+        return f"cannot check against its meta-schema ({type(e).__name__}: {str(e)[:120]})"
+    if err is None:
+        return None
+    where = "/".join(str(x) for x in err.absolute_path) or "(top level)"
+    return f"invalid JSON schema at {where}: {err.message[:200]}"
+
+
 def load_schema_file(path: str | Path) -> SchemaEntry:
     """A user's schema file: a JSON schema, or an object {"schema": ..., "examples": [...]}."""
     path = Path(path)

@@ -31,6 +31,7 @@ class Vocab:
     eos_id: int
     encode: Callable[[str], list[int]]
     special_ids: frozenset[int]
+    unused_ids: frozenset[int] = frozenset()  # ids with no token: never allowed, never emitted
     _hf_dir: Path | None = None
     _pattern: str = LLAMA3_PATTERN
 
@@ -51,7 +52,10 @@ class Vocab:
             from transformers import AutoTokenizer
             return xgr.TokenizerInfo.from_huggingface(AutoTokenizer.from_pretrained(self._hf_dir),
                                                       vocab_size=self.size)
-        return xgr.TokenizerInfo(self.tokens, vocab_type=xgr.VocabType.RAW, vocab_size=self.size,
+        # special tokens as empty strings: xgrammar then counts them special and never allows them in
+        # the grammar's text, as TokenizerInfo.from_huggingface (vLLM's path) marks them
+        raw = [b"" if i in self.special_ids else t for i, t in enumerate(self.tokens)]
+        return xgr.TokenizerInfo(raw, vocab_type=xgr.VocabType.RAW, vocab_size=self.size,
                                  stop_token_ids=[self.eos_id])
 
     @cached_property
@@ -61,7 +65,7 @@ class Vocab:
             import llguidance.hf
             from transformers import AutoTokenizer
             return llguidance.hf.from_tokenizer(AutoTokenizer.from_pretrained(self._hf_dir), n_vocab=self.size)
-        ranks = {t: i for i, t in enumerate(self.tokens) if i not in self.special_ids}
+        ranks = {t: i for i, t in enumerate(self.tokens) if i not in self.special_ids and i not in self.unused_ids}
         specials = {self.tokens[i].decode("utf-8", "replace"): i for i in self.special_ids}
         return llg.LLTokenizer.from_tiktoken(encoder=ranks, special_tokens=specials, pattern=self._pattern,
                                              eos_token=self.eos_id, n_vocab=self.size)
@@ -73,9 +77,15 @@ def load_vocab(spec: str) -> Vocab:
         import quicktok
         enc_name, eos = BUNDLED[spec]
         enc = quicktok.get_encoding(enc_name)
-        tokens = [enc.decode_single_token_bytes(i) for i in range(enc.n_vocab)]
-        specials = frozenset(i for i in range(enc.n_vocab) if enc.is_special_token(i))
-        return Vocab(spec, tokens, enc.encode_single_token(eos), enc.encode_ordinary, specials)
+        tokens, holes = [], set()
+        for i in range(enc.n_vocab):
+            try:
+                tokens.append(enc.decode_single_token_bytes(i))
+            except KeyError:  # an id with no token (cl100k's 100256, o200k's 199998, reserved ranges)
+                tokens.append(b"")
+                holes.add(i)
+        specials = frozenset(i for i in range(enc.n_vocab) if i not in holes and enc.is_special_token(i))
+        return Vocab(spec, tokens, enc.encode_single_token(eos), enc.encode_ordinary, specials, unused_ids=frozenset(holes))
     path = Path(spec)
     if not (path / "tokenizer.json").is_file():
         raise TokenizerError(f"--tokenizer {spec}: neither a bundled vocabulary ({', '.join(BUNDLED)}) "

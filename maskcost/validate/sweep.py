@@ -303,14 +303,21 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
         for p in bar:
             bar.set_postfix_str(p.key)
             specs = make_specs(p, entries, max_tokens, off_tokens, seed, prompt_pad, unique_prompts)
-            if warmup and not unique:  # requests of their own: a unique prompt is not cached for the point
-                warm = make_specs(PointSpec(p.arm, p.concurrency, -1 - p.repeat, warmup), entries, max_tokens,
-                                  off_tokens, seed, prompt_pad, unique_prompts)
-                asyncio.run(closed_loop(base_url, model, warm, min(warmup, p.concurrency),
-                                        p.key + "-warmup", False, seed, lambda r: None))
-            cpu0, t0 = client_cpu_s(), time.perf_counter()
-            records, eng = asyncio.run(_run_point(base_url, model, p, specs, unique, seed + p.repeat, raw,
-                                                  client_procs))
+            try:
+                if warmup and not unique:  # requests of their own: a unique prompt is not cached for the point
+                    warm = make_specs(PointSpec(p.arm, p.concurrency, -1 - p.repeat, warmup), entries, max_tokens,
+                                      off_tokens, seed, prompt_pad, unique_prompts)
+                    asyncio.run(closed_loop(base_url, model, warm, min(warmup, p.concurrency),
+                                            p.key + "-warmup", False, seed, lambda r: None))
+                cpu0, t0 = client_cpu_s(), time.perf_counter()
+                records, eng = asyncio.run(_run_point(base_url, model, p, specs, unique, seed + p.repeat, raw,
+                                                      client_procs))
+            except (httpx.HTTPError, OSError) as e:  # the server went away mid-point: keep what finished
+                bar.close()
+                finished = sum(1 for q in points if q.key in done)
+                raise ServerError(f"{base_url}: the server stopped answering at point {p.key} ({type(e).__name__}: "
+                                  f"{str(e)[:120] or 'no detail'}); {finished} finished points are in {out}: the same "
+                                  f"command again resumes there") from None
             s = summarize(p, records, eng)
             # the client's CPU over the point's wall, per client process (100: each one a core busy)
             s["client_cpu_pct"] = 100.0 * (client_cpu_s() - cpu0) / ((time.perf_counter() - t0) * client_procs)

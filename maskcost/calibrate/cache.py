@@ -1,0 +1,84 @@
+"""Measured costs of a user's schema on this host, kept so that the same command gives the same
+numbers: a schema's fill traces and compile times, and this host's benchmark (the factor that
+scales them to a profile's CPU), are measured once and read back afterwards. The benchmark runs
+interleaved with the trace's replays, so that both see the host at the same speed (on a shared VM
+the speed drifts by 10% between runs a minute apart; their ratio moves far less).
+
+Keyed by what decides the measurement: the schema (canonical JSON) and its examples, the
+tokenizer, the backend, and this host (CPU model, usable CPUs, the grammar libraries' versions,
+Python). The folder is $MASKCOST_CACHE_DIR, else ~/.cache/maskcost; delete it to measure again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import statistics
+from pathlib import Path
+from typing import Any
+
+from .backends import XGrammarBackend
+from .fill import TraceResult, result_from_json, result_to_json, trace_schema
+from .host import bench_us, cpu_model, package_versions, usable_cpus
+from .schemas import SchemaEntry
+
+CACHE_VERSION = 2
+# a user's schema, traced for predict: fresh-matcher replays per output (median per position)
+LOCAL_REPEATS = 7
+# bench_us rounds before each replay (their median over the whole trace is the host's bench)
+BENCH_ROUNDS_PER_REPLAY = 3
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("MASKCOST_CACHE_DIR") or Path.home() / ".cache" / "maskcost")
+
+
+def host_key() -> dict[str, Any]:
+    """What a timing on this host depends on besides its inputs."""
+    pk = package_versions()
+    return {"cpu_model": cpu_model(), "nproc": usable_cpus(), "python": platform.python_version(),
+            "packages": {k: pk.get(k) for k in ("xgrammar", "llguidance", "apache-tvm-ffi", "quicktok-v1")}}
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return None  # absent or cut short: measured again
+
+
+def _write(path: Path, d: dict[str, Any]) -> None:
+    """Atomically; a cache that cannot be written is only a cache (the numbers stand)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(d))
+        tmp.replace(path)
+    except OSError:
+        pass
+
+
+def cached_trace(backend, entry: SchemaEntry) -> tuple[TraceResult, float, bool]:
+    """`trace_schema` of `entry` on `backend` (LOCAL_REPEATS fresh matchers per output) and this host's
+    bench_us measured between its replays, from the cache when this host measured them before.
+    Returns (result, bench_us, from_cache). A schema that fails is cached with its error."""
+    vocab = backend.vocab
+    key = json.dumps({"cache": CACHE_VERSION, "host": host_key(), "backend": backend.name, "tokenizer": vocab.name,
+                      "vocab_size": vocab.size, "schema": entry.schema, "examples": list(entry.examples),
+                      "repeats": LOCAL_REPEATS}, sort_keys=True)
+    path = cache_dir() / "traces" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+    d = _read(path)
+    if d is not None:
+        try:
+            return result_from_json(d), float(d.get("bench_us") or 0.0), True
+        except (KeyError, TypeError, ValueError):
+            pass
+    bench_be = backend if isinstance(backend, XGrammarBackend) else XGrammarBackend(vocab)
+    benches: list[float] = []
+    r = trace_schema(backend, entry, repeats=LOCAL_REPEATS,
+                     before_replay=lambda: benches.append(bench_us(vocab, BENCH_ROUNDS_PER_REPLAY, be=bench_be)))
+    here = statistics.median(benches) if benches else 0.0
+    _write(path, {**result_to_json(r, entry.schema_id, backend=backend.name), "bench_us": here,
+                  "bench_runs": len(benches), "host": host_key()})
+    return r, here, False

@@ -1,0 +1,60 @@
+"""A user's schema files added to a profile for `predict --schema`: traced on this host with the
+profile's tokenizer (cached: calibrate/cache.py), and scaled to the profile's CPU by the ratio of
+the fixed single-thread benchmark (bench_us), run between the trace's replays."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .backends import make_backend
+from .cache import cache_dir, cached_trace
+from .profile import Profile
+from .schemas import load_schema_file
+from .tokenizer import load_vocab
+
+
+@dataclass(frozen=True)
+class LocalSchema:
+    """How one schema's costs were obtained, for the output and the result file."""
+    schema_id: str
+    backend: str
+    source: str  # where its outputs came from (examples, sampled under the mask)
+    cached: bool  # read back from the cache, not measured now
+    scale: float  # this host's speed over the profile host's: times measured here x scale
+
+
+def add_local_schemas(profile: Profile, files: list[str], backends: list[str]
+                      ) -> tuple[Profile, list[str], list[LocalSchema]]:
+    """The profile with each file's schema traced (or read from the cache) for every backend."""
+    entries = [load_schema_file(f) for f in files]
+    ids = [e.schema_id for e in entries]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        raise ValueError(f"--schema: two files give the schema id {sorted(dup)[0]!r} (rename one, or give it an 'id')")
+    clash = [i for i in ids if i in {t.schema_id for b in backends for t in profile.backends[b].traces}]
+    if clash:
+        raise ValueError(f"--schema {clash[0]}: the profile already has a schema of that id (give the file an 'id')")
+    vocab = load_vocab(profile.tokenizer)
+    new_backends = dict(profile.backends)
+    how: list[LocalSchema] = []
+    for b in backends:
+        be = make_backend(b, vocab)
+        costs = new_backends[b]
+        for e in entries:
+            r, here_us, cached = cached_trace(be, e)
+            if r.error:
+                raise ValueError(f"--schema {e.schema_id}: {b}: {r.error}")
+            factor = profile.host.bench_us / here_us  # the bench measured between this trace's replays
+            traces = tuple(replace(t, fill_us=tuple(x * factor for x in t.fill_us),
+                                   accept_us=tuple(x * factor for x in t.accept_us)) for t in r.traces)
+            comp = replace(r.compile, cold_ms=r.compile.cold_ms * factor, warm_ms=r.compile.warm_ms * factor,
+                           variant_ms=None if r.compile.variant_ms is None else r.compile.variant_ms * factor)
+            costs = replace(costs, traces=costs.traces + traces, compiles=costs.compiles + (comp,))
+            how.append(LocalSchema(e.schema_id, b, r.source, cached, factor))
+        new_backends[b] = costs
+    return replace(profile, backends=new_backends), ids, how
+
+
+def describe(how: list[LocalSchema]) -> list[str]:
+    return [f"schema {h.schema_id} ({h.backend}): traced on this CPU from {h.source}, scaled x{h.scale:.3f} to the "
+            f"profile's CPU; {'read from the cache' if h.cached else 'measured now and cached'} in {cache_dir()}"
+            for h in how]

@@ -1,0 +1,229 @@
+"""`maskcost calibrate --base-url URL --schema FILE... --out PROFILE`: a self-sufficient profile of a
+live server and its host in one command.
+
+On the host: fill traces, compiles and pools for each backend (calibrate.run), the host benchmark,
+the GPU's mask apply. Against the server, schema off: the forward curve, the prefill steps (unique
+prompts at concurrency 1), the context slope (a long cached prompt) and the API server's queue (fitted
+on the forward sweep). Then, schema on, a short sweep at two loads: each point's ITL speed (the CPU
+speed at which the model's ITL equals the engine's: validate.hostspeed) and their median, the speed
+this server's engine really ran at, which the profile carries (Profile.measured_speed) so that
+predict and report use it without a speed flag.
+
+What a live sweep cannot see (the engine thread's own work per step, the pool's in-engine cost: the
+in-server probe's EngineFill, the band between servers, the structured request's extra admission
+cost) comes from a profile of the same engine version (--engine-from, by default the embedded one when
+its vLLM version is the server's), scaled by the two hosts' bench; the profile's notes say so.
+
+Every sweep appends its points to a file beside the profile as they finish, so a second run of the
+same command resumes where the first stopped.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from tqdm import tqdm
+
+from ..calibrate.engine import fit_frontend, forward_from_summaries, measure_apply
+from ..calibrate.host import host_info
+from ..calibrate.profile import (BackendCosts, EngineFill, MeasuredSpeed, Profile, load_profile, save_profile)
+from ..calibrate.run import argv, build_profile, calibrate_backends
+from ..calibrate.schemas import SchemaEntry
+from ..calibrate.tokenizer import Vocab
+from ..model.config import EngineConfig
+from .client import ServerError
+from .hostspeed import attach_itl_speeds
+from .report import compare
+from .sweep import PointSpec, run_sweep, server_provenance
+
+
+@dataclass(frozen=True)
+class LivePlan:
+    """What the live calibration measures; LivePlan() is the full plan, fit_to_budget trims it."""
+    forward_concurrency: tuple[int, ...] = (1, 8, 32, 64, 128, 192, 256)
+    rounds: int = 3  # requests per point: max(min_requests, rounds x concurrency)
+    min_requests: int = 16
+    off_tokens: int = 128  # schema-off output length (ignore_eos)
+    prefill_pads: tuple[int, ...] = (500, 1500, 3000)  # unique prompts of about this many tokens, concurrency 1
+    context_pad: int = 2000  # a shared (prefix-cached) prompt of this many tokens, at the forward sweep's
+    context: bool = True  # lowest, middle and highest loads above 1
+    frontend: bool = True  # fit the API server's per-token and per-request costs on the forward sweep
+    speed_concurrency: tuple[int, ...] = (96, 192)  # schema-on: the server's own speed
+    max_tokens: int = 512  # schema-on max_tokens
+
+    @property
+    def context_concurrency(self) -> tuple[int, ...]:
+        if not self.context:
+            return ()
+        cs = sorted(c for c in self.forward_concurrency if c > 1) or sorted(self.forward_concurrency)
+        return tuple(sorted({cs[0], cs[len(cs) // 2], cs[-1]}))
+
+    def estimate_s(self, schemas: int, backends: int) -> dict[str, float]:
+        """Seconds each phase takes on an H200 with a 16-core host (a guide for the budget, not a promise):
+        a decode step of about 6 ms + 0.06 ms a row, 80 tokens a structured output."""
+        def sweep_s(concs, tokens, arm_on=False):
+            out = 0.0
+            for c in concs:
+                n = max(self.min_requests, self.rounds * c)
+                out += 2.0 + n * tokens / c * (6.0 + 0.06 * c) / 1e3 * (1.6 if arm_on else 1.0)
+            return out
+        return {"host": 10.0 + schemas * backends * 2.0 + backends * 15.0,
+                "forward": sweep_s(self.forward_concurrency, self.off_tokens),
+                "prefill": len(self.prefill_pads) * (2.0 + self.min_requests * 0.1),
+                "context": sweep_s(self.context_concurrency, self.off_tokens) if self.context_concurrency else 0.0,
+                "frontend": 25.0 if self.frontend else 0.0,
+                "speed": sweep_s(self.speed_concurrency, 80, arm_on=True) + 12.0 * len(self.speed_concurrency)}
+
+
+def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends: int) -> LivePlan:
+    """The plan, trimmed until its estimate fits `budget_s`: first the context slope, then the prefill
+    points, the API-server fit, two forward points, and a round of every sweep; the host phase, the
+    forward curve's ends and the speed sweep always stay."""
+    if budget_s is None:
+        return plan
+    trims: list[Callable[[LivePlan], LivePlan]] = [
+        lambda p: replace(p, context=False),
+        lambda p: replace(p, prefill_pads=()),
+        lambda p: replace(p, frontend=False),
+        lambda p: replace(p, forward_concurrency=tuple(c for c in p.forward_concurrency if c not in (32, 192))),
+        lambda p: replace(p, rounds=2),
+    ]
+    for trim in trims:
+        if sum(plan.estimate_s(schemas, backends).values()) <= budget_s:
+            break
+        plan = trim(plan)
+    return plan
+
+
+def _scaled_engine_side(base: Profile, bench_us: float, backends: dict[str, BackendCosts]
+                        ) -> tuple[dict[str, BackendCosts], float]:
+    """`backends` with `base`'s in-engine factors (EngineFill), its times scaled from base's host to
+    this one by the bench ratio; returns them and that ratio."""
+    r = bench_us / base.host.bench_us
+
+    def scaled(ef: EngineFill) -> EngineFill:
+        return replace(ef, cpu_points=tuple(replace(c, ms=c.ms * r) for c in ef.cpu_points),
+                       pool_excess_points=tuple(replace(c, ms=c.ms * r) for c in ef.pool_excess_points))
+    out = {}
+    for name, b in backends.items():
+        ef = base.backends[name].engine_fill if name in base.backends else None
+        out[name] = replace(b, engine_fill=scaled(ef)) if ef is not None else b
+    return out, r
+
+
+def engine_side_base(engine_from: str | None, server_version: Any, default_path: Path) -> tuple[Profile | None, str]:
+    """The profile whose in-engine factors the new one takes: --engine-from, else the embedded default
+    where its vLLM version is the server's; and a note saying which (or why none)."""
+    if engine_from:
+        return load_profile(engine_from), f"in-engine factors from {engine_from}"
+    base = load_profile(default_path)
+    ver = base.provenance.get("packages", {}).get("vllm")
+    got = server_version.get("version") if isinstance(server_version, dict) else None
+    if ver and got == ver:
+        return base, f"in-engine factors from the embedded profile {base.name} (the same vLLM {ver})"
+    return None, (f"no in-engine factors: the server reports version {got!r}, the embedded profile is vLLM {ver} "
+                  f"(give --engine-from PROFILE of this engine version)")
+
+
+def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], backends: list[str], out: Path,
+                   plan: LivePlan, cfg: EngineConfig, engine_from: str | None, default_path: Path,
+                   name: str, notes: list[str], seed: int = 0, log: Callable[[str], None] = print) -> Profile:
+    """Measure everything (module doc) and write the profile to `out`; returns it."""
+    t_start = time.monotonic()
+    prov = server_provenance(base_url.rstrip("/"))  # a server that is not there fails here, in one line
+    base, base_note = engine_side_base(engine_from, prov.get("version"), default_path)
+    stem = out.name.split(".")[0]
+    side = lambda what: out.with_name(f"{stem}.{what}.jsonl")  # noqa: E731  (the sweeps beside the profile)
+    est = plan.estimate_s(len(entries), len(backends))
+    log(f"calibrate: about {sum(est.values()) / 60:.1f} min ({', '.join(f'{k} {v:.0f} s' for k, v in est.items() if v)})")
+    bar = tqdm(total=round(sum(est.values())), unit="s", desc="calibrate (estimated s)", position=0)
+
+    def done(phase: str) -> None:
+        bar.update(round(est[phase]))
+
+    # the host, while the server is idle
+    host = host_info(vocab)
+    partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
+    costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, log=lambda m: tqdm.write(m))
+    try:
+        apply = measure_apply(vocab.size)
+    except (RuntimeError, ImportError) as e:
+        if base is None:
+            raise ValueError(f"calibrate: {e}; give --engine-from PROFILE for the apply cost") from None
+        apply = base.apply
+        notes.append(f"apply cost copied from {base.name} ({e})")
+    done("host")
+    # the server, schema off
+    off = lambda concs: [PointSpec("off", c, 0, max(plan.min_requests, plan.rounds * c)) for c in concs]  # noqa: E731
+    fwd = run_sweep(base_url, off(plan.forward_concurrency), [], side("forward-sweep"), off_tokens=plan.off_tokens,
+                    seed=seed)
+    done("forward")
+    prefill = [s for pad in plan.prefill_pads for s in
+               run_sweep(base_url, [PointSpec("off", 1, 0, plan.min_requests)], [], side(f"prefill{pad}"),
+                         off_tokens=8, prompt_pad=pad, unique_prompts=True, seed=seed)]
+    done("prefill")
+    context = run_sweep(base_url, off(plan.context_concurrency), [], side("context"), off_tokens=plan.off_tokens,
+                        prompt_pad=plan.context_pad, seed=seed) if plan.context_concurrency else []
+    done("context")
+    srv = f"{prov['base_url']} (version {prov.get('version')})"
+    forward = forward_from_summaries(fwd, f"schema-off sweep of {srv}: {side('forward-sweep').name}"
+                                          f"{'; prefill at concurrency 1, unique prompts ' + str(list(plan.prefill_pads)) if prefill else ''}"
+                                          f"{'; context: a cached ' + str(plan.context_pad) + '-token prompt' if context else ''}",
+                                     (), prefill, context)
+    if base is not None:
+        costs, ratio = _scaled_engine_side(base, host.bench_us, costs)
+        forward = replace(forward, frontend_structured_ms=base.forward.frontend_structured_ms * ratio)
+        notes.append(f"{base_note}, scaled x{ratio:.3f} (this host's bench_us / its); the band (engine_speeds) from it too")
+    else:
+        notes.append(base_note)
+    notes.append(f"server: {srv}; calibrated with {' '.join(argv())}")
+    p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes)
+    if base is not None:
+        p = replace(p, engine_speeds=base.engine_speeds)
+    if plan.frontend:
+        try:
+            fw = fit_frontend(p, fwd)
+            p = replace(p, forward=replace(fw, source=f"{fw.source} API server: {fw.frontend_token_us:.0f} us per "
+                                                      f"streamed token, {fw.frontend_request_ms:.2f} ms per request, "
+                                                      f"fitted on the forward sweep (calibrate.engine.fit_frontend)."))
+        except ValueError as e:  # too few loads for the fit: the profile goes without the API-server queue
+            tqdm.write(f"calibrate: no API-server fit ({e})")
+            p = replace(p, provenance={**p.provenance, "notes": [*p.provenance["notes"], f"no API-server fit: {e}"]})
+    done("frontend")
+    # the server, schema on: its own speed
+    traced = set(p.schema_ids(cfg.backend)) if cfg.backend in p.backends else set()
+    on_entries = [e for e in entries if e.schema_id in traced]
+    if not on_entries:
+        raise ValueError(f"calibrate: none of the schemas traced on {cfg.backend} (the server's backend, "
+                         f"--server-backend): no speed can be read")
+    speed_path = side("speed-sweep")
+    on = run_sweep(base_url, [PointSpec("on", c, 0, max(plan.min_requests, plan.rounds * c))
+                              for c in plan.speed_concurrency], on_entries, speed_path, max_tokens=plan.max_tokens,
+                   seed=seed)
+    rows = attach_itl_speeds(compare(p, cfg, on), p, cfg, on, requests_factor=4)
+    pts = tuple((r["concurrency"], round(r["itl_speed"], 4)) for r in rows if r.get("itl_speed"))
+    if not pts:
+        raise ServerError(f"calibrate: no schema-on point of {speed_path} gave an ITL speed (the model cannot "
+                          f"match the engine's ITL there at any speed); the profile is not written")
+    measured = MeasuredSpeed(statistics.median(s for _, s in pts), cfg.backend,
+                             f"median ITL speed of {speed_path.name} ({', '.join(f'c{c}: {s:.3f}' for c, s in pts)}), "
+                             f"the model at {cfg.usable_cores} cores, cpu_count {cfg.cpu_count}, max-num-seqs "
+                             f"{cfg.max_num_seqs}", pts)
+    p = replace(p, measured_speed=measured, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1)})
+    done("speed")
+    bar.close()
+    save_profile(p, out)
+    load_profile(out)  # what --check reads: the file as written
+    partial.unlink(missing_ok=True)
+    return p
+
+
+def summary_line(p: Profile, out: Path) -> str:
+    m = p.measured_speed
+    return (f"wrote {out}: {', '.join(f'{b}: {len(c.compiles)} schemas traced, {len(c.failures)} skipped' for b, c in p.backends.items())}; "
+            f"forward {len(p.forward.points)} points, prefill {len(p.forward.prefill_points)}, context "
+            f"{p.forward.context_us_per_ktoken:.1f} us per 1k tokens; the server's speed {m.cpu_speed:.3f} "
+            f"({m.backend}, {len(m.points)} points); {p.provenance.get('wall_s', 0) / 60:.1f} min")

@@ -1,0 +1,268 @@
+"""A new user's first hour: a plain schema without examples, one or three schemas, the other bundled
+vocabularies, broken files, and the same command giving the same numbers twice."""
+import gzip
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from maskcost.calibrate.backends import make_backend
+from maskcost.calibrate.fill import trace_schema
+from maskcost.calibrate.pool import advanced_matchers, measure_vllm_pool
+from maskcost.calibrate.profile import (ProfileError, default_profile_path, load_profile, profile_from_dict,
+                                        profile_to_dict, save_profile)
+from maskcost.calibrate.run import calibrate_backends
+from maskcost.calibrate.schemas import TIERS, SchemaEntry, schema_problem
+from maskcost.calibrate.tokenizer import load_vocab
+from synth import constant_profile
+
+PLAIN = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "ok": {"type": "boolean"}},
+         "required": ["name", "ok"], "additionalProperties": False}
+
+
+def mc(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "maskcost.cli", *args], capture_output=True, text=True, env=env)
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    return load_vocab("llama3")
+
+
+@pytest.mark.parametrize("backend", ["xgrammar", "guidance"])
+def test_the_pool_fills_every_row_from_its_own_matcher(vocab, backend):
+    """One output, more rows than positions: still one distinct matcher a row (two pool threads on one
+    native matcher crash xgrammar and make llguidance raise), and too few matchers is refused."""
+    be = make_backend(backend, vocab)
+    compiled, _ = be.compile(PLAIN, cache=True)
+    tokens = vocab.encode('{"name": "Al", "ok": true}') + [vocab.eos_id]
+    ms = advanced_matchers(be, [(compiled, tokens)], 64)
+    assert len(ms) == 64 and len({id(m) for m in ms}) == 64
+    pts = measure_vllm_pool(be, ms, workers=(2, 4), rows=(16, 64), repeats=2)
+    assert len(pts) == 4 and all(p.parallel_us > 0 for p in pts)
+    with pytest.raises(ValueError, match="64 distinct matchers, got 10"):
+        measure_vllm_pool(be, ms[:10], workers=(2,), rows=(64,))
+    with pytest.raises(ValueError, match="one matcher for two rows"):
+        measure_vllm_pool(be, [ms[0]] * 16, workers=(2,), rows=(16,))
+
+
+@pytest.mark.parametrize("backend", ["xgrammar", "guidance"])
+def test_a_schema_without_examples_is_traced_from_outputs_sampled_under_the_mask(vocab, backend):
+    be = make_backend(backend, vocab)
+    entry = SchemaEntry("plain", "user", PLAIN, ())
+    a, b = trace_schema(be, entry, repeats=1), trace_schema(be, entry, repeats=1)
+    assert a.error is None and len(a.traces) == 4 and "sampled under the mask" in a.source
+    assert a.tokens == b.tokens  # seeded: the same outputs every time
+    assert all(t[-1] == vocab.eos_id for t in a.tokens)  # a bounded schema closes
+
+
+def test_an_invalid_schema_is_named_as_such(vocab):
+    assert "invalid JSON schema" in schema_problem({"type": "nosuchtype"})
+    assert schema_problem(PLAIN) is None and schema_problem(TIERS["deep"].schema) is None
+    r = trace_schema(make_backend("xgrammar", vocab), SchemaEntry("bad", "user", {"type": "nosuchtype"}, ()))
+    assert r.error.startswith("invalid JSON schema") and "nosuchtype" in r.error
+
+
+def test_one_plain_schema_calibrates_on_both_backends(vocab, tmp_path):
+    """The small-set crash: one schema, pool steps of more rows than it has positions."""
+    res = calibrate_backends(vocab, [SchemaEntry("plain", "user", PLAIN, ()),
+                                     SchemaEntry("bad", "user", {"type": "nosuchtype"}, ())],
+                             ["xgrammar", "guidance"], tmp_path / "p.jsonl", repeats=1, pool_workers=(1, 4),
+                             pool_rows=(16, 128), log=lambda m: None)
+    for b in ("xgrammar", "guidance"):
+        c = res[b]
+        assert {t.schema_id for t in c.traces} == {"plain"} and dict(c.failures)["bad"].startswith("invalid")
+        assert "sampled under the mask" in dict(c.output_sources)["plain"]
+        assert {p.rows for p in c.pool} == {16, 128}
+    p = profile_from_dict(profile_to_dict(constant_profile()))  # the field survives a round trip
+    p2 = profile_from_dict(profile_to_dict(type(p)(**{**p.__dict__, "backends": res})))
+    assert p2.backends["guidance"].output_sources == res["guidance"].output_sources
+
+
+@pytest.mark.parametrize("name,straddle", [("cl100k", 1342), ("o200k", 1140)])
+def test_the_bundled_vocabularies_with_gaps_load_and_trace(name, straddle):
+    v = load_vocab(name)
+    assert len(v.straddle_ids) == straddle
+    for b in ("xgrammar", "guidance"):
+        r = trace_schema(make_backend(b, v), TIERS["flat"], repeats=1)
+        assert r.error is None, r.error
+
+
+def test_straddle_command(tmp_path):
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps(TIERS["flat"].examples[0], indent=2))
+    raw = tmp_path / "s.raw.jsonl"
+    raw.write_text("\n".join(json.dumps({"text": json.dumps(x)}) for x in TIERS["flat"].examples) + "\n")
+    out = tmp_path / "st.json"
+    r = mc("straddle", "--vocab", "llama3", "cl100k", "--json", str(out), str(doc), str(raw))
+    assert r.returncode == 0, r.stderr
+    d = json.loads(out.read_text())
+    assert [v["straddle_set"] for v in d["vocabularies"]][1] == 1342
+    f = {(x["file"], x["vocab"]): x for x in d["files"]}
+    one = f[(str(doc), "llama3")]
+    assert one["outputs"] == 1 and 0 < one["straddling"] < one["tokens"] and one["rate"] == pytest.approx(
+        one["straddling"] / one["tokens"])
+    assert f[(str(raw), "llama3")]["outputs"] == 2
+    # the same count as the straddle flags of the trace predict replays (the trace also has the EOS)
+    v = load_vocab("llama3")
+    t = trace_schema(make_backend("xgrammar", v), TIERS["flat"], repeats=1).traces[0]
+    assert sum(t.straddle) == one["straddling"] and len(t.straddle) == one["tokens"] + 1
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": 1}\n{"b": 2}\n')
+    r = mc("straddle", str(bad))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "without 'text'" in r.stderr
+
+
+def test_broken_profiles_are_one_line_errors(tmp_path):
+    good = default_profile_path().read_bytes()
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(good[: len(good) // 2])
+    junk = tmp_path / "junk.json.gz"
+    junk.write_bytes(b"\x00\x01not gzip")
+    for f in (cut, junk):
+        for args in (("predict", "--profile", str(f), "--concurrency", "8"), ("calibrate", "--check", str(f))):
+            r = mc(*args)
+            assert r.returncode == 2 and r.stderr.count("\n") == 1 and str(f) in r.stderr, r.stderr
+
+
+def _mutations():
+    leaf = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=True, allow_infinity=True),
+                     st.text(max_size=3), st.just([]), st.just({}))
+    return st.lists(st.tuples(st.integers(0, 10 ** 6), st.sampled_from(["set", "del", "neg"]), leaf), min_size=1,
+                    max_size=3)
+
+
+def _paths(d, prefix=()):
+    yield prefix
+    if isinstance(d, dict):
+        for k, v in d.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(d, list):
+        for i, v in enumerate(d[:2]):
+            yield from _paths(v, prefix + (i,))
+
+
+@settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_mutations())
+def test_fuzzed_profiles_load_or_raise_profile_error(muts):
+    """Mutated keys, types, NaN and negative values: a profile either loads or is a ProfileError."""
+    base = profile_to_dict(constant_profile())
+    d = json.loads(json.dumps(base))
+    for i, op, leaf in muts:
+        paths = [p for p in _paths(d) if p]
+        path = paths[i % len(paths)]
+        parent = d
+        for k in path[:-1]:
+            parent = parent[k]
+        k = path[-1]
+        if op == "del":
+            del parent[k]
+        elif op == "neg" and isinstance(parent[k], (int, float)) and not isinstance(parent[k], bool):
+            parent[k] = -parent[k] - 1
+        else:
+            parent[k] = leaf
+    try:
+        p = profile_from_dict(d)
+    except ProfileError:
+        return
+    for b in p.backends.values():  # what loads is usable: no NaN or negative time slipped through
+        assert all(math.isfinite(x) and x >= 0 for t in b.traces for x in t.fill_us + t.accept_us)
+
+
+def test_predict_with_a_plain_schema_twice_gives_the_same_numbers(tmp_path):
+    """The schema is traced once and cached (with this host's benchmark): the second run reads it back."""
+    import os
+    s = tmp_path / "plain.json"
+    s.write_text(json.dumps(PLAIN))
+    env = {**os.environ, "MASKCOST_CACHE_DIR": str(tmp_path / "cache")}
+    runs = []
+    for i in range(2):
+        r = mc("predict", "--schema", str(s), "--concurrency", "128", "--no-band", "--json", str(tmp_path / f"{i}.json"),
+               env=env)
+        assert r.returncode == 0, r.stderr
+        runs.append(json.loads((tmp_path / f"{i}.json").read_text()))
+        assert "sampled under the mask" in r.stdout
+    assert not runs[0]["local_schemas"][0]["cached"]
+    assert runs[1]["local_schemas"][0]["cached"]
+    assert runs[0]["points"][0]["itl_ms_mean"] == runs[1]["points"][0]["itl_ms_mean"]
+    assert runs[0]["points"][0]["schema"] == "plain"
+
+
+def test_truncated_partial_file_resumes(vocab, tmp_path):
+    partial = tmp_path / "p.jsonl"
+    calibrate_backends(vocab, [TIERS["flat"]], ["xgrammar"], partial, repeats=1, pool_workers=(1,),
+                       pool_rows=(16,), log=lambda m: None)
+    partial.write_text(partial.read_text() + '{"backend": "xgrammar", "schema_id": "tier/ne')  # cut mid-line
+    res = calibrate_backends(vocab, [TIERS["flat"], TIERS["nested"]], ["xgrammar"], partial, repeats=1,
+                             pool_workers=(1,), pool_rows=(16,), log=lambda m: None)
+    assert {t.schema_id for t in res["xgrammar"].traces} == {"tier/flat", "tier/nested"}
+
+
+def test_saved_profile_round_trips_through_gzip(tmp_path):
+    p = constant_profile()
+    save_profile(p, tmp_path / "x.json.gz")
+    assert load_profile(tmp_path / "x.json.gz").backends["xgrammar"].traces == p.backends["xgrammar"].traces
+    with gzip.open(tmp_path / "y.json.gz", "wt") as f:
+        f.write('{"maskcost_profile_version": 2, "host": []}')
+    with pytest.raises(ProfileError, match=r"y.json.gz.host: expected dict, got list"):
+        load_profile(tmp_path / "y.json.gz")
+
+
+def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
+    """calibrate --base-url: host traces and pools, the forward curve, prefill, context and the server's own
+    speed in one command; predict then runs at that speed with no flag; a second run resumes (measures no
+    sweep point twice)."""
+    from fake_server import FakeEngine, FakeServer
+
+    from maskcost.cli import main
+    s = tmp_path / "plain.json"
+    s.write_text(json.dumps(PLAIN))
+    out = tmp_path / "host.json.gz"
+    eng = FakeEngine('{"name": "Al", "ok": true}', base_step_ms=2.0, per_request_ms=0.05)
+    eng.grammar_ms_per_row = 1.5
+    args = ["calibrate", "--base-url", None, "--schema", str(s), "--out", str(out), "--engine-from",
+            str(default_profile_path()), "--concurrency", "1", "2", "4", "--speed-concurrency", "2", "4",
+            "--rounds", "2", "--min-requests", "6", "--off-tokens", "150"]
+    with FakeServer(eng) as srv:
+        args[2] = srv.url
+        assert main(args) == 0
+        served = eng.served
+        assert main(args) == 0 and eng.served == served  # every sweep point was on disk: nothing measured again
+    p = load_profile(out)
+    m = p.measured_speed
+    assert m is not None and m.backend == "xgrammar" and [c for c, _ in m.points] == [2, 4]
+    assert 0.2 < m.cpu_speed < 5.0 and m.cpu_speed == pytest.approx(sum(x for _, x in m.points) / 2, abs=1e-3)
+    assert {t.schema_id for t in p.backends["guidance"].traces} == {"plain"}
+    assert len(p.forward.prefill_points) == 3 and p.forward.context_points
+    assert p.backends["xgrammar"].engine_fill is not None  # the same-version in-engine factors, scaled
+    assert any("in-engine factors from" in n for n in p.provenance["notes"])
+    r = mc("predict", "--profile", str(out), "--schema-id", "plain", "--concurrency", "4", "--no-band",
+           "--json", str(tmp_path / "p.json"))
+    assert r.returncode == 0, r.stderr
+    assert f"cpu speed: {m.cpu_speed:.3f}, the calibrated server's own" in r.stdout
+    assert json.loads((tmp_path / "p.json").read_text())["points"][0]["config"]["engine"]["cpu_speed"] == m.cpu_speed
+    with FakeServer(FakeEngine("{}")) as srv:  # a wrong backend name, a bad budget: one line each
+        r = mc("calibrate", "--base-url", srv.url, "--schema", str(s), "--out", str(tmp_path / "x.json.gz"),
+               "--backend", "xgrammar", "--server-backend", "guidance")
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--server-backend guidance" in r.stderr
+        r = mc("calibrate", "--base-url", srv.url, "--schema", str(s), "--out", str(tmp_path / "x.json.gz"),
+               "--budget-min", "0")
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--budget-min 0" in r.stderr
+
+
+def test_the_budget_trims_the_plan_in_order():
+    from maskcost.validate.server_calibration import LivePlan, fit_to_budget
+    full = LivePlan()
+    assert full.context_concurrency == (8, 128, 256)
+    total = sum(full.estimate_s(3, 2).values())
+    assert fit_to_budget(full, None, 3, 2) == full and fit_to_budget(full, total + 1, 3, 2) == full
+    est = full.estimate_s(3, 2)
+    less = fit_to_budget(full, total - est["context"] / 2, 3, 2)
+    assert less.context_concurrency == () and less.prefill_pads == full.prefill_pads
+    least = fit_to_budget(full, 1.0, 3, 2)
+    assert least.rounds == 2 and not least.frontend and least.prefill_pads == () and 32 not in least.forward_concurrency
+    assert least.speed_concurrency == full.speed_concurrency  # the speed sweep always stays
