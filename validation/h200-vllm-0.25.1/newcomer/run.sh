@@ -23,7 +23,7 @@ case $PH in
   calib)
     { nproc; lscpu | grep -E "Model name|^CPU\(s\)"; nvidia-smi --query-gpu=name,driver_version --format=csv;
       python3 -m pip show maskcost 2>/dev/null | head -2; ls .device-stage/w; } > "$R/host.txt" 2>&1
-    run 300 serve bash "$ROOT/.device-stage/b/serve_vllm.sh" xgrammar 256 --structured-outputs-config.disable_any_whitespace true
+    run 300 serve env STAGE="$ROOT/.device-stage" bash "$ROOT/.device-stage/b/serve_vllm.sh" xgrammar 256 --structured-outputs-config.disable_any_whitespace true
     run 420 calibrate $MC calibrate --base-url $U --tokenizer /tmp/llama3-8b --schema $SCHEMAS --out host.json.gz
     run 30 check $MC calibrate --check host.json.gz
     run 120 predict $MC predict --profile host.json.gz --schema-id contact order review --concurrency $HELD \
