@@ -329,6 +329,19 @@ def cmd_straddle(args) -> int:
     return 0
 
 
+class HelpWithDefaults(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless it says it itself (defaults are the parser's)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        h = action.help or ""
+        d = action.default
+        if (action.option_strings and "default" not in h and d not in (None, False, argparse.SUPPRESS)
+                and not isinstance(action, argparse._HelpAction)):
+            shown = " ".join(map(str, d)) if isinstance(d, (list, tuple)) else ("on" if d is True else str(d))
+            h = f"{h} (default: {shown.replace('%', '%%')})".strip()
+        return h
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="maskcost", description=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -431,6 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from . import predict_cli
     predict_cli.add_parsers(sub)
+    for p in sub.choices.values():
+        p.formatter_class = HelpWithDefaults
     return ap
 
 
