@@ -80,7 +80,7 @@ def cmd_calibrate(args) -> int:
         return 0
     if not args.out:
         raise UsageError("calibrate: --out PROFILE is required (or --check PROFILE)")
-    from .calibrate.engine import forward_from_summaries, measure_apply
+    from .calibrate.engine import apply_or_copied, forward_from_summaries
     from .calibrate.host import host_info
     from .calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs
     from .calibrate.tokenizer import load_vocab
@@ -124,13 +124,7 @@ def cmd_calibrate(args) -> int:
             sync_sweep, prefill_sweep, context_sweep)
     else:
         forward = base.forward
-    try:
-        apply = measure_apply(vocab.size)
-    except (RuntimeError, ImportError) as e:
-        if base is None:
-            raise UsageError(f"calibrate: {e}; give --engine-from PROFILE for the apply cost") from None
-        apply = base.apply
-        notes.append(f"apply cost copied from {args.engine_from} ({e})")
+    apply = apply_or_copied(vocab.size, base, notes)
     if base is not None and forward is base.forward:
         notes.append(f"forward curve copied from {args.engine_from}")
     host = host_info(vocab)

@@ -153,7 +153,7 @@ def test_prefill_points_and_context_slope_from_sweeps():
 
 def test_version_1_profile_loads_with_prefill_and_context_off():
     from maskcost.calibrate.profile import load_profile
-    p = load_profile(Path(__file__).resolve().parent.parent / "validation/h200-vllm-0.25.1/d/profiles/sync-points.json.gz")
+    p = load_profile(DATA / "v1-profile-session-d.json.gz")  # validation/h200-vllm-0.25.1/d/profiles/sync-points.json.gz
     assert p.forward.prefill_points == () and p.forward.context_us_per_ktoken == 0.0 and p.forward.points
 
 
@@ -165,7 +165,7 @@ def test_frontend_fit_on_a_real_schema_off_sweep_beats_no_front_end():
     from maskcost.calibrate.engine import fit_frontend, forward_from_summaries
     from maskcost.calibrate.profile import load_default_profile
     from maskcost.validate.sweep import read_summaries
-    sweep = read_summaries(Path(__file__).resolve().parent.parent / "validation/h200-vllm-0.25.1/e/e1-off-short.jsonl")
+    sweep = read_summaries(DATA / "session-e-off-sweep.jsonl")  # validation/h200-vllm-0.25.1/e/e1-off-short.jsonl
     base = load_default_profile()
     prof = replace(base, forward=forward_from_summaries(sweep, "test"))
     errs = []

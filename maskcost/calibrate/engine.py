@@ -132,6 +132,18 @@ def measure_apply(vocab_size: int, rows=(1, 8, 32, 64, 128, 256, 512, 1024), rep
                      tuple(points))
 
 
+def apply_or_copied(vocab_size: int, base, notes: list[str]) -> ApplyCost:
+    """The mask apply measured on this host's GPU, or, without one, `base` profile's (noted in `notes`);
+    neither is a one-line error."""
+    try:
+        return measure_apply(vocab_size)
+    except (RuntimeError, ImportError) as e:
+        if base is None:
+            raise ValueError(f"calibrate: {e}; give --engine-from PROFILE for the apply cost") from None
+        notes.append(f"apply cost copied from {base.name} ({e})")
+        return base.apply
+
+
 def _frontend_error(profile, cfg, points: list[dict[str, Any]], per_client: int, least: int) -> float:
     """How far the model with `profile` is from the TTFT p50 and the engine's running count that
     `points` (sweep summaries) measured: the sum of the squared log errors. A schema-off point runs

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from tqdm import tqdm
 
-from ..calibrate.engine import fit_frontend, forward_from_summaries, measure_apply
+from ..calibrate.engine import apply_or_copied, fit_frontend, forward_from_summaries
 from ..calibrate.host import host_info
 from ..calibrate.profile import (BackendCosts, EngineFill, MeasuredSpeed, Profile, load_profile, save_profile)
 from ..calibrate.run import argv, build_profile, calibrate_backends
@@ -148,13 +148,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     host = host_info(vocab)
     partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
     costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, log=lambda m: tqdm.write(m))
-    try:
-        apply = measure_apply(vocab.size)
-    except (RuntimeError, ImportError) as e:
-        if base is None:
-            raise ValueError(f"calibrate: {e}; give --engine-from PROFILE for the apply cost") from None
-        apply = base.apply
-        notes.append(f"apply cost copied from {base.name} ({e})")
+    apply = apply_or_copied(vocab.size, base, notes)
     done("host")
     # the server, schema off
     off = lambda concs: [PointSpec("off", c, 0, max(plan.min_requests, plan.rounds * c)) for c in concs]  # noqa: E731
