@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from maskcost.calibrate.host import cpu_model
-from maskcost.calibrate.profile import default_profile_path, load_profile
+from maskcost.profile import default_profile_path, load_profile
 
 GOAL_S = 300.0
 

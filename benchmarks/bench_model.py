@@ -10,7 +10,7 @@ import platform
 import time
 
 from maskcost.calibrate.host import cpu_model
-from maskcost.calibrate.profile import load_default_profile
+from maskcost.profile import load_default_profile
 from maskcost.model.config import EngineConfig, Workload
 from maskcost.model.costs import Costs
 from maskcost.model.engine import Simulation

@@ -6,54 +6,16 @@ import sys
 import time
 from pathlib import Path
 
-from .calibrate.profile import ProfileError
-from .calibrate.schemas import TIERS, SchemaEntry, SchemaInputError
+from .profile import ProfileError
+from .calibrate.schemas import SchemaInputError
+from .cli_common import UsageError, _add_schema_args, _entries, add_request_args
 from .calibrate.tokenizer import BUNDLED, TokenizerError
-
-
-class UsageError(ValueError):
-    pass
-
-
-def _entries(args) -> list[SchemaEntry]:
-    from .calibrate.schemas import corpus_files, load_schema_file, read_corpus, stratified_sample
-    out: list[SchemaEntry] = [load_schema_file(p) for p in (args.schema or [])]
-    for t in args.tier or []:
-        if t not in TIERS:
-            raise UsageError(f"--tier {t}: unknown (known: {', '.join(TIERS)})")
-        out.append(TIERS[t])
-    if args.corpus:
-        corpus = read_corpus(corpus_files(args.corpus))
-        out.extend(stratified_sample(corpus, args.sample, args.seed) if args.sample else corpus)
-    return out
-
-
-def _add_schema_args(p: argparse.ArgumentParser, default_tiers: list[str] | None) -> None:
-    p.add_argument("--schema", nargs="+", metavar="FILE", help="JSON schema files (or {schema, examples})")
-    p.add_argument("--tier", nargs="+", default=default_tiers, metavar="NAME",
-                   help=f"built-in schema tiers: {', '.join(TIERS)}")
-    p.add_argument("--corpus", metavar="DIR", help="gzip JSON lines of {id, subset, schema, examples}")
-    p.add_argument("--sample", type=int, default=0, help="stratified sample of N corpus schemas (0: all)")
-    p.add_argument("--seed", type=int, default=0)
 
 
 # ------------------------------------------------------------------ calibrate
 
-def add_request_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--prompt-pad", type=int, default=0, metavar="N",
-                   help="lengthen every prompt by about N tokens (shared: the prefix cache holds it)")
-    p.add_argument("--unique-prompts", action="store_true",
-                   help="a per-request nonce first in the prompt: no prefix-cache hit, every prompt token computed")
-    p.add_argument("--client-procs", type=int, default=1, metavar="N",
-                   help="spread the concurrency over N client processes, for loads one process cannot stream "
-                        "(default: 1)")
-    p.add_argument("--host-bench", action="store_true",
-                   help="record this host's single-thread xgrammar benchmark (bench_us) with the sweep: with the "
-                        "server on the same machine, report --cpu-speed-from-sweep scales the host work by it")
-
-
 def cmd_calibrate(args) -> int:
-    from .calibrate.profile import load_profile, save_profile
+    from .profile import load_profile, save_profile
     if args.check:
         p = load_profile(args.check)
         n = {b: len(c.traces) for b, c in p.backends.items()}
@@ -148,7 +110,7 @@ def cmd_calibrate(args) -> int:
 
 def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
     """calibrate --base-url: the one command on the GPU host (validate/server_calibration.py)."""
-    from .calibrate.profile import default_profile_path
+    from .profile import default_profile_path
     from .model.config import EngineConfig
     from .validate.server_calibration import LivePlan, calibrate_live, fit_to_budget, summary_line
     if args.budget_min is not None and not args.budget_min > 0:
@@ -184,7 +146,7 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep,
     from dataclasses import replace
 
     from .calibrate.engine import forward_from_summaries, forward_points
-    from .calibrate.profile import profile_from_dict, profile_to_dict, save_profile
+    from .profile import profile_from_dict, profile_to_dict, save_profile
     from .calibrate.run import argv
     if base is None or (forward_sweep is None and not sync_sweep):
         raise UsageError("calibrate --engine-only: give --engine-from PROFILE and --forward-sweep and/or "
@@ -233,7 +195,7 @@ def _calibrate_blackbox(args, base, forward_sweep, out: Path) -> int:
 
     from .calibrate.blackbox import (blackbox_from_sweeps, blackbox_method, blackbox_profile,
                                      output_tokens_by_schema)
-    from .calibrate.profile import BackendCosts, save_profile
+    from .profile import BackendCosts, save_profile
     from .calibrate.run import argv
     from .validate.sweep import PointSpec, raw_records_path, read_summaries, run_sweep
     entries = _entries(args)

@@ -9,7 +9,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from .calibrate.profile import Profile, default_profile_path, load_profile
+from .profile import Profile, default_profile_path, load_profile
 
 
 def _profile(args) -> Profile:
@@ -200,7 +200,7 @@ def cmd_report(args) -> int:
     predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
     if args.fit_frontend:
         from .calibrate.engine import fit_frontend_structured
-        from .calibrate.profile import save_profile
+        from .profile import save_profile
         fw0 = profile.forward
         fw = fit_frontend_structured(profile, cfg, measured, log=lambda m: print(m, file=sys.stderr))
         note = (f"{fw.frontend_structured_ms:.2f} ms more per structured request (was {fw0.frontend_structured_ms:.2f}; "
@@ -250,7 +250,7 @@ def cmd_report(args) -> int:
                  "probe" if args.speed_from_probe else f"earlier-{args.speed_source}" if args.speed_from_earlier
                  else "meter")
     if args.fit_engine_fill:
-        from .calibrate.profile import save_profile
+        from .profile import save_profile
         from .model.fill import vllm_fill_pool_workers
         from .validate.inengine import describe, fit_engine_fill
         fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {args.probe}) "
@@ -286,7 +286,7 @@ def cmd_probe_site(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    from .cli import _entries, build_parser
+    from .cli_common import _entries
     from .validate.sweep import PointSpec, run_sweep
     entries = _entries(args)
     out = Path(args.out)
@@ -298,7 +298,9 @@ def cmd_validate(args) -> int:
               prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts, client_procs=args.client_procs,
               host_bench=args.host_bench)
     # the report on it: report's own options at their defaults, validate's where it has them
-    report_args = build_parser().parse_args(["report", "--sweep", str(out / "sweep.jsonl"), "--out", str(out)])
+    ap = argparse.ArgumentParser()
+    add_parsers(ap.add_subparsers(dest="cmd"))
+    report_args = ap.parse_args(["report", "--sweep", str(out / "sweep.jsonl"), "--out", str(out)])
     merged = argparse.Namespace(**{**vars(report_args), **vars(args)})
     merged.cpu_speed_from_sweep = args.host_bench
     return cmd_report(merged)
@@ -418,7 +420,7 @@ def add_parsers(sub) -> None:
 
     v = sub.add_parser("validate", help="sweep a live server, then report predicted vs measured")
     _add_engine_args(v)
-    from .cli import _add_schema_args
+    from .cli_common import _add_schema_args
     _add_schema_args(v, ["flat", "bounded"])
     v.add_argument("--base-url", required=True)
     v.add_argument("--out", required=True, metavar="DIR")
@@ -429,7 +431,7 @@ def add_parsers(sub) -> None:
     v.add_argument("--max-tokens", type=int, default=512)
     v.add_argument("--off-tokens", type=int, default=96)
     v.add_argument("--unique-schemas", action="store_true")
-    from .cli import add_request_args
+    from .cli_common import add_request_args
     add_request_args(v)
     v.add_argument("--probe", metavar="DIR", help="in-server probe records (maskcost probe-site) of the server: "
                                                   "the engine's own step timings beside the model's")

@@ -8,7 +8,7 @@ import json
 import sys
 from pathlib import Path
 
-from maskcost.calibrate.profile import load_default_profile
+from maskcost.profile import load_default_profile
 from maskcost.model.config import EngineConfig, Workload
 from maskcost.model.predict import run_point_band
 

@@ -1,5 +1,5 @@
 """Small synthetic profiles with constant costs, for mechanism tests with hand-computed answers."""
-from maskcost.calibrate.profile import (ApplyCost, ApplyPoint, BackendCosts, CompileCost, FillTrace, ForwardCurve,
+from maskcost.profile import (ApplyCost, ApplyPoint, BackendCosts, CompileCost, FillTrace, ForwardCurve,
                                         ForwardPoint, HostInfo, PoolPoint, PrefillPoint, Profile)
 
 

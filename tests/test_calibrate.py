@@ -6,7 +6,7 @@ import pytest
 
 from maskcost.calibrate.backends import make_backend
 from maskcost.calibrate.fill import output_text, trace_schema
-from maskcost.calibrate.profile import ProfileError, load_profile, profile_from_dict, profile_to_dict, save_profile
+from maskcost.profile import ProfileError, load_profile, profile_from_dict, profile_to_dict, save_profile
 from maskcost.calibrate.run import calibrate_backends
 from maskcost.calibrate.schemas import TIERS, SchemaEntry, SchemaInputError, read_corpus
 from maskcost.calibrate.tokenizer import load_vocab
@@ -89,7 +89,7 @@ def test_profile_roundtrip_and_errors(tmp_path):
 
 
 def test_embedded_default_profile_is_real_and_valid():
-    from maskcost.calibrate.profile import load_default_profile
+    from maskcost.profile import load_default_profile
     p = load_default_profile()
     assert p.tokenizer == "llama3" and p.vocab_size == 128256
     assert "H200" in p.apply.source and "vLLM 0.25.1" in p.forward.source
@@ -152,7 +152,7 @@ def test_prefill_points_and_context_slope_from_sweeps():
 
 
 def test_version_1_profile_loads_with_prefill_and_context_off():
-    from maskcost.calibrate.profile import load_profile
+    from maskcost.profile import load_profile
     p = load_profile(DATA / "v1-profile-session-d.json.gz")  # validation/h200-vllm-0.25.1/d/profiles/sync-points.json.gz
     assert p.forward.prefill_points == () and p.forward.context_us_per_ktoken == 0.0 and p.forward.points
 
@@ -163,7 +163,7 @@ def test_frontend_fit_on_a_real_schema_off_sweep_beats_no_front_end():
     from dataclasses import replace
 
     from maskcost.calibrate.engine import fit_frontend, forward_from_summaries
-    from maskcost.calibrate.profile import load_default_profile
+    from maskcost.profile import load_default_profile
     from maskcost.validate.sweep import read_summaries
     sweep = read_summaries(DATA / "session-e-off-sweep.jsonl")  # validation/h200-vllm-0.25.1/e/e1-off-short.jsonl
     base = load_default_profile()

@@ -64,7 +64,7 @@ def test_predict_reads_the_cpu_speed_from_reports(tmp_path):
     """predict --cpu-speed-from-report: the median of the reports' ITL speeds (--speed-source itl, the
     default) or in-engine fill speeds (fill), the same prediction as --cpu-speed at that speed;
     reports read against another profile, or without such speeds, are one-line errors."""
-    from maskcost.calibrate.profile import load_default_profile
+    from maskcost.profile import load_default_profile
     prof = load_default_profile()
     made_with = {"name": prof.name, "created_utc": prof.created_utc}
     a, b = tmp_path / "a.json", tmp_path / "b.json"
@@ -103,7 +103,7 @@ def test_predict_reads_the_cpu_speed_from_reports(tmp_path):
 
 
 def test_calibrate_engine_only_replaces_the_sync_curve_and_keeps_the_rest(tmp_path):
-    from maskcost.calibrate.profile import default_profile_path, load_profile
+    from maskcost.profile import default_profile_path, load_profile
     sweep = tmp_path / "sync.jsonl"
     sweep.write_text("\n".join(json.dumps({"point": f"off-c{c}-r0", "arm": "off", "concurrency": c, "engine": {
         "running_mean": float(c), "step_ms": 6.0 + c / 10, "itl_ms": 6.0 + c / 10}}) for c in (1, 8, 64)))
@@ -122,7 +122,7 @@ def test_sweep_host_bench_then_report_scales_the_host_cpu(tmp_path):
     # the sweep records this host's xgrammar benchmark; the report turns it into --cpu-speed against
     # the profile's host, and says so; without a bench it is a one-line error
     from fake_server import FakeEngine, FakeServer
-    from maskcost.calibrate.profile import load_default_profile
+    from maskcost.profile import load_default_profile
     from maskcost.calibrate.schemas import TIERS
     sweep = tmp_path / "s.jsonl"
     with FakeServer(FakeEngine(json.dumps(TIERS["flat"].examples[0]))) as srv:

@@ -26,7 +26,7 @@ MEDIAN_ITL_ERROR_BOUND_PCT = 30.0
 def test_llamacpp_step_is_decode_plus_serial_sampling():
     from dataclasses import replace
 
-    from maskcost.calibrate.profile import BackendCosts, BlackboxCost
+    from maskcost.profile import BackendCosts, BlackboxCost
     from synth import constant_profile
     p = constant_profile(forward_ms=2.0)
     bb = BlackboxCost("test", row_us=8000.0, launch_ms=0.0, output_tokens={"s": (40,)}, points=())

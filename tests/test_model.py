@@ -286,7 +286,7 @@ def test_band_spans_the_servers_engine_speeds_and_survives_the_profile_file():
     the fastest and slowest server measured (cpu_speed times each ratio), the point between them."""
     from dataclasses import replace
 
-    from maskcost.calibrate.profile import (EngineSpeeds, ProfileError, ServerSpeed, profile_from_dict,
+    from maskcost.profile import (EngineSpeeds, ProfileError, ServerSpeed, profile_from_dict,
                                             profile_to_dict)
     from maskcost.model.predict import run_point_band
     base = constant_profile(fill_us=400.0, forward_ms=5.0)

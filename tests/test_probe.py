@@ -161,7 +161,7 @@ def test_engine_fill_factors_scale_the_models_fills():
     assert [(c.batch, c.ms) for c in ef.cpu_points] == [(64.0, 4.0), (256.0, 8.0)]  # at the profile host's speed
     assert [(c.chunks, c.ms) for c in ef.pool_excess_points] == [(10.0, pytest.approx(15.0))]
     assert ef.pool_task_factor == pytest.approx(1.2, rel=0.03)
-    from maskcost.calibrate.profile import profile_from_dict, profile_to_dict
+    from maskcost.profile import profile_from_dict, profile_to_dict
     loaded = profile_from_dict(profile_to_dict(fitted))  # the new fields survive the file
     assert profile_to_dict(loaded)["backends"]["xgrammar"]["engine_fill"] == \
         profile_to_dict(fitted)["backends"]["xgrammar"]["engine_fill"]
@@ -188,7 +188,7 @@ def test_fit_with_loop_and_serial_by_rows():
     """--fit-with-loop adds the busy loop's time outside step_with_batch_queue to the engine thread's
     work; --fit-serial-by-rows fits the serial factor as a power law in the rows, which the model
     then applies by the step's rows (held inside the fitted range), and which survives the file."""
-    from maskcost.calibrate.profile import ProfileError, profile_from_dict, profile_to_dict
+    from maskcost.profile import ProfileError, profile_from_dict, profile_to_dict
     from maskcost.model.config import EngineConfig, Workload
     from maskcost.model.costs import Costs
     from maskcost.model.predict import run_point

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from maskcost.calibrate.backends import make_backend
 from maskcost.calibrate.fill import trace_schema
 from maskcost.calibrate.pool import advanced_matchers, measure_vllm_pool
-from maskcost.calibrate.profile import (ProfileError, default_profile_path, load_profile, profile_from_dict,
+from maskcost.profile import (ProfileError, default_profile_path, load_profile, profile_from_dict,
                                         profile_to_dict, save_profile)
 from maskcost.calibrate.run import calibrate_backends
 from maskcost.calibrate.schemas import TIERS, SchemaEntry, schema_problem

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..validate.sweep import itl_ms, raw_records_path, read_raw_records
-from .profile import ApplyCost, ApplyPoint, BackendCosts, BlackboxCost, BlackboxPoint, Profile
+from ..records import itl_ms, raw_records_path, read_raw_records
+from ..profile import ApplyCost, ApplyPoint, BackendCosts, BlackboxCost, BlackboxPoint, Profile
 
 
 def output_tokens_by_schema(raw_path: Path, keep: int = 256) -> dict[str, tuple[int, ...]]:

@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from .profile import ApplyCost, ApplyPoint, ContextPoint, ForwardCurve, ForwardPoint, PrefillPoint
+from ..profile import ApplyCost, ApplyPoint, ContextPoint, ForwardCurve, ForwardPoint, PrefillPoint
 
 
 def forward_points(summaries: list[dict[str, Any]]) -> tuple[ForwardPoint, ...]:
     """One point per schema-off sweep point: the engine's mean running count, its step period
-    (window / steps it counted) and its ITL mean (validate.sweep.itl_ms: the engine's own histogram, or
+    (window / steps it counted) and its ITL mean (records.itl_ms: the engine's own histogram, or
     the client's per-token ITL where the engine has none). Repeats stay separate points."""
-    from ..validate.sweep import itl_ms
+    from ..records import itl_ms
     out = []
     for s in summaries:
         e = s["engine"]
@@ -61,7 +61,7 @@ def context_fit(summaries: list[dict[str, Any]], curve, ref_tokens: float) -> tu
     context: least squares through the origin of (ITL - curve(batch)) on batch x (context - ref),
     over schema-off points whose long prompts the prefix cache holds (little prefill). Returns
     (us per 1,000 tokens, the points)."""
-    from ..validate.sweep import itl_ms
+    from ..records import itl_ms
     pts = tuple(ContextPoint(s["engine"]["running_mean"], context_tokens(s), itl_ms(s))
                 for s in summaries if s["arm"] == "off" and s["engine"].get("running_mean") and itl_ms(s))
     if not pts:
@@ -147,12 +147,12 @@ def apply_or_copied(vocab_size: int, base, notes: list[str]) -> ApplyCost:
 def _frontend_error(profile, cfg, points: list[dict[str, Any]], per_client: int, least: int) -> float:
     """How far the model with `profile` is from the TTFT p50 and the engine's running count that
     `points` (sweep summaries) measured: the sum of the squared log errors. A schema-off point runs
-    unstructured at its own fixed length, a schema-on point on its schemas (validate.report.compare's
+    unstructured at its own fixed length, a schema-on point on its schemas (the report's
     workloads, at cfg's CPU speed), each max(least, per_client x concurrency) requests."""
     from ..model.costs import Costs
     from ..model.engine import Simulation
     from ..model.metrics import summarize
-    from ..validate.report import measured_workload, profile_schema_ids
+    from ..model.measured import measured_workload, profile_schema_ids
     costs = Costs(profile, cfg.backend, cfg.cpu_speed)
     known = set(profile.schema_ids(cfg.backend))
     err = 0.0

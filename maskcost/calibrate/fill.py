@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 from .backends import Backend
-from .profile import CompileCost, FillTrace
+from ..profile import CompileCost, FillTrace
 from .schemas import SchemaEntry, schema_problem, unique_schema
 
 

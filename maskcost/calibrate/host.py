@@ -10,7 +10,7 @@ import statistics
 import time
 from importlib import metadata
 
-from .profile import HostInfo
+from ..profile import HostInfo
 
 PACKAGES = ("maskcost", "xgrammar", "llguidance", "apache-tvm-ffi", "quicktok-v1", "simpy", "numpy",
             "torch", "vllm")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 from .backends import make_backend
 from .cache import cache_dir, cached_trace
-from .profile import Profile
+from ..profile import Profile
 from .schemas import load_schema_file
 from .tokenizer import load_vocab
 

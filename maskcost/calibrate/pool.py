@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 from .backends import Backend
 from .host import usable_cpus
-from .profile import PoolPoint
+from ..profile import PoolPoint
 from ..model.fill import VLLM_FILL_CHUNK_ROWS
 
 

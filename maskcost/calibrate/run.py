@@ -16,7 +16,7 @@ from .backends import make_backend
 from .fill import TraceResult, output_text, result_from_json, result_to_json, trace_schema
 from .host import cpu_model, package_versions
 from .pool import advanced_matchers, measure_llguidance_batched, measure_vllm_pool
-from .profile import (ApplyCost, BackendCosts, ForwardCurve, HostInfo, Profile,
+from ..profile import (ApplyCost, BackendCosts, ForwardCurve, HostInfo, Profile,
                       profile_from_dict, profile_to_dict)
 from .schemas import SchemaEntry
 from .tokenizer import Vocab
@@ -28,7 +28,7 @@ RECORDED_PER_SCHEMA = 16
 
 def recorded_outputs(path: Path) -> dict[str, list[str]]:
     """Valid outputs from a `maskcost sweep` raw file, by schema id (the real model's token streams)."""
-    from ..validate.sweep import read_raw_records
+    from ..records import read_raw_records
     out: dict[str, list[str]] = defaultdict(list)
     for d in read_raw_records(path, "--outputs"):
         if d.get("check") == "valid" and d.get("schema_id"):

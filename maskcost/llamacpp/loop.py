@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..calibrate.blackbox import blackbox_profile
-from ..calibrate.profile import save_profile
+from ..profile import save_profile
 from ..calibrate.schemas import TIERS
 from ..model.config import EngineConfig, Workload
 from ..model.predict import grid, plot_overhead

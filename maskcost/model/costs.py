@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.interpolate import PchipInterpolator
 
-from ..calibrate.profile import BackendCosts, ForwardPoint, Profile
+from ..profile import BackendCosts, ForwardPoint, Profile
 
 
 class Curve:

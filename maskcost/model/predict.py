@@ -12,7 +12,7 @@ from typing import Any, Iterable
 
 from tqdm import tqdm
 
-from ..calibrate.profile import Profile
+from ..profile import Profile
 from .config import EngineConfig, Workload
 from .costs import Costs
 from .engine import Simulation

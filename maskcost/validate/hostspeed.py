@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from ..calibrate.profile import Profile
+from ..profile import Profile
 from ..model.config import EngineConfig
 
 # the speeds the solve may return, against the profile's host; outside them a point says no speed

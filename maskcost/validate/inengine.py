@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..calibrate.pool import list_schedule_us
-from ..calibrate.profile import EngineCpuPoint, EngineFill, EngineFillPoint, PoolExcessPoint, Profile
+from ..profile import EngineCpuPoint, EngineFill, EngineFillPoint, PoolExcessPoint, Profile
 from ..model.fill import VLLM_PARALLEL_FILL_THRESHOLD
 from .probe import ENV_DIR
 

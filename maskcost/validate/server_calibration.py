@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from ..calibrate.engine import apply_or_copied, fit_frontend, forward_from_summaries
 from ..calibrate.host import host_info
-from ..calibrate.profile import (BackendCosts, EngineFill, MeasuredSpeed, Profile, load_profile, save_profile)
+from ..profile import (BackendCosts, EngineFill, MeasuredSpeed, Profile, load_profile, save_profile)
 from ..calibrate.run import argv, build_profile, calibrate_backends
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab

@@ -23,6 +23,7 @@ from tqdm import tqdm
 from ..calibrate.host import cpu_model, package_versions, usable_cpus
 from ..calibrate.schemas import SchemaEntry
 from .client import RequestRecord, RequestSpec, ServerError, closed_loop, get_json, scrape
+from ..records import itl_ms, raw_records_path, read_raw_records, read_summaries  # noqa: F401  (re-exported)
 from .metrics import ENGINE_METRICS, detect_engine, window_stats
 
 METRICS_POLL_S = 0.25
@@ -214,53 +215,6 @@ def make_specs(point: PointSpec, entries: list[SchemaEntry], max_tokens: int, of
                 for _ in range(point.requests)]
     return [RequestSpec(e.schema_id, e.schema, max_tokens, pad_tokens=prompt_pad, nonce=nonce()) for e in
             (entries[rng.randrange(len(entries))] for _ in range(point.requests))]
-
-
-def raw_records_path(sweep: str | Path) -> Path:
-    """The raw per-request file next to a sweep summary (`X.jsonl` -> `X.raw.jsonl`, or its .gz)."""
-    sweep = Path(sweep)
-    raw = sweep.with_name(sweep.name.removesuffix(".jsonl") + ".raw.jsonl")
-    gz = raw.with_name(raw.name + ".gz")
-    return gz if not raw.exists() and gz.exists() else raw
-
-
-def read_raw_records(path: str | Path, what: str = "raw records"):
-    """The per-request records of a sweep's raw file (`.raw.jsonl`, or its .gz), one dict each;
-    a line that is not JSON is a one-line error naming `what`, the file and the line."""
-    import gzip
-    path = Path(path)
-    with (gzip.open(path, "rt") if path.suffix == ".gz" else open(path)) as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError:
-                raise ValueError(f"{what} {path}:{n}: not JSON lines") from None
-
-
-def itl_ms(summary: dict[str, Any]) -> float | None:
-    """A summary's ITL: the engine's histogram mean where it has one (vLLM, SGLang); llama.cpp
-    exports none, so the client's per-token ITL (loopback, same host)."""
-    e = summary["engine"]
-    return e["itl_ms"] if e.get("itl_ms") is not None else summary.get("itl_ms_mean")
-
-
-def read_summaries(path: str | Path) -> list[dict[str, Any]]:
-    """The summary lines of a sweep file (one JSON object per finished point). Sweeps written
-    before summaries carried `prompt_tokens_mean` get it from their raw records, where present."""
-    out = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
-    missing = {s["point"] for s in out if "prompt_tokens_mean" not in s}
-    raw = raw_records_path(path)
-    if missing and raw.exists():
-        by: dict[str, list[int]] = {}
-        for r in read_raw_records(raw):
-            if r["point"] in missing and r.get("prompt_tokens"):
-                by.setdefault(r["point"], []).append(r["prompt_tokens"])
-        for s in out:
-            if s["point"] in by:
-                s["prompt_tokens_mean"] = float(np.mean(by[s["point"]]))
-    return out
 
 
 # a client process busier than this queues its own work (SSE parsing, output checks, the next request)

@@ -1,0 +1,47 @@
+"""What the commands share: the schema arguments and the schemas they name, the request shape of a
+sweep, and the usage error. cli.py (calibrate, sweep, ...) and predict_cli.py (predict, report,
+validate, ...) both import it; neither imports the other's module at import time."""
+from __future__ import annotations
+
+import argparse
+
+from .calibrate.schemas import TIERS, SchemaEntry
+
+
+class UsageError(ValueError):
+    pass
+
+
+def _entries(args) -> list[SchemaEntry]:
+    from .calibrate.schemas import corpus_files, load_schema_file, read_corpus, stratified_sample
+    out: list[SchemaEntry] = [load_schema_file(p) for p in (args.schema or [])]
+    for t in args.tier or []:
+        if t not in TIERS:
+            raise UsageError(f"--tier {t}: unknown (known: {', '.join(TIERS)})")
+        out.append(TIERS[t])
+    if args.corpus:
+        corpus = read_corpus(corpus_files(args.corpus))
+        out.extend(stratified_sample(corpus, args.sample, args.seed) if args.sample else corpus)
+    return out
+
+
+def _add_schema_args(p: argparse.ArgumentParser, default_tiers: list[str] | None) -> None:
+    p.add_argument("--schema", nargs="+", metavar="FILE", help="JSON schema files (or {schema, examples})")
+    p.add_argument("--tier", nargs="+", default=default_tiers, metavar="NAME",
+                   help=f"built-in schema tiers: {', '.join(TIERS)}")
+    p.add_argument("--corpus", metavar="DIR", help="gzip JSON lines of {id, subset, schema, examples}")
+    p.add_argument("--sample", type=int, default=0, help="stratified sample of N corpus schemas (0: all)")
+    p.add_argument("--seed", type=int, default=0)
+
+
+def add_request_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prompt-pad", type=int, default=0, metavar="N",
+                   help="lengthen every prompt by about N tokens (shared: the prefix cache holds it)")
+    p.add_argument("--unique-prompts", action="store_true",
+                   help="a per-request nonce first in the prompt: no prefix-cache hit, every prompt token computed")
+    p.add_argument("--client-procs", type=int, default=1, metavar="N",
+                   help="spread the concurrency over N client processes, for loads one process cannot stream "
+                        "(default: 1)")
+    p.add_argument("--host-bench", action="store_true",
+                   help="record this host's single-thread xgrammar benchmark (bench_us) with the sweep: with the "
+                        "server on the same machine, report --cpu-speed-from-sweep scales the host work by it")

@@ -1,0 +1,63 @@
+"""Reading sweep records: the summary lines of a `maskcost sweep` file (one JSON object per finished
+point) and its raw per-request file. Beside the profile at the bottom of the package: calibrate, the
+model's measured workloads and validate all read them; nothing here talks to a server."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def raw_records_path(sweep: str | Path) -> Path:
+    """The raw per-request file next to a sweep summary (`X.jsonl` -> `X.raw.jsonl`, or its .gz)."""
+    sweep = Path(sweep)
+    raw = sweep.with_name(sweep.name.removesuffix(".jsonl") + ".raw.jsonl")
+    gz = raw.with_name(raw.name + ".gz")
+    return gz if not raw.exists() and gz.exists() else raw
+
+
+def read_raw_records(path: str | Path, what: str = "raw records"):
+    """The per-request records of a sweep's raw file (`.raw.jsonl`, or its .gz), one dict each;
+    a line that is not JSON is a one-line error naming `what`, the file and the line."""
+    import gzip
+    path = Path(path)
+    with (gzip.open(path, "rt") if path.suffix == ".gz" else open(path)) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError:
+                raise ValueError(f"{what} {path}:{n}: not JSON lines") from None
+
+
+def itl_ms(summary: dict[str, Any]) -> float | None:
+    """A summary's ITL: the engine's histogram mean where it has one (vLLM, SGLang); llama.cpp
+    exports none, so the client's per-token ITL (loopback, same host)."""
+    e = summary["engine"]
+    return e["itl_ms"] if e.get("itl_ms") is not None else summary.get("itl_ms_mean")
+
+
+def read_summaries(path: str | Path) -> list[dict[str, Any]]:
+    """The summary lines of a sweep file (one JSON object per finished point). Sweeps written
+    before summaries carried `prompt_tokens_mean` get it from their raw records, where present."""
+    out = []
+    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+        if line.strip():
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                raise ValueError(f"sweep {path}:{n}: not JSON lines (a `maskcost sweep` summary file)") from None
+    missing = {s["point"] for s in out if "prompt_tokens_mean" not in s}
+    raw = raw_records_path(path)
+    if missing and raw.exists():
+        by: dict[str, list[int]] = {}
+        for r in read_raw_records(raw):
+            if r["point"] in missing and r.get("prompt_tokens"):
+                by.setdefault(r["point"], []).append(r["prompt_tokens"])
+        for s in out:
+            if s["point"] in by:
+                s["prompt_tokens_mean"] = float(np.mean(by[s["point"]]))
+    return out
