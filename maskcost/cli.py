@@ -35,7 +35,7 @@ def cmd_calibrate(args) -> int:
                       f"elsewhere ({sp['ratio']:.2f}x); straddle rate {100 * sp['rate']:.1f}% of {sp['tokens']} tokens")
             if c.engine_fill is not None:
                 from .validate.inengine import describe
-                print(f"  {b}: {describe(c.engine_fill)} (the probe's, calibrate: report --fit-engine-fill)")
+                print(f"  {b}: {describe(c.engine_fill)} (the probe's, calibrate: fit --fit-engine-fill)")
             if c.blackbox is not None:
                 print(f"  {b}: black box {c.blackbox.row_us:.0f} us per row, {c.blackbox.launch_ms:.1f} ms per "
                       f"request ({len(c.blackbox.points)} points)")

@@ -334,6 +334,29 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
                    help="token budget of one step: decode rows + prefill chunks (vLLM's default on an H200: 8192)")
 
 
+# what `report` runs with: the campaign tools (`fit`) off
+FIT_OFF = {"fit_engine_fill": None, "fit_frontend": None, "fit_serial_by_rows": False, "fit_with_loop": False,
+           "speed_from_meter": False, "speed_from_probe": False, "speed_from_earlier": False, "speed_source": "itl"}
+
+
+def _add_report_args(r: argparse.ArgumentParser) -> None:
+    _add_engine_args(r)
+    r.add_argument("--sweep", nargs="+", required=True, metavar="SWEEP.jsonl")
+    r.add_argument("--out", required=True, metavar="DIR")
+    r.add_argument("--title", default="maskcost: predicted vs measured")
+    r.add_argument("--requests-factor", type=int, default=4, help="requests per simulated point, per client")
+    r.add_argument("--predicted", metavar="PREDICT.json", help="compare with the points of a `maskcost predict "
+                                                               "--json` file made before the sweep, not a new run")
+    r.add_argument("--cpu-speed-from-sweep", action="store_true", help="--cpu-speed = the profile's bench_us / "
+                   "the sweep's (recorded by sweep --host-bench on the server's machine)")
+    r.add_argument("--score-off", action="store_true", help="score the schema-off points too (held out: prompts "
+                                                            "or loads the forward curve was not calibrated on)")
+    r.add_argument("--probe", metavar="DIR", help="in-server probe records (maskcost probe-site) of the sweeps' "
+                                                  "server: the engine's own step timings beside the model's")
+    r.add_argument("--hostmeter", metavar="FILE", help="the `maskcost hostmeter` file that ran beside the sweeps: "
+                                                       "the host's speed, steal and the server's threads per point")
+
+
 def add_parsers(sub) -> None:
     p = sub.add_parser("predict", help="what-if grid from a profile (no GPU needed)")
     _add_engine_args(p)
@@ -369,41 +392,32 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=cmd_predict)
 
     r = sub.add_parser("report", help="predicted vs measured for finished sweeps")
-    _add_engine_args(r)
-    r.add_argument("--sweep", nargs="+", required=True, metavar="SWEEP.jsonl")
-    r.add_argument("--out", required=True, metavar="DIR")
-    r.add_argument("--title", default="maskcost: predicted vs measured")
-    r.add_argument("--requests-factor", type=int, default=4)
-    r.add_argument("--predicted", metavar="PREDICT.json", help="compare with the points of a `maskcost predict "
-                                                               "--json` file made before the sweep, not a new run")
-    r.add_argument("--cpu-speed-from-sweep", action="store_true", help="--cpu-speed = the profile's bench_us / "
-                   "the sweep's (recorded by sweep --host-bench on the server's machine)")
-    r.add_argument("--score-off", action="store_true", help="score the schema-off points too (held out: prompts "
-                                                            "or loads the forward curve was not calibrated on)")
-    r.add_argument("--probe", metavar="DIR", help="in-server probe records (maskcost probe-site) of the sweeps' "
-                                                  "server: the engine's own step timings beside the model's")
-    r.add_argument("--fit-engine-fill", metavar="OUT_PROFILE", help="with --probe: write the profile with its "
+    _add_report_args(r)
+    r.set_defaults(func=cmd_report, **FIT_OFF)
+
+    f = sub.add_parser("fit", help="campaign tools on finished sweeps: fit a profile's in-engine and API-server "
+                                   "terms, and backtest the rules that read a server's speed (writes a report too)")
+    _add_report_args(f)
+    f.add_argument("--fit-engine-fill", metavar="OUT_PROFILE", help="with --probe: write the profile with its "
                    "fill scaled to what the engine's probe timed on these points (calibration, not scoring)")
-    r.add_argument("--fit-frontend", metavar="OUT_PROFILE", help="write the profile with the API server's extra "
+    f.add_argument("--fit-frontend", metavar="OUT_PROFILE", help="write the profile with the API server's extra "
                    "cost per structured request fitted on the sweeps' schema-on TTFT and running counts "
                    "(calibration, not scoring; the report then shows the fitted profile)")
-    r.add_argument("--fit-serial-by-rows", action="store_true", help="with --fit-engine-fill: the serial fill "
+    f.add_argument("--fit-serial-by-rows", action="store_true", help="with --fit-engine-fill: the serial fill "
                    "factor follows the step's rows (a power law fitted over the points' serial fills), not one median")
-    r.add_argument("--fit-with-loop", action="store_true", help="with --fit-engine-fill: the engine thread's "
+    f.add_argument("--fit-with-loop", action="store_true", help="with --fit-engine-fill: the engine thread's "
                    "work per step includes the busy loop's time outside the step function (the probe's "
                    "step_with_batch_queue), not only the schedule, launch, sample and update calls")
-    r.add_argument("--hostmeter", metavar="FILE", help="the `maskcost hostmeter` file that ran beside the sweeps: "
-                                                       "the host's speed, steal and the server's threads per point")
-    r.add_argument("--speed-from-meter", action="store_true", help="with --hostmeter: each point at the speed "
+    f.add_argument("--speed-from-meter", action="store_true", help="with --hostmeter: each point at the speed "
                    "measured during its own windows (with --predicted: between the speeds of a predict grid)")
-    r.add_argument("--speed-from-probe", action="store_true", help="with --probe: each schema-on point at the "
+    f.add_argument("--speed-from-probe", action="store_true", help="with --probe: each schema-on point at the "
                    "speed at which the model's fill equals the fill the probe timed in the engine (a diagnostic: "
                    "what is left is the model's structure, what goes is the host's speed beyond its bench)")
-    r.add_argument("--speed-from-earlier", action="store_true", help="each schema-on point at the median host "
+    f.add_argument("--speed-from-earlier", action="store_true", help="each schema-on point at the median host "
                    "speed (--speed-source) of the points that ran before it (the first at --cpu-speed): how "
                    "`predict --cpu-speed-from-report` would have done on these sweeps")
-    _add_speed_source(r)
-    r.set_defaults(func=cmd_report)
+    _add_speed_source(f)
+    f.set_defaults(func=cmd_report)
 
     m = sub.add_parser("hostmeter", help="beside a live server: the host's speed, CPU steal and the server's "
                                          "threads, once an interval, as JSON lines (Linux)")

@@ -126,7 +126,7 @@ class PoolExcessPoint:
 
 @dataclass(frozen=True)
 class EngineFill:
-    """The engine step as a live engine runs it (calibrate: report --probe --fit-engine-fill).
+    """The engine step as a live engine runs it (calibrate: fit --probe --fit-engine-fill).
     Fill: how much slower the fill runs inside the engine than the model's library-timed fill,
     in-engine / model, for serial fills and for pool fills (the median over the points that had
     them; 1.0 where none did); the model multiplies its fills by these. cpu_points: the engine
@@ -138,7 +138,7 @@ class EngineFill:
     pool_factor (the first fitted profiles' whole-pool ratio) is not used. serial_rows_exponent:
     where not 0, the serial factor follows the step's rows, serial_factor x (rows / the geometric
     mean of the serial points' running)^exponent, the rows held inside the serial points' range
-    (report --fit-serial-by-rows: the least-squares slope of log in-engine / model on log running)."""
+    (fit --fit-serial-by-rows: the least-squares slope of log in-engine / model on log running)."""
     method: str
     serial_factor: float
     pool_factor: float
@@ -161,7 +161,7 @@ class BackendCosts:
     pool: tuple[PoolPoint, ...]  # vLLM ThreadPoolExecutor, chunks of 16 (xgrammar) / llguidance batched (guidance)
     failures: tuple[tuple[str, str], ...]  # (schema_id, the backend's error)
     blackbox: BlackboxCost | None = None
-    engine_fill: EngineFill | None = None  # the step timed inside a live engine (report --probe --fit-engine-fill)
+    engine_fill: EngineFill | None = None  # the step timed inside a live engine (fit --probe --fit-engine-fill)
     # (schema_id, where its replayed outputs came from: recorded, examples, sampled under the mask);
     # absent in profiles written before it was recorded
     output_sources: tuple[tuple[str, str], ...] = ()
@@ -213,7 +213,7 @@ class ForwardCurve:
     frontend_request_ms: float = 0.0
     # and a structured request's more (its schema's parse and the backend's validation in
     # InputProcessor._validate_params, engines.md Q4), refitted on a schema-on sweep
-    # (calibrate.engine.fit_frontend_structured, report --fit-frontend); 0 = not measured
+    # (calibrate.engine.fit_frontend_structured, fit --fit-frontend); 0 = not measured
     frontend_structured_ms: float = 0.0
 
 

@@ -45,17 +45,17 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert r.returncode == 2 and "has no gbnf costs" in r.stderr
     r = mc("calibrate", "--blackbox", "--out", str(tmp_path / "p.json"), "--forward-sweep", str(tmp_path / "x"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1
-    r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--speed-from-probe")
+    r = mc("fit", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--speed-from-probe")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--speed-from-probe: give --probe DIR" in r.stderr
-    r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--probe", str(tmp_path),
+    r = mc("fit", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--probe", str(tmp_path),
            "--speed-from-probe", "--speed-from-earlier")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "none of --speed-from-meter" in r.stderr
-    r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--speed-from-earlier",
+    r = mc("fit", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--speed-from-earlier",
            "--speed-source", "fill")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "give --probe DIR (or --speed-source itl)" in r.stderr
-    r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--fit-with-loop")
+    r = mc("fit", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--fit-with-loop")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--fit-with-loop: only with --fit-engine-fill" in r.stderr
-    r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--fit-frontend",
+    r = mc("fit", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--fit-frontend",
            str(tmp_path / "p.json.gz"), "--fit-engine-fill", str(tmp_path / "q.json.gz"), "--probe", str(tmp_path))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--fit-frontend: one calibration at a time" in r.stderr
 

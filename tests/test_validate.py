@@ -276,7 +276,7 @@ def test_validate_sweeps_then_reports(tmp_path):
     assert doc["sweeps"] == [str(tmp_path / "v" / "sweep.jsonl")] and (tmp_path / "v" / "report.md").exists()
     assert all("itl_speed" in r for r in doc["rows"])  # None where the model cannot meet this fake's ITL
     # the tracking rule's backtest needs no probe with ITL speeds
-    assert main(["report", "--sweep", str(tmp_path / "v" / "sweep.jsonl"), "--out", str(tmp_path / "e"),
+    assert main(["fit", "--sweep", str(tmp_path / "v" / "sweep.jsonl"), "--out", str(tmp_path / "e"),
                  "--speed-from-earlier"]) == 0
 
 

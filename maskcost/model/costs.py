@@ -100,7 +100,7 @@ class Costs:
         self.pool = [p for p in b.pool if p.workers > 0]
         self.batched = [p for p in b.pool if p.workers < 0]
         self.calib_cores = profile.host.nproc
-        # the engine step as the probe timed it in a live engine (report --probe --fit-engine-fill)
+        # the engine step as the probe timed it in a live engine (fit --probe --fit-engine-fill)
         ef = b.engine_fill
         self.fill_serial_factor = ef.serial_factor if ef is not None else 1.0
         self.serial_rows_exponent = ef.serial_rows_exponent if ef is not None else 0.0

@@ -2,7 +2,7 @@
 how fast this host's CPU is for grammar work right then, and what the server's threads did:
 
 - `bench_us`: calibrate.host's single-thread replay, the figure a profile's host carries, so that
-  profile.host.bench_us / bench_us is the host's speed at that moment (`report --speed-from-meter`
+  profile.host.bench_us / bench_us is the host's speed at that moment (`fit --speed-from-meter`
   predicts each point at the speed measured during its own windows);
 - `batch_row_us`: a whole-batch serial fill per row (calibrate.host.bench_batch_row_us: 64
   matchers interleaved, as vLLM's engine thread fills them), beside the probe's in-engine fill;

@@ -100,7 +100,7 @@ def attach_itl_speeds(rows: list[dict[str, Any]], profile: Profile, cfg: EngineC
 
 
 def earlier_median_speeds(rows: list[dict[str, Any]], first: float, source: str) -> dict[str, float]:
-    """Each schema-on report row's speed by the tracking rule (report --speed-from-earlier): the
+    """Each schema-on report row's speed by the tracking rule (fit --speed-from-earlier): the
     median of the speeds (row[SPEED_SOURCES[source][0]]) of the rows whose first window began before
     its own; `first` where none had one. Keyed by json.dumps(row["windows"]) (compare's speed_of). A
     row's own measurement never sets its speed: a backtest of predict --cpu-speed-from-report on

@@ -173,7 +173,7 @@ def fill_kind(breakdown: dict[str, Any]) -> str:
 def fill_speed(row: dict[str, Any]) -> float | None:
     """The CPU speed at which the model's fill per step equals the fill the probe timed inside the
     engine at a schema-on report row: the row's speed x model / measured, the pool fills where the
-    model's steps mostly use the pool, else the serial ones (report --speed-from-probe; session M:
+    model's steps mostly use the pool, else the serial ones (fit --speed-from-probe; session M:
     read there, the committed predictions were within 2% median, 16% at the bench speed). None where
     the row has no such fill in its windows."""
     st, b = row.get("inengine"), row["predicted_breakdown"]
