@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 from collections import OrderedDict, deque
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import simpy
@@ -31,10 +32,47 @@ from .fill import (SGLANG_GRAMMAR_MAX_POLLS, SGLANG_GRAMMAR_POLL_MS, VLLM_FILL_C
 # with future.result(timeout=1e-4) on the engine thread (engines.md, "extra CPU costs").
 VLLM_COMPILE_PROBE_MS = 0.1
 
-STEP_FIELDS = ("t_start_ms", "period_ms", "running", "batch", "structured_rows", "decode_rows", "tokens",
-               "prefill_tokens",
-               "forward_ms", "fill_ms", "pool_wait_ms", "apply_ms", "advance_ms", "compile_wait_ms",
-               "cpu_overhead_ms", "exposed_ms", "pool_used", "thread_fill_ms")
+class StepTimes(NamedTuple):
+    """What one engine step did and how long each part took (ms): an engine loop's word to _end_step."""
+    t_start_ms: float
+    period_ms: float
+    batch: int  # rows that emit a token this step
+    structured_rows: int
+    prefill_tokens: int
+    forward_ms: float
+    fill_ms: float
+    pool_wait_ms: float
+    apply_ms: float
+    advance_ms: float
+    compile_wait_ms: float
+    cpu_overhead_ms: float
+    pool_used: bool
+    thread_fill_ms: float  # the fill the engine thread did itself: the serial fill, 0 on a pool step
+
+
+class StepRecord(NamedTuple):
+    """One recorded step (Simulation.steps): its times and what it carried; metrics reads them as columns."""
+    t_start_ms: float
+    period_ms: float
+    running: int
+    batch: int
+    structured_rows: int
+    decode_rows: int
+    tokens: int
+    prefill_tokens: int
+    forward_ms: float
+    fill_ms: float
+    pool_wait_ms: float
+    apply_ms: float
+    advance_ms: float
+    compile_wait_ms: float
+    cpu_overhead_ms: float
+    exposed_ms: float  # the step beyond its forward
+    pool_used: bool
+    thread_fill_ms: float
+
+
+STEP_FIELDS = StepRecord._fields
 
 
 @dataclass
@@ -122,7 +160,7 @@ class Simulation:
         self.held: tuple[np.ndarray, np.ndarray, int] | None = None
         self.issued = 0
         self.t_last_issue = 0.0
-        self.steps: list[tuple] = []
+        self.steps: list[StepRecord] = []
         self.itl_w: list[tuple[float, float, np.ndarray]] = []  # (step start ms, period ms, tokens per row) for spec decoding
         self.record_trace = record_trace
         self.max_trace_steps = max_trace_steps
@@ -421,9 +459,10 @@ class Simulation:
             period = env.now - t0
             if k and (~is_new).any():
                 self.itl_w.append((t0, period, toks[~is_new]))
-            self._end_step(act, rids, is_new, toks, (t0, period, B, S, prefill_tokens, forward_ms, fill_ms,
-                                                     pool_wait_ms, apply_ms, adv_ms, compile_wait_ms, overhead_ms,
-                                                     use_pool, thread_fill_ms), hold=bool(S) and async_on and not sglang)
+            self._end_step(act, rids, is_new, toks,
+                           StepTimes(t0, period, B, S, prefill_tokens, forward_ms, fill_ms, pool_wait_ms, apply_ms,
+                                     adv_ms, compile_wait_ms, overhead_ms, use_pool, thread_fill_ms),
+                           hold=bool(S) and async_on and not sglang)
 
     def llamacpp_loop(self):
         """llama.cpp's server loop (model/fill.py): decode every active slot in one batch, then
@@ -445,22 +484,21 @@ class Simulation:
             self._event("sample slots (grammar)", "server thread", t0 + launch + forward_ms, fill_ms)
             yield env.timeout(launch + forward_ms + fill_ms)
             self._end_step(act, rids, is_new, np.ones(B, int),
-                           (t0, env.now - t0, B, S, prefill_tokens, forward_ms, fill_ms, 0.0, 0.0, 0.0, launch, 0.0,
-                            False, fill_ms))
+                           StepTimes(t0, env.now - t0, B, S, prefill_tokens, forward_ms, fill_ms, pool_wait_ms=0.0,
+                                     apply_ms=0.0, advance_ms=0.0, compile_wait_ms=launch, cpu_overhead_ms=0.0,
+                                     pool_used=False, thread_fill_ms=fill_ms))
 
-    def _end_step(self, act: np.ndarray, rids: np.ndarray, is_new: np.ndarray, toks: np.ndarray, rec: tuple,
+    def _end_step(self, act: np.ndarray, rids: np.ndarray, is_new: np.ndarray, toks: np.ndarray, st: StepTimes,
                   hold: bool = False) -> None:
         """Advance the step's requests, record the step, free the slots of finished requests.
-        rec: (t0, period, rows emitting a token, structured rows, prefill tokens, forward, fill, pool
-        wait, apply, advance, compile wait, engine CPU overhead, pool used, the fill the engine thread
-        did itself: the serial fill, 0 on a pool step). hold: the outputs wait for the next step's
-        fill (self.held)."""
-        t0, period, B, S, prefill_tokens, forward_ms, *rest, use_pool, thread_fill_ms = rec
+        hold: the outputs wait for the next step's fill (self.held)."""
         self.s_pos[act] += toks
         dec = ~is_new
-        self.steps.append((t0, period, int(self.s_active.sum()), B, S, int(dec.sum()), int(toks[dec].sum()),
-                           prefill_tokens, forward_ms, *rest, period - forward_ms, use_pool,
-                           thread_fill_ms))
+        self.steps.append(StepRecord(
+            st.t_start_ms, st.period_ms, int(self.s_active.sum()), st.batch, st.structured_rows, int(dec.sum()),
+            int(toks[dec].sum()), st.prefill_tokens, st.forward_ms, st.fill_ms, st.pool_wait_ms, st.apply_ms,
+            st.advance_ms, st.compile_wait_ms, st.cpu_overhead_ms, st.period_ms - st.forward_ms, st.pool_used,
+            st.thread_fill_ms))
         ended = act[self.s_pos[act] >= self.out_len[rids]]
         firsts, done = rids[is_new], self.s_rid[ended].copy()
         for s in ended:  # the engine frees the slot now; the client hears of it when the API server streams it
