@@ -409,6 +409,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except ImportError as e:  # the calibrate extra (xgrammar, llguidance) is not installed
+        print(f"maskcost {args.cmd}: error: {e.name or e} is not installed: this needs the calibrate extra "
+              f"(pip install -e \".[calibrate]\" or pip install \"maskcost[calibrate]\")", file=sys.stderr)
+        return 2
     except (UsageError, ProfileError, SchemaInputError, TokenizerError, ValueError, OSError) as e:
         print(f"maskcost {args.cmd}: error: {e}", file=sys.stderr)
         return 2

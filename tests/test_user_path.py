@@ -266,3 +266,16 @@ def test_the_budget_trims_the_plan_in_order():
     least = fit_to_budget(full, 1.0, 3, 2)
     assert least.rounds == 2 and not least.frontend and least.prefill_pads == () and 32 not in least.forward_concurrency
     assert least.speed_concurrency == full.speed_concurrency  # the speed sweep always stays
+
+
+def test_without_the_calibrate_extra_a_schema_is_a_one_line_error(tmp_path):
+    """The README's first install has no xgrammar: predict --schema says what to install, no traceback."""
+    import os
+    fake = tmp_path / "site" / "xgrammar"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('raise ImportError("No module named \'xgrammar\'", name="xgrammar")\n')
+    s = tmp_path / "plain.json"
+    s.write_text(json.dumps(PLAIN))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "MASKCOST_CACHE_DIR": str(tmp_path / "cache")}
+    r = mc("predict", "--schema", str(s), "--concurrency", "8", "--no-band", env=env)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "xgrammar is not installed" in r.stderr, r.stderr
