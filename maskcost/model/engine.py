@@ -15,7 +15,7 @@ gathered with numpy: a step of 256 rows costs a few vector operations, not 256 P
 from __future__ import annotations
 
 import heapq
-from collections import OrderedDict, deque
+from collections import OrderedDict, deque, namedtuple
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -50,28 +50,9 @@ class StepTimes(NamedTuple):
     thread_fill_ms: float  # the fill the engine thread did itself: the serial fill, 0 on a pool step
 
 
-class StepRecord(NamedTuple):
-    """One recorded step (Simulation.steps): its times and what it carried; metrics reads them as columns."""
-    t_start_ms: float
-    period_ms: float
-    running: int
-    batch: int
-    structured_rows: int
-    decode_rows: int
-    tokens: int
-    prefill_tokens: int
-    forward_ms: float
-    fill_ms: float
-    pool_wait_ms: float
-    apply_ms: float
-    advance_ms: float
-    compile_wait_ms: float
-    cpu_overhead_ms: float
-    exposed_ms: float  # the step beyond its forward
-    pool_used: bool
-    thread_fill_ms: float
-
-
+# One recorded step (Simulation.steps): the loop's StepTimes, then what _end_step counts of it (the slots
+# running, the decode rows, their tokens, the step beyond its forward); metrics reads them as columns
+StepRecord = namedtuple("StepRecord", StepTimes._fields + ("running", "decode_rows", "tokens", "exposed_ms"))
 STEP_FIELDS = StepRecord._fields
 
 
@@ -160,7 +141,7 @@ class Simulation:
         self.held: tuple[np.ndarray, np.ndarray, int] | None = None
         self.issued = 0
         self.t_last_issue = 0.0
-        self.steps: list[StepRecord] = []
+        self.steps: list = []  # StepRecord
         self.itl_w: list[tuple[float, float, np.ndarray]] = []  # (step start ms, period ms, tokens per row) for spec decoding
         self.record_trace = record_trace
         self.max_trace_steps = max_trace_steps
@@ -494,11 +475,8 @@ class Simulation:
         hold: the outputs wait for the next step's fill (self.held)."""
         self.s_pos[act] += toks
         dec = ~is_new
-        self.steps.append(StepRecord(
-            st.t_start_ms, st.period_ms, int(self.s_active.sum()), st.batch, st.structured_rows, int(dec.sum()),
-            int(toks[dec].sum()), st.prefill_tokens, st.forward_ms, st.fill_ms, st.pool_wait_ms, st.apply_ms,
-            st.advance_ms, st.compile_wait_ms, st.cpu_overhead_ms, st.period_ms - st.forward_ms, st.pool_used,
-            st.thread_fill_ms))
+        self.steps.append(StepRecord(*st, int(self.s_active.sum()), int(dec.sum()), int(toks[dec].sum()),
+                                     st.period_ms - st.forward_ms))
         ended = act[self.s_pos[act] >= self.out_len[rids]]
         firsts, done = rids[is_new], self.s_rid[ended].copy()
         for s in ended:  # the engine frees the slot now; the client hears of it when the API server streams it
