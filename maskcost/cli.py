@@ -10,6 +10,7 @@ from .profile import ProfileError
 from .calibrate.schemas import SchemaInputError
 from .cli_common import UsageError, _add_schema_args, _entries, add_request_args
 from .calibrate.tokenizer import BUNDLED, TokenizerError
+from .validate.plan import LivePlan
 
 
 # ------------------------------------------------------------------ calibrate
@@ -112,7 +113,8 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
     """calibrate --base-url: the one command on the GPU host (validate/server_calibration.py)."""
     from .profile import default_profile_path
     from .model.config import EngineConfig
-    from .validate.server_calibration import LivePlan, calibrate_live, fit_to_budget, summary_line
+    from .validate.server_calibration import calibrate_live, summary_line
+    from .validate.plan import fit_to_budget
     if args.budget_min is not None and not args.budget_min > 0:
         raise UsageError(f"--budget-min {args.budget_min}: must be > 0")
     if args.server_backend not in args.backend:
@@ -326,8 +328,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--server-cpu-count", type=int, help="--base-url: cpu_count the server sees (default: this "
                    "host's)")
     c.add_argument("--max-num-seqs", type=int, default=256, help="--base-url: the server's --max-num-seqs (default: 256)")
-    c.add_argument("--speed-concurrency", type=int, nargs="+", default=[96, 192], metavar="N",
-                   help="--base-url: the loads of the schema-on sweep that reads the server's speed (default: 96 192)")
+    c.add_argument("--speed-concurrency", type=int, nargs="+", default=list(LivePlan.speed_concurrency),
+                   metavar="N", help="--base-url: the loads of the schema-on points that read the server's speed, "
+                   "run in this order, one after each phase against the server and the rest at the end; the "
+                   "profile carries their median")
     c.add_argument("--budget-min", type=float, help="--base-url: fit the measurement into about this many minutes "
                    "(drops, in turn: the context slope, the prefill points, the API-server fit, forward points, "
                    "a round of each sweep; default: the full plan)")

@@ -225,17 +225,33 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     eng = FakeEngine('{"name": "Al", "ok": true}', base_step_ms=2.0, per_request_ms=0.05)
     eng.grammar_ms_per_row = 1.5
     args = ["calibrate", "--base-url", None, "--schema", str(s), "--out", str(out), "--engine-from",
-            str(default_profile_path()), "--concurrency", "1", "2", "4", "--speed-concurrency", "2", "4",
+            str(default_profile_path()), "--concurrency", "1", "2", "4", "--speed-concurrency", "3", "2", "4",
             "--rounds", "2", "--min-requests", "6", "--off-tokens", "150"]
-    with FakeServer(eng) as srv:
-        args[2] = srv.url
-        assert main(args) == 0
-        served = eng.served
-        assert main(args) == 0 and eng.served == served  # every sweep point was on disk: nothing measured again
+    import maskcost.validate.server_calibration as sc
+    order = []  # (sweep file, points measured) in the order they ran
+
+    def recording(url, points, *a, **k):
+        order.append((a[1].name.split(".")[1], [p.key for p in points]))
+        return real(url, points, *a, **k)
+    real, sc.run_sweep = sc.run_sweep, recording
+    try:
+        with FakeServer(eng) as srv:
+            args[2] = srv.url
+            assert main(args) == 0
+            served = eng.served
+            assert main(args) == 0 and eng.served == served  # every sweep point was on disk: nothing measured again
+    finally:
+        sc.run_sweep = real
+    # the speed points spread over the run: one after the forward sweep, one after the prefill, the last at the end
+    first = order[:len(order) // 2]
+    assert [w for w, _ in first] == ["forward-sweep", "speed-sweep", "prefill500", "prefill1500", "prefill3000",
+                                     "speed-sweep", "context", "speed-sweep"]
+    assert [k for w, k in first if w == "speed-sweep"] == [["on-c3-r0"], ["on-c2-r0"],
+                                                          ["on-c3-r0", "on-c2-r0", "on-c4-r0"]]
     p = load_profile(out)
     m = p.measured_speed
-    assert m is not None and m.backend == "xgrammar" and [c for c, _ in m.points] == [2, 4]
-    assert 0.2 < m.cpu_speed < 5.0 and m.cpu_speed == pytest.approx(sum(x for _, x in m.points) / 2, abs=1e-3)
+    assert m is not None and m.backend == "xgrammar" and [c for c, _ in m.points] == [2, 3, 4]
+    assert 0.2 < m.cpu_speed < 5.0 and m.cpu_speed == pytest.approx(sorted(x for _, x in m.points)[1], abs=1e-3)
     assert {t.schema_id for t in p.backends["guidance"].traces} == {"plain"}
     assert len(p.forward.prefill_points) == 3 and p.forward.context_points
     assert p.backends["xgrammar"].engine_fill is not None  # the same-version in-engine factors, scaled

@@ -4,10 +4,11 @@ live server and its host in one command.
 On the host: fill traces, compiles and pools for each backend (calibrate.run), the host benchmark,
 the GPU's mask apply. Against the server, schema off: the forward curve, the prefill steps (unique
 prompts at concurrency 1), the context slope (a long cached prompt) and the API server's queue (fitted
-on the forward sweep). Then, schema on, a short sweep at two loads: each point's ITL speed (the CPU
-speed at which the model's ITL equals the engine's: validate.hostspeed) and their median, the speed
-this server's engine really ran at, which the profile carries (Profile.measured_speed) so that
-predict and report use it without a speed flag.
+on the forward sweep). Schema on, short points at four loads, spread over the calibration's time (one
+after each phase against the server, the rest at the end), since a server's host speed moves within
+minutes: each point's ITL speed (the CPU speed at which the model's ITL equals the engine's:
+validate.hostspeed) and their median, the speed this server's engine really ran at, which the profile
+carries (Profile.measured_speed) so that predict and report use it without a speed flag.
 
 What a live sweep cannot see (the engine thread's own work per step, the pool's in-engine cost: the
 in-server probe's EngineFill, the band between servers, the structured request's extra admission
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -36,66 +37,9 @@ from ..calibrate.tokenizer import Vocab
 from ..model.config import EngineConfig
 from .client import ServerError
 from .hostspeed import attach_itl_speeds
+from .plan import LivePlan, fit_to_budget  # noqa: F401  (re-exported: the plan is the CLI's too)
 from .report import compare
 from .sweep import PointSpec, run_sweep, server_provenance
-
-
-@dataclass(frozen=True)
-class LivePlan:
-    """What the live calibration measures; LivePlan() is the full plan, fit_to_budget trims it."""
-    forward_concurrency: tuple[int, ...] = (1, 8, 32, 64, 128, 192, 256)
-    rounds: int = 3  # requests per point: max(min_requests, rounds x concurrency)
-    min_requests: int = 16
-    off_tokens: int = 128  # schema-off output length (ignore_eos)
-    prefill_pads: tuple[int, ...] = (500, 1500, 3000)  # unique prompts of about this many tokens, concurrency 1
-    context_pad: int = 2000  # a shared (prefix-cached) prompt of this many tokens, at the forward sweep's
-    context: bool = True  # lowest, middle and highest loads above 1
-    frontend: bool = True  # fit the API server's per-token and per-request costs on the forward sweep
-    speed_concurrency: tuple[int, ...] = (96, 192)  # schema-on: the server's own speed
-    max_tokens: int = 512  # schema-on max_tokens
-
-    @property
-    def context_concurrency(self) -> tuple[int, ...]:
-        if not self.context:
-            return ()
-        cs = sorted(c for c in self.forward_concurrency if c > 1) or sorted(self.forward_concurrency)
-        return tuple(sorted({cs[0], cs[len(cs) // 2], cs[-1]}))
-
-    def estimate_s(self, schemas: int, backends: int) -> dict[str, float]:
-        """Seconds each phase takes on an H200 with a 16-core host (a guide for the budget, not a promise):
-        a decode step of about 6 ms + 0.06 ms a row, 80 tokens a structured output."""
-        def sweep_s(concs, tokens, arm_on=False):
-            out = 0.0
-            for c in concs:
-                n = max(self.min_requests, self.rounds * c)
-                out += 2.0 + n * tokens / c * (6.0 + 0.06 * c) / 1e3 * (1.6 if arm_on else 1.0)
-            return out
-        return {"host": 10.0 + schemas * backends * 2.0 + backends * 15.0,
-                "forward": sweep_s(self.forward_concurrency, self.off_tokens),
-                "prefill": len(self.prefill_pads) * (2.0 + self.min_requests * 0.1),
-                "context": sweep_s(self.context_concurrency, self.off_tokens) if self.context_concurrency else 0.0,
-                "frontend": 25.0 if self.frontend else 0.0,
-                "speed": sweep_s(self.speed_concurrency, 80, arm_on=True) + 12.0 * len(self.speed_concurrency)}
-
-
-def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends: int) -> LivePlan:
-    """The plan, trimmed until its estimate fits `budget_s`: first the context slope, then the prefill
-    points, the API-server fit, two forward points, and a round of every sweep; the host phase, the
-    forward curve's ends and the speed sweep always stay."""
-    if budget_s is None:
-        return plan
-    trims: list[Callable[[LivePlan], LivePlan]] = [
-        lambda p: replace(p, context=False),
-        lambda p: replace(p, prefill_pads=()),
-        lambda p: replace(p, frontend=False),
-        lambda p: replace(p, forward_concurrency=tuple(c for c in p.forward_concurrency if c not in (32, 192))),
-        lambda p: replace(p, rounds=2),
-    ]
-    for trim in trims:
-        if sum(plan.estimate_s(schemas, backends).values()) <= budget_s:
-            break
-        plan = trim(plan)
-    return plan
 
 
 def _scaled_engine_side(base: Profile, bench_us: float, backends: dict[str, BackendCosts]
@@ -150,17 +94,37 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, log=lambda m: tqdm.write(m))
     apply = apply_or_copied(vocab.size, base, notes)
     done("host")
+    # the server, schema on, one speed point at a time between the other phases (read at the end)
+    traced = {t.schema_id for t in costs[cfg.backend].traces} if cfg.backend in costs else set()
+    on_entries = [e for e in entries if e.schema_id in traced]
+    if not on_entries:
+        raise ValueError(f"calibrate: none of the schemas traced on {cfg.backend} (the server's backend, "
+                         f"--server-backend): no speed can be read")
+    speed_path = side("speed-sweep")
+    speed_specs = [PointSpec("on", c, 0, max(plan.min_requests, plan.rounds * c)) for c in plan.speed_concurrency]
+
+    def speed_points(specs: list[PointSpec]) -> list[dict[str, Any]]:
+        return run_sweep(base_url, specs, on_entries, speed_path, max_tokens=plan.max_tokens, seed=seed)
+    interleaved = iter(speed_specs[:-1])  # after the forward sweep, the prefill, the context slope
+
+    def between() -> None:
+        spec = next(interleaved, None)
+        if spec is not None:
+            speed_points([spec])
     # the server, schema off
     off = lambda concs: [PointSpec("off", c, 0, max(plan.min_requests, plan.rounds * c)) for c in concs]  # noqa: E731
     fwd = run_sweep(base_url, off(plan.forward_concurrency), [], side("forward-sweep"), off_tokens=plan.off_tokens,
                     seed=seed)
+    between()
     done("forward")
     prefill = [s for pad in plan.prefill_pads for s in
                run_sweep(base_url, [PointSpec("off", 1, 0, plan.min_requests)], [], side(f"prefill{pad}"),
                          off_tokens=8, prompt_pad=pad, unique_prompts=True, seed=seed)]
+    between()
     done("prefill")
     context = run_sweep(base_url, off(plan.context_concurrency), [], side("context"), off_tokens=plan.off_tokens,
                         prompt_pad=plan.context_pad, seed=seed) if plan.context_concurrency else []
+    between()
     done("context")
     srv = f"{prov['base_url']} (version {prov.get('version')})"
     forward = forward_from_summaries(fwd, f"schema-off sweep of {srv}: {side('forward-sweep').name}"
@@ -187,16 +151,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
             tqdm.write(f"calibrate: no API-server fit ({e})")
             p = replace(p, provenance={**p.provenance, "notes": [*p.provenance["notes"], f"no API-server fit: {e}"]})
     done("frontend")
-    # the server, schema on: its own speed
-    traced = set(p.schema_ids(cfg.backend)) if cfg.backend in p.backends else set()
-    on_entries = [e for e in entries if e.schema_id in traced]
-    if not on_entries:
-        raise ValueError(f"calibrate: none of the schemas traced on {cfg.backend} (the server's backend, "
-                         f"--server-backend): no speed can be read")
-    speed_path = side("speed-sweep")
-    on = run_sweep(base_url, [PointSpec("on", c, 0, max(plan.min_requests, plan.rounds * c))
-                              for c in plan.speed_concurrency], on_entries, speed_path, max_tokens=plan.max_tokens,
-                   seed=seed)
+    # the server, schema on: its own speed (the points not yet run, then all of them read)
+    on = speed_points(speed_specs)
     rows = attach_itl_speeds(compare(p, cfg, on), p, cfg, on, requests_factor=4)
     pts = tuple((r["concurrency"], round(r["itl_speed"], 4)) for r in rows if r.get("itl_speed"))
     if not pts:

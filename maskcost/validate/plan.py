@@ -1,0 +1,64 @@
+"""What `calibrate --base-url` measures against a live server (LivePlan), its time estimate and the
+trims that fit it into a budget. No heavy import: the CLI builds its defaults from it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class LivePlan:
+    """What the live calibration measures; LivePlan() is the full plan, fit_to_budget trims it."""
+    forward_concurrency: tuple[int, ...] = (1, 8, 32, 64, 128, 192, 256)
+    rounds: int = 3  # requests per point: max(min_requests, rounds x concurrency)
+    min_requests: int = 16
+    off_tokens: int = 128  # schema-off output length (ignore_eos)
+    prefill_pads: tuple[int, ...] = (500, 1500, 3000)  # unique prompts of about this many tokens, concurrency 1
+    context_pad: int = 2000  # a shared (prefix-cached) prompt of this many tokens, at the forward sweep's
+    context: bool = True  # lowest, middle and highest loads above 1
+    frontend: bool = True  # fit the API server's per-token and per-request costs on the forward sweep
+    speed_concurrency: tuple[int, ...] = (48, 96, 144, 224)  # schema-on: the server's own speed, in this order
+    max_tokens: int = 512  # schema-on max_tokens
+
+    @property
+    def context_concurrency(self) -> tuple[int, ...]:
+        if not self.context:
+            return ()
+        cs = sorted(c for c in self.forward_concurrency if c > 1) or sorted(self.forward_concurrency)
+        return tuple(sorted({cs[0], cs[len(cs) // 2], cs[-1]}))
+
+    def estimate_s(self, schemas: int, backends: int) -> dict[str, float]:
+        """Seconds each phase takes on an H200 with a 16-core host (a guide for the budget, not a promise):
+        a decode step of about 6 ms + 0.06 ms a row, 80 tokens a structured output."""
+        def sweep_s(concs, tokens, arm_on=False):
+            out = 0.0
+            for c in concs:
+                n = max(self.min_requests, self.rounds * c)
+                out += 2.0 + n * tokens / c * (6.0 + 0.06 * c) / 1e3 * (1.6 if arm_on else 1.0)
+            return out
+        return {"host": 10.0 + schemas * backends * 2.0 + backends * 15.0,
+                "forward": sweep_s(self.forward_concurrency, self.off_tokens),
+                "prefill": len(self.prefill_pads) * (2.0 + self.min_requests * 0.1),
+                "context": sweep_s(self.context_concurrency, self.off_tokens) if self.context_concurrency else 0.0,
+                "frontend": 25.0 if self.frontend else 0.0,
+                "speed": sweep_s(self.speed_concurrency, 80, arm_on=True) + 12.0 * len(self.speed_concurrency)}
+
+
+def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends: int) -> LivePlan:
+    """The plan, trimmed until its estimate fits `budget_s`: first the context slope, then the prefill
+    points, the API-server fit, two forward points, and a round of every sweep; the host phase, the
+    forward curve's ends and the speed sweep always stay."""
+    if budget_s is None:
+        return plan
+    trims: list[Callable[[LivePlan], LivePlan]] = [
+        lambda p: replace(p, context=False),
+        lambda p: replace(p, prefill_pads=()),
+        lambda p: replace(p, frontend=False),
+        lambda p: replace(p, forward_concurrency=tuple(c for c in p.forward_concurrency if c not in (32, 192))),
+        lambda p: replace(p, rounds=2),
+    ]
+    for trim in trims:
+        if sum(plan.estimate_s(schemas, backends).values()) <= budget_s:
+            break
+        plan = trim(plan)
+    return plan
