@@ -29,7 +29,7 @@ def default_speed(profile: Profile) -> float:
 
 def _speed_line(profile: Profile) -> str:
     m = profile.measured_speed
-    return (f"cpu speed: {m.cpu_speed:.3f}, the calibrated server's own, read from its engine's ITL at "
+    return (f"cpu speed: {m.words()}, the calibrated server's own, read from its engine's ITL at "
             f"{len(m.points)} points ({m.backend}; profile measured_speed)")
 
 
@@ -44,12 +44,14 @@ def _engine_configs(args, profile: Profile):
                     for cpu_count in (args.cpu_count or [profile.host.os_cpu_count]):
                         for k in args.spec_tokens:
                             for speed in args.cpu_speed or [default_speed(profile)]:
+                                pool = getattr(args, "cpu_speed_pool", None)  # set where the profile's own ran
                                 out.append(EngineConfig(engine=engine, backend=backend, max_num_seqs=mns,
                                                         cpu_count=cpu_count, usable_cores=cores,
                                                         async_scheduling=args.async_scheduling, spec_tokens=k,
                                                         spec_acceptance=args.spec_acceptance,
                                                         spec_draft_rate=args.spec_draft_rate,
                                                         spec_method=args.spec_method, cpu_speed=speed,
+                                                        cpu_speed_pool=pool,
                                                         max_num_batched_tokens=args.max_num_batched_tokens))
     return out
 
@@ -120,6 +122,7 @@ def cmd_predict(args) -> int:
               f"({min(speeds):.3f}-{max(speeds):.3f}) of {', '.join(args.cpu_speed_from_report)}")
     elif not args.cpu_speed and profile.measured_speed is not None:
         print(_speed_line(profile))
+        args.cpu_speed_pool = profile.measured_speed.pool_speed
     schema_ids = tuple(args.schema_id or ())
     local: list = []
     if args.schema:
@@ -179,6 +182,7 @@ def cmd_report(args) -> int:
     speed = args.cpu_speed[0] if args.cpu_speed else default_speed(profile)
     if not args.cpu_speed and not args.cpu_speed_from_sweep and profile.measured_speed is not None:
         print(_speed_line(profile))
+        args.cpu_speed_pool = profile.measured_speed.pool_speed
     if args.speed_from_meter and not args.hostmeter:
         raise ValueError("--speed-from-meter: give --hostmeter FILE (the meter that ran beside the sweeps)")
     meter = None

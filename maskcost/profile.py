@@ -264,6 +264,15 @@ class MeasuredSpeed:
     backend: str  # the grammar backend the server ran during the sweep
     source: str  # the sweep, the server, the engine config the model was run with
     points: tuple[tuple[int, float], ...]  # (concurrency, ITL speed) of each point that gave one
+    # vLLM, read apart where points ran on both sides of the fill pool's threshold: the median of the
+    # points whose steps used the pool; cpu_speed is then the median of the serial-fill points
+    pool_speed: float | None = None
+
+    def words(self) -> str:
+        """The speed as predict and calibrate print it."""
+        if self.pool_speed is None:
+            return f"{self.cpu_speed:.3f}"
+        return f"{self.cpu_speed:.3f} where the fill is serial, {self.pool_speed:.3f} on vLLM's fill pool"
 
 
 @dataclass(frozen=True)
@@ -532,7 +541,11 @@ def _measured_speed(d: dict, where: str, backends: dict[str, BackendCosts]) -> M
             raise ProfileError(f"{where}.points[{i}]: expected [concurrency, speed]")
         pts.append((int(_number(p[0], f"{where}.points[{i}]")), _nonneg(_number(p[1], f"{where}.points[{i}]"),
                                                                          f"{where}.points[{i}]")))
-    return MeasuredSpeed(speed, backend, _req(d, "source", where, str), tuple(pts))
+    pool = d.get("pool_speed")
+    if pool is not None and not _number(pool, f"{where}.pool_speed") > 0:
+        raise ProfileError(f"{where}.pool_speed: must be > 0, got {pool}")
+    return MeasuredSpeed(speed, backend, _req(d, "source", where, str), tuple(pts),
+                         None if pool is None else float(pool))
 
 
 def _engine_speeds(d: dict, where: str) -> EngineSpeeds:

@@ -295,3 +295,44 @@ def test_without_the_calibrate_extra_a_schema_is_a_one_line_error(tmp_path):
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site"), "MASKCOST_CACHE_DIR": str(tmp_path / "cache")}
     r = mc("predict", "--schema", str(s), "--concurrency", "8", "--no-band", env=env)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "xgrammar is not installed" in r.stderr, r.stderr
+
+
+def test_the_servers_speed_is_read_apart_on_each_side_of_the_fill_pool():
+    """vLLM fills serially up to 128 rows and on its pool above: where the speed points ran on both sides,
+    the profile carries both medians, and a point runs at the speed of the regime its steps mostly use."""
+    from dataclasses import replace
+
+    from maskcost.model.config import EngineConfig, Workload
+    from maskcost.model.predict import run_point_band
+    from maskcost.profile import profile_to_dict
+    from maskcost.validate.server_calibration import measured_speed
+    cfg = EngineConfig()
+    on = [{"concurrency": c, "engine": {"running_mean": r}} for c, r in ((48, 46.4), (96, 92.7), (144, 138.5),
+                                                                       (224, 214.6))]
+    pts = ((48, 0.816), (96, 0.727), (144, 0.978), (224, 1.0))
+    m = measured_speed(pts, on, cfg, "s.jsonl")
+    assert m.cpu_speed == pytest.approx((0.816 + 0.727) / 2) and m.pool_speed == pytest.approx(0.989)
+    assert "0.989 on vLLM's fill pool" in m.words() and "(pool)" in m.source
+    one_side = measured_speed(pts[:2], on, cfg, "s.jsonl")
+    assert one_side.pool_speed is None and one_side.cpu_speed == pytest.approx((0.816 + 0.727) / 2)
+    assert measured_speed(pts, on, replace(cfg, engine="sglang"), "s.jsonl").pool_speed is None
+    # the profile carries it (and refuses a bad one)
+    p = load_profile(default_profile_path())
+    d = profile_to_dict(replace(p, measured_speed=m))
+    back = profile_from_dict(d).measured_speed
+    assert back.pool_speed == pytest.approx(m.pool_speed, rel=1e-3) and back.cpu_speed == pytest.approx(m.cpu_speed,
+                                                                                                     rel=1e-3)
+    d["measured_speed"]["pool_speed"] = float("nan")
+    with pytest.raises(ProfileError, match="measured_speed.pool_speed"):
+        profile_from_dict(d)
+    # each point at its regime's speed: the same numbers as that speed alone
+    wl = lambda c: Workload(concurrency=c, requests=max(200, 3 * c), schemas=("bounded_0",) if "bounded_0" in  # noqa: E731
+                            p.schema_ids("xgrammar") else ())
+    split = replace(cfg, cpu_speed=0.8, cpu_speed_pool=1.2)
+    p = replace(p, engine_speeds=None)
+    for c, speed, regime in ((32, 0.8, "serial"), (256, 1.2, "pool")):
+        got = run_point_band(p, split, wl(c))
+        alone = run_point_band(p, replace(cfg, cpu_speed=speed), wl(c))
+        assert got["speed_regime"] == regime and got["cpu_speed_ran"] == speed
+        assert got["itl_ms_mean"] == alone["itl_ms_mean"] and got["config"]["engine"]["cpu_speed_pool"] == 1.2
+    assert run_point_band(p, cfg, wl(32))["speed_regime"] is None

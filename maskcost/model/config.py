@@ -23,6 +23,10 @@ class EngineConfig:
     spec_draft_rate: float = 1.0
     spec_method: str = "ngram"
     cpu_speed: float = 1.0  # single-thread speed relative to the profile's host
+    # vLLM: the speed of a point whose steps mostly fill on the pool (batches over its threshold),
+    # where the server's own speed was read apart for the two regimes (Profile.measured_speed);
+    # None: cpu_speed everywhere
+    cpu_speed_pool: float | None = None
     xgrammar_cache_mb: int = 512  # VLLM_XGRAMMAR_CACHE_MB
     # tokens one step may carry (decode rows + prefill chunks); vLLM's OpenAI server on a GPU of
     # >= 70 GiB (not A100) defaults to 8192 (vllm/engine/arg_utils.py, EngineArgs.get_batch_defaults;
@@ -40,6 +44,8 @@ class EngineConfig:
                              f"every slot (max-num-seqs x (1 + spec tokens) = {self.max_num_seqs * (1 + self.spec_tokens)})")
         if self.spec_tokens < 0 or not 0.0 <= self.spec_acceptance <= 1.0 or not 0.0 <= self.spec_draft_rate <= 1.0:
             raise ValueError("--spec-tokens must be >= 0, --spec-acceptance and --spec-draft-rate in [0, 1]")
+        if not self.cpu_speed > 0 or (self.cpu_speed_pool is not None and not self.cpu_speed_pool > 0):
+            raise ValueError(f"--cpu-speed {self.cpu_speed}: must be > 0")
         if self.spec_method not in SPEC_METHODS:
             raise ValueError(f"--spec-method {self.spec_method}: unknown (known: {', '.join(SPEC_METHODS)})")
 

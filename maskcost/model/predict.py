@@ -61,12 +61,21 @@ def run_point_band(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cach
     its host type: profile.engine_speeds) the band: ITL, TTFT and tokens/s with the engine as fast
     as on the fastest server measured and as slow as on the slowest, relative to their bench."""
     costs_cache = {} if costs_cache is None else costs_cache
-    point = run_point(profile, cfg, wl, costs_cache, trace_out)
+    ran = replace(cfg, cpu_speed_pool=None)
+    point = run_point(profile, ran, wl, costs_cache, trace_out)
+    regime = None
+    if cfg.cpu_speed_pool is not None and cfg.engine == "vllm":  # the regime's own speed (EngineConfig)
+        regime = "pool" if (point["breakdown"] or {}).get("pool_step_fraction", 0.0) >= 0.5 else "serial"
+        if regime == "pool":
+            ran = replace(ran, cpu_speed=cfg.cpu_speed_pool)
+            point = run_point(profile, ran, wl, costs_cache, trace_out)
+    point["config"]["engine"] = asdict(cfg)  # the config asked for; the speed it ran at:
+    point["cpu_speed_ran"], point["speed_regime"] = ran.cpu_speed, regime
     es = profile.engine_speeds
     if es is not None:  # the schema-on arm only: the band is about the grammar's CPU work
         fast, slow = (summarize(Simulation(_costs(profile, c, costs_cache), c, wl).run())
-                      for c in (replace(cfg, cpu_speed=cfg.cpu_speed * r) for r in (es.high, es.low)))
-        point["band"] = {"cpu_speed": [cfg.cpu_speed * es.high, cfg.cpu_speed * es.low],
+                      for c in (replace(ran, cpu_speed=ran.cpu_speed * r) for r in (es.high, es.low)))
+        point["band"] = {"cpu_speed": [ran.cpu_speed * es.high, ran.cpu_speed * es.low],
                          "servers": [s.name for s in es.servers],
                          **{k: [fast[k], slow[k]] for k in ("itl_ms_mean", "ttft_ms_p50", "out_tok_per_s")}}
     return point

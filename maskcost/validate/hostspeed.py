@@ -93,7 +93,7 @@ def attach_itl_speeds(rows: list[dict[str, Any]], profile: Profile, cfg: EngineC
             continue
 
         def itl_at(speed: float) -> float:
-            return compare(profile, replace(cfg, cpu_speed=speed), points,
+            return compare(profile, replace(cfg, cpu_speed=speed, cpu_speed_pool=None), points,
                            requests_factor=requests_factor)[0]["metrics"]["ITL ms"]["predicted"]
         r["itl_speed"] = solve_speed(itl_at, meas, r["cpu_speed"])
     return rows

@@ -117,7 +117,8 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
             pred = p if arm == "on" else {**p["off"], "breakdown": None, "overhead_pct": None}
         else:
             wl = measured_workload(ss, ids, max(200, requests_factor * conc))
-            pred = run_point_band(profile, replace(cfg, cpu_speed=speed), wl, cache)
+            pred = run_point_band(profile, cfg if speed_of is None else replace(cfg, cpu_speed=speed,
+                                                                                cpu_speed_pool=None), wl, cache)
         row: dict[str, Any] = {"arm": arm, "concurrency": conc, "unique_schemas": unique, "repeats": len(ss),
                                "prompt_pad": pad, "unique_prompts": unique_prompts,
                                "prompt_tokens": statistics.mean(s["prompt_tokens_mean"] for s in ss)
@@ -137,7 +138,7 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
         row["windows"] = windows
         busy = [s["client_cpu_pct"] for s in ss if "client_cpu_pct" in s]  # sweeps before it have none
         row["client_cpu_pct"] = max(busy) if busy else None
-        row["cpu_speed"] = speed
+        row["cpu_speed"] = pred.get("cpu_speed_ran", speed)  # a point in the pool regime: the pool's speed
         # the server's own per-request timings: TTFT from its arrival, queue and prefill inside the engine (ms)
         row["server_ms"] = _server_timings(ss)
         row["predicted_breakdown"] = pred["breakdown"]

@@ -35,6 +35,7 @@ from ..calibrate.run import argv, build_profile, calibrate_backends
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
 from ..model.config import EngineConfig
+from ..model.fill import vllm_uses_pool
 from .client import ServerError
 from .hostspeed import attach_itl_speeds
 from .plan import LivePlan, fit_to_budget  # noqa: F401  (re-exported: the plan is the CLI's too)
@@ -158,10 +159,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     if not pts:
         raise ServerError(f"calibrate: no schema-on point of {speed_path} gave an ITL speed (the model cannot "
                           f"match the engine's ITL there at any speed); the profile is not written")
-    measured = MeasuredSpeed(statistics.median(s for _, s in pts), cfg.backend,
-                             f"median ITL speed of {speed_path.name} ({', '.join(f'c{c}: {s:.3f}' for c, s in pts)}), "
-                             f"the model at {cfg.usable_cores} cores, cpu_count {cfg.cpu_count}, max-num-seqs "
-                             f"{cfg.max_num_seqs}", pts)
+    measured = measured_speed(pts, on, cfg, speed_path.name)
     p = replace(p, measured_speed=measured, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1)})
     done("speed")
     bar.close()
@@ -171,9 +169,30 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     return p
 
 
+def measured_speed(pts: tuple[tuple[int, float], ...], on: list[dict[str, Any]], cfg: EngineConfig,
+                   sweep_name: str) -> MeasuredSpeed:
+    """The server's speed from its points' ITL speeds: their median; for vLLM, where points ran on
+    both sides of the fill pool's threshold (by the engine's measured running batch), the serial-fill
+    points' median and the pool points' apart (a server's two regimes can run at speeds 20-25% apart:
+    validation/h200-vllm-0.25.1/newcomer, run 2)."""
+    running = {s["concurrency"]: s["engine"].get("running_mean") or 0.0 for s in on}
+    pooled = {c: vllm_uses_pool(cfg.max_num_seqs, round(running.get(c, 0.0)), 0) for c, _ in pts}
+    serial = [x for c, x in pts if not pooled[c]]
+    pool = [x for c, x in pts if pooled[c]]
+    split = cfg.engine == "vllm" and serial and pool
+    where = (f"the model at {cfg.usable_cores} cores, cpu_count {cfg.cpu_count}, max-num-seqs {cfg.max_num_seqs}")
+    each = ", ".join(f"c{c}: {x:.3f}{' (pool)' if pooled[c] else ''}" for c, x in pts)
+    if not split:
+        return MeasuredSpeed(statistics.median(x for _, x in pts), cfg.backend,
+                             f"median ITL speed of {sweep_name} ({each}), {where}", pts)
+    return MeasuredSpeed(statistics.median(serial), cfg.backend,
+                         f"median ITL speed of {sweep_name}'s serial-fill points, and apart of its fill-pool "
+                         f"points ({each}), {where}", pts, statistics.median(pool))
+
+
 def summary_line(p: Profile, out: Path) -> str:
     m = p.measured_speed
     return (f"wrote {out}: {', '.join(f'{b}: {len(c.compiles)} schemas traced, {len(c.failures)} skipped' for b, c in p.backends.items())}; "
             f"forward {len(p.forward.points)} points, prefill {len(p.forward.prefill_points)}, context "
-            f"{p.forward.context_us_per_ktoken:.1f} us per 1k tokens; the server's speed {m.cpu_speed:.3f} "
+            f"{p.forward.context_us_per_ktoken:.1f} us per 1k tokens; the server's speed {m.words()} "
             f"({m.backend}, {len(m.points)} points); {p.provenance.get('wall_s', 0) / 60:.1f} min")
