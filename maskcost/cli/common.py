@@ -1,19 +1,17 @@
 """What the commands share: the schema arguments and the schemas they name, the request shape of a
-sweep, and the usage error. cli.py (calibrate, sweep, ...) and predict_cli.py (predict, report,
-validate, ...) both import it; neither imports the other's module at import time."""
+sweep, the usage error, the help formatter."""
 from __future__ import annotations
 
 import argparse
 
-from .calibrate.schemas import TIERS, SchemaEntry
-
+from ..calibrate.schemas import TIERS, SchemaEntry
 
 class UsageError(ValueError):
     pass
 
 
 def _entries(args) -> list[SchemaEntry]:
-    from .calibrate.schemas import corpus_files, load_schema_file, read_corpus, stratified_sample
+    from ..calibrate.schemas import corpus_files, load_schema_file, read_corpus, stratified_sample
     out: list[SchemaEntry] = [load_schema_file(p) for p in (args.schema or [])]
     for t in args.tier or []:
         if t not in TIERS:
@@ -45,3 +43,16 @@ def add_request_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host-bench", action="store_true",
                    help="record this host's single-thread xgrammar benchmark (bench_us) with the sweep: with the "
                         "server on the same machine, report --cpu-speed-from-sweep scales the host work by it")
+
+
+class HelpWithDefaults(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless it says it itself (defaults are the parser's)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        h = action.help or ""
+        d = action.default
+        if (action.option_strings and "default" not in h and d not in (None, False, argparse.SUPPRESS)
+                and not isinstance(action, argparse._HelpAction)):
+            shown = " ".join(map(str, d)) if isinstance(d, (list, tuple)) else ("on" if d is True else str(d))
+            h = f"{h} (default: {shown.replace('%', '%%')})".strip()
+        return h

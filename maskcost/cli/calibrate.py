@@ -1,28 +1,23 @@
-"""maskcost calibrate | predict | sweep | validate | report"""
+"""`maskcost calibrate`: a profile from this host's traces, a live server (--base-url), finished sweeps, or
+through the engine (--blackbox); --check validates one."""
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
-from .profile import ProfileError
-from .calibrate.schemas import SchemaInputError
-from .cli_common import UsageError, _add_schema_args, _entries, add_request_args
-from .calibrate.tokenizer import BUNDLED, TokenizerError
-from .validate.plan import LivePlan
-
-
-# ------------------------------------------------------------------ calibrate
+from ..calibrate.tokenizer import BUNDLED
+from ..validate.plan import LivePlan
+from .common import UsageError, _add_schema_args, _entries
 
 def cmd_calibrate(args) -> int:
-    from .profile import load_profile, save_profile
+    from ..profile import load_profile, save_profile
     if args.check:
         p = load_profile(args.check)
         n = {b: len(c.traces) for b, c in p.backends.items()}
         print(f"{args.check}: valid maskcost profile v{p.version} '{p.name}': traces {n}, "
               f"{len(p.forward.points)} forward points, host {p.host.cpu_model} (nproc {p.host.nproc})")
-        from .calibrate.run import straddle_split
+        from ..calibrate.run import straddle_split
         for b, c in p.backends.items():
             if c.output_sources:
                 kinds = {}
@@ -35,7 +30,7 @@ def cmd_calibrate(args) -> int:
                 print(f"  {b}: fill mean {sp['straddle_us']:.1f} us at straddle tokens vs {sp['other_us']:.1f} us "
                       f"elsewhere ({sp['ratio']:.2f}x); straddle rate {100 * sp['rate']:.1f}% of {sp['tokens']} tokens")
             if c.engine_fill is not None:
-                from .validate.inengine import describe
+                from ..validate.inengine import describe
                 print(f"  {b}: {describe(c.engine_fill)} (the probe's, calibrate: fit --fit-engine-fill)")
             if c.blackbox is not None:
                 print(f"  {b}: black box {c.blackbox.row_us:.0f} us per row, {c.blackbox.launch_ms:.1f} ms per "
@@ -43,13 +38,13 @@ def cmd_calibrate(args) -> int:
         return 0
     if not args.out:
         raise UsageError("calibrate: --out PROFILE is required (or --check PROFILE)")
-    from .calibrate.engine import apply_or_copied, forward_from_summaries
-    from .calibrate.host import host_info
-    from .calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs
-    from .calibrate.tokenizer import load_vocab
+    from ..calibrate.engine import apply_or_copied, forward_from_summaries
+    from ..calibrate.host import host_info
+    from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs
+    from ..calibrate.tokenizer import load_vocab
     out = Path(args.out)
     base = load_profile(args.engine_from) if args.engine_from else None
-    from .validate.sweep import read_summaries
+    from ..validate.sweep import read_summaries
     forward_sweep = read_summaries(args.forward_sweep) if args.forward_sweep else None
     sync_sweep = read_summaries(args.sync_sweep) if args.sync_sweep else []
     prefill_sweep = [s for f in args.prefill_sweep or [] for s in read_summaries(f)]
@@ -58,7 +53,7 @@ def cmd_calibrate(args) -> int:
         raise UsageError("calibrate: forward times need a live engine: give --base-url URL, "
                          "--forward-sweep SWEEP.jsonl or --engine-from PROFILE")
     if args.variant_compile:
-        from .calibrate.run import add_variant_compiles
+        from ..calibrate.run import add_variant_compiles
         if base is None:
             raise UsageError("calibrate --variant-compile: give --engine-from PROFILE (the profile to extend)")
         p = add_variant_compiles(base, load_vocab(base.tokenizer), _entries(args),
@@ -111,10 +106,10 @@ def cmd_calibrate(args) -> int:
 
 def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
     """calibrate --base-url: the one command on the GPU host (validate/server_calibration.py)."""
-    from .profile import default_profile_path
-    from .model.config import EngineConfig
-    from .validate.server_calibration import calibrate_live, summary_line
-    from .validate.plan import fit_to_budget
+    from ..profile import default_profile_path
+    from ..model.config import EngineConfig
+    from ..validate.server_calibration import calibrate_live, summary_line
+    from ..validate.plan import fit_to_budget
     if args.budget_min is not None and not args.budget_min > 0:
         raise UsageError(f"--budget-min {args.budget_min}: must be > 0")
     if args.server_backend not in args.backend:
@@ -137,7 +132,7 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
 def _host_cpus() -> tuple[int, int]:
     import multiprocessing
 
-    from .calibrate.host import usable_cpus
+    from ..calibrate.host import usable_cpus
     return usable_cpus(), multiprocessing.cpu_count()
 
 
@@ -147,9 +142,9 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep,
     prefill and context terms) and/or its sync points from schema-off sweeps of that server."""
     from dataclasses import replace
 
-    from .calibrate.engine import forward_from_summaries, forward_points
-    from .profile import profile_from_dict, profile_to_dict, save_profile
-    from .calibrate.run import argv
+    from ..calibrate.engine import forward_from_summaries, forward_points
+    from ..profile import profile_from_dict, profile_to_dict, save_profile
+    from ..calibrate.run import argv
     if base is None or (forward_sweep is None and not sync_sweep):
         raise UsageError("calibrate --engine-only: give --engine-from PROFILE and --forward-sweep and/or "
                          "--sync-sweep SWEEP.jsonl")
@@ -172,7 +167,7 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep,
     if args.frontend:
         if forward_sweep is None:
             raise UsageError("calibrate --frontend: fitted on the --forward-sweep; give it")
-        from .calibrate.engine import fit_frontend
+        from ..calibrate.engine import fit_frontend
         fw = fit_frontend(replace(base, forward=fw), forward_sweep, log=lambda m: print(m, file=sys.stderr))
         fw = replace(fw, source=f"{fw.source} API server: {fw.frontend_token_us:.0f} us per streamed token, "
                                 f"{fw.frontend_request_ms:.2f} ms per request, fitted on the forward sweep's TTFT "
@@ -195,11 +190,11 @@ def _calibrate_blackbox(args, base, forward_sweep, out: Path) -> int:
     import statistics
     from dataclasses import replace
 
-    from .calibrate.blackbox import (blackbox_from_sweeps, blackbox_method, blackbox_profile,
+    from ..calibrate.blackbox import (blackbox_from_sweeps, blackbox_method, blackbox_profile,
                                      output_tokens_by_schema)
-    from .profile import BackendCosts, save_profile
-    from .calibrate.run import argv
-    from .validate.sweep import PointSpec, raw_records_path, read_summaries, run_sweep
+    from ..profile import BackendCosts, save_profile
+    from ..calibrate.run import argv
+    from ..validate.sweep import PointSpec, raw_records_path, read_summaries, run_sweep
     entries = _entries(args)
     if args.on_sweep:
         if forward_sweep is None:
@@ -242,68 +237,7 @@ def _calibrate_blackbox(args, base, forward_sweep, out: Path) -> int:
     return 0
 
 
-# ------------------------------------------------------------------ sweep
-
-def cmd_sweep(args) -> int:
-    from .validate.sweep import PointSpec, run_sweep
-    entries = _entries(args)
-    if "on" in args.arms and not entries:
-        raise UsageError("sweep: the 'on' arm needs schemas (--schema, --tier or --corpus)")
-    pts = [PointSpec(a, c, r, max(args.min_requests, args.rounds * c))
-           for r in range(args.repeats) for c in args.concurrency for a in args.arms]
-    res = run_sweep(args.base_url, pts, entries, Path(args.out), max_tokens=args.max_tokens,
-                    off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
-                    prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts, client_procs=args.client_procs,
-                    host_bench=args.host_bench, config={"label": args.label} if args.label else None)
-    for s in res:
-        e = s["engine"]
-        print(f"{s['point']:>14}  running {e['running_mean'] or 0:6.1f}  itl {s['itl_ms_mean'] or 0:7.2f} ms"
-              f"  engine itl {e['itl_ms'] or 0:7.2f} ms  step {e['step_ms'] or 0:7.2f} ms"
-              f"  ttft p50 {s['ttft_ms_p50'] or 0:8.1f} ms  {s['out_tok_per_s'] or 0:8.0f} tok/s  {s['checks']}")
-    return 0
-
-
-def cmd_llamacpp_loop(args) -> int:
-    from .llamacpp.loop import LoopPlan, run_loop
-    run_loop(Path(args.out), LoopPlan(repeats=args.repeats, threads=args.threads))
-    return 0
-
-
-def cmd_straddle(args) -> int:
-    import json
-
-    from .calibrate.straddle import report
-    from .calibrate.tokenizer import load_vocab
-    doc = report([load_vocab(v) for v in args.vocab], [Path(f) for f in args.files])
-    for v in doc["vocabularies"]:
-        print(f"{v['vocab']:>10}: {v['straddle_set']} straddling tokens of {v['vocab_size']}")
-    for f in doc["files"]:
-        rate = "-" if f["rate"] is None else f"{100 * f['rate']:.1f}%"
-        print(f"{f['file']} ({f['vocab']}): {f['outputs']} outputs, {f['tokens']} tokens, {f['straddling']} "
-              f"straddling ({rate})")
-    if args.json:
-        Path(args.json).write_text(json.dumps({"command": " ".join(["maskcost", *sys.argv[1:]]), **doc}, indent=1))
-        print(f"wrote {args.json}")
-    return 0
-
-
-class HelpWithDefaults(argparse.HelpFormatter):
-    """Every option's help ends with its default, unless it says it itself (defaults are the parser's)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        h = action.help or ""
-        d = action.default
-        if (action.option_strings and "default" not in h and d not in (None, False, argparse.SUPPRESS)
-                and not isinstance(action, argparse._HelpAction)):
-            shown = " ".join(map(str, d)) if isinstance(d, (list, tuple)) else ("on" if d is True else str(d))
-            h = f"{h} (default: {shown.replace('%', '%%')})".strip()
-        return h
-
-
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="maskcost", description=__doc__)
-    sub = ap.add_subparsers(dest="cmd", required=True)
-
+def add_parser(sub) -> None:
     c = sub.add_parser("calibrate", help="measure fill/compile/pool/forward costs and write a profile")
     c.add_argument("--check", metavar="PROFILE", help="validate a profile and say what is wrong")
     c.add_argument("--out", metavar="PROFILE", help="profile to write (.json or .json.gz)")
@@ -368,62 +302,3 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--off-tokens", type=int, default=128, help="schema-off output length (default: 128)")
     c.add_argument("--note", action="append")
     c.set_defaults(func=cmd_calibrate)
-
-    s = sub.add_parser("sweep", help="run a live sweep (client only)")
-    s.add_argument("--base-url", required=True)
-    s.add_argument("--out", required=True, metavar="SWEEP.jsonl")
-    s.add_argument("--arms", nargs="+", default=["on", "off"], choices=["on", "off"])
-    s.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
-    s.add_argument("--repeats", type=int, default=1)
-    s.add_argument("--rounds", type=int, default=3, help="requests per point = max(min, rounds x concurrency)")
-    s.add_argument("--min-requests", type=int, default=16)
-    s.add_argument("--max-tokens", type=int, default=512)
-    s.add_argument("--off-tokens", type=int, default=128, help="schema-off arm output length (ignore_eos)")
-    s.add_argument("--unique-schemas", action="store_true")
-    add_request_args(s)
-    s.add_argument("--label")
-    _add_schema_args(s, None)
-    s.set_defaults(func=cmd_sweep)
-
-    lp = sub.add_parser("llamacpp-loop", help="calibrate -> predict -> validate against a real llama.cpp server "
-                                              "on this CPU (tiny random-weight Llama-3 model)")
-    lp.add_argument("--out", required=True, metavar="DIR")
-    lp.add_argument("--repeats", type=int, default=2)
-    lp.add_argument("--threads", type=int, default=2, help="llama-server -t")
-    lp.set_defaults(func=cmd_llamacpp_loop)
-
-    st = sub.add_parser("straddle", help="the tokens of a vocabulary that straddle a JSON string boundary (a "
-                                         "quote plus other bytes), and their rate in output files")
-    st.add_argument("--vocab", "--tokenizer", nargs="+", default=["llama3"], metavar="NAME",
-                    help=f"bundled vocabularies ({', '.join(BUNDLED)}) or Hugging Face tokenizer folders "
-                         f"(default: llama3)")
-    st.add_argument("--json", metavar="OUT.json", help="write the counts as JSON")
-    st.add_argument("files", nargs="*", metavar="FILE", help="a JSON document (tokenized as the server writes it: "
-                    "', ' and ': ' separators) or a sweep's raw file (each record's text)")
-    st.set_defaults(func=cmd_straddle)
-
-    from . import predict_cli
-    predict_cli.add_parsers(sub)
-    for p in sub.choices.values():
-        p.formatter_class = HelpWithDefaults
-    return ap
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return args.func(args)
-    except ImportError as e:  # the calibrate extra (xgrammar, llguidance) is not installed
-        print(f"maskcost {args.cmd}: error: {e.name or e} is not installed: this needs the calibrate extra "
-              f"(pip install -e \".[calibrate]\" or pip install \"maskcost[calibrate]\")", file=sys.stderr)
-        return 2
-    except (UsageError, ProfileError, SchemaInputError, TokenizerError, ValueError, OSError) as e:
-        print(f"maskcost {args.cmd}: error: {e}", file=sys.stderr)
-        return 2
-    except RuntimeError as e:
-        print(f"maskcost {args.cmd}: error: {e}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,42 @@
+"""maskcost's command line: one module per command (calibrate, predict, report and fit, validate,
+sweep, straddle, llamacpp-loop, hostmeter and probe-site); this module builds the parser from them
+and turns bad input into one line."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..calibrate.schemas import SchemaInputError
+from ..calibrate.tokenizer import TokenizerError
+from ..profile import ProfileError
+from . import calibrate, hostmeter, llamacpp_loop, predict, report, straddle, sweep, validate
+from .common import HelpWithDefaults, UsageError
+
+COMMANDS = (calibrate, predict, report, validate, sweep, straddle, llamacpp_loop, hostmeter)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="maskcost", description="price grammar-constrained decoding: calibrate a profile, predict from it, validate it "
+                                 "against a live server")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for m in COMMANDS:
+        m.add_parser(sub)
+    for p in sub.choices.values():
+        p.formatter_class = HelpWithDefaults
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ImportError as e:  # the calibrate extra (xgrammar, llguidance) is not installed
+        print(f"maskcost {args.cmd}: error: {e.name or e} is not installed: this needs the calibrate extra "
+              f"(pip install -e \".[calibrate]\" or pip install \"maskcost[calibrate]\")", file=sys.stderr)
+        return 2
+    except (UsageError, ProfileError, SchemaInputError, TokenizerError, ValueError, OSError) as e:
+        print(f"maskcost {args.cmd}: error: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:
+        print(f"maskcost {args.cmd}: error: {e}", file=sys.stderr)
+        return 1

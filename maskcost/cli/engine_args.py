@@ -1,0 +1,85 @@
+"""The engine and host arguments predict, report and validate share, and what is built from them: the
+profile, its default CPU speed, the engine configs."""
+from __future__ import annotations
+
+import argparse
+
+from ..profile import Profile, default_profile_path, load_profile
+
+def _profile(args) -> Profile:
+    p = load_profile(args.profile or default_profile_path())
+    for b in args.backend:
+        if b not in p.backends:
+            raise ValueError(f"--backend {b}: the profile '{p.name}' has no {b} costs (it has "
+                             f"{', '.join(p.backends)}; llama.cpp profiles: --engine llamacpp --backend gbnf)")
+    return p
+
+
+def default_speed(profile: Profile) -> float:
+    """The CPU speed a run takes without --cpu-speed: the server's own, read at calibration, where the
+    profile has it (profile.measured_speed); else the profile host's (1.0)."""
+    return profile.measured_speed.cpu_speed if profile.measured_speed is not None else 1.0
+
+
+def _speed_line(profile: Profile) -> str:
+    m = profile.measured_speed
+    return (f"cpu speed: {m.words()}, the calibrated server's own, read from its engine's ITL at "
+            f"{len(m.points)} points ({m.backend}; profile measured_speed)")
+
+
+def _engine_configs(args, profile: Profile):
+    from ..model.config import EngineConfig
+    cores_list = args.cores or [profile.host.nproc]
+    out = []
+    for engine in args.engine:
+        for backend in args.backend:
+            for mns in args.max_num_seqs:
+                for cores in cores_list:
+                    for cpu_count in (args.cpu_count or [profile.host.os_cpu_count]):
+                        for k in args.spec_tokens:
+                            for speed in args.cpu_speed or [default_speed(profile)]:
+                                pool = getattr(args, "cpu_speed_pool", None)  # set where the profile's own ran
+                                out.append(EngineConfig(engine=engine, backend=backend, max_num_seqs=mns,
+                                                        cpu_count=cpu_count, usable_cores=cores,
+                                                        async_scheduling=args.async_scheduling, spec_tokens=k,
+                                                        spec_acceptance=args.spec_acceptance,
+                                                        spec_draft_rate=args.spec_draft_rate,
+                                                        spec_method=args.spec_method, cpu_speed=speed,
+                                                        cpu_speed_pool=pool,
+                                                        max_num_batched_tokens=args.max_num_batched_tokens))
+    return out
+
+
+def _add_speed_source(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--speed-source", choices=("itl", "fill"), default="itl",
+                   help="a point's host speed: 'itl', the CPU speed at which the model's ITL equals the engine's "
+                        "(every report has it); 'fill', the speed at which the model's fill equals the fill the "
+                        "probe timed in the engine (reports made with --probe) (default: itl)")
+
+
+def _add_engine_args(p: argparse.ArgumentParser) -> None:
+    """The engine and host flags; their defaults are EngineConfig's (model/config.py), defined there once."""
+    from ..model.config import SPEC_METHODS, EngineConfig
+    from ..model.engines import ENGINES
+    d = EngineConfig()
+    p.add_argument("--profile", help="profile file (default: the embedded H200 / vLLM 0.25.1 profile)")
+    p.add_argument("--engine", nargs="+", default=[d.engine], choices=list(ENGINES))
+    p.add_argument("--backend", nargs="+", default=[d.backend], choices=["xgrammar", "guidance", "gbnf"],
+                   help="gbnf: llama.cpp's own grammar sampler (a black-box profile)")
+    p.add_argument("--max-num-seqs", type=int, nargs="+", default=[d.max_num_seqs])
+    p.add_argument("--cores", type=int, nargs="+", help="cores the server may use (default: the profile host's)")
+    p.add_argument("--cpu-count", type=int, nargs="+", help="cpu_count the engine sees (default: the profile host's)")
+    p.add_argument("--cpu-speed", type=float, nargs="+",
+                   help="single-thread speed relative to the profile host (default: the server's own speed where "
+                        "the profile measured it at calibration, else 1; predict: a grid of speeds is allowed)")
+    p.add_argument("--spec-tokens", type=int, nargs="+", default=[d.spec_tokens])
+    p.add_argument("--spec-acceptance", type=float, default=d.spec_acceptance)
+    p.add_argument("--spec-draft-rate", type=float, default=d.spec_draft_rate,
+                   help="fraction of decode rows with drafts per step (EAGLE 1; ngram: as measured)")
+    p.add_argument("--spec-method", default=d.spec_method, choices=list(SPEC_METHODS))
+    p.add_argument("--async-scheduling", action=argparse.BooleanOptionalAction, default=d.async_scheduling)
+    p.add_argument("--max-num-batched-tokens", type=int, default=d.max_num_batched_tokens,
+                   help="token budget of one step: decode rows + prefill chunks (vLLM's default on an H200)")
+
+
+SOURCE_WORDS = {"itl": "ITL", "fill": "in-engine fill"}  # --speed-source, in what predict prints

@@ -1,0 +1,145 @@
+"""`maskcost predict`: the what-if grid from a profile (no GPU needed)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from .engine_args import (SOURCE_WORDS, _add_engine_args, _add_speed_source, _engine_configs, _profile,
+                          _speed_line)
+
+def _workloads(args, schema_ids: tuple[str, ...]):
+    from ..model.config import Workload
+    from ..model.predict import default_requests
+    loads = [("c", c) for c in (args.concurrency or [])] + [("r", r) for r in (args.rate or [])]
+    if not loads:
+        loads = [("c", c) for c in (1, 8, 32, 64, 128, 160, 192, 256)]
+    return [Workload(concurrency=v if kind == "c" else None, rate_per_s=v if kind == "r" else None,
+                     requests=args.requests or default_requests(v if kind == "c" else None),
+                     prompt_tokens=args.prompt_tokens, prompt_cached_tokens=args.prompt_cached_tokens,
+                     prompt_lengths=args.prompt_lengths,
+                     output_tokens=args.output_tokens,
+                     unstructured_lengths=args.unstructured_lengths,
+                     structured_fraction=args.structured_fraction, schemas=schema_ids,
+                     unique_schemas=args.unique_schemas, seed=args.seed) for kind, v in loads]
+
+
+def _fmt(v: Any, nd: int = 1) -> str:
+    return "-" if v is None else f"{v:.{nd}f}"
+
+
+def print_table(points: list[dict[str, Any]]) -> None:
+    band = any("band" in p for p in points)
+    hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}{'conc':>6}{'running':>8}{'ITL on':>9}"
+           + (f"{'band':>14}" if band else "") + f"{'p50':>8}"
+           f"{'p99':>8}{'ITL off':>9}{'overhd%':>9}{'tok/s on':>10}{'tok/s off':>10}{'TTFT p50':>9}"
+           f"{'fill/step':>10}{'pool':>6}")
+    print(hdr)
+    for p in points:
+        b = p["breakdown"]
+        print(f"{p['engine']:9}{p['backend']:9}{p['max_num_seqs']:>5}{p['cores']:>6}"
+              f"{p['concurrency'] if p['concurrency'] is not None else 'r' + str(p['rate_per_s']):>6}"
+              f"{_fmt(p['running_mean']):>8}{_fmt(p['itl_ms_mean'], 2):>9}" + (f"{_band(p):>14}" if band else "") +
+              f"{_fmt(p['itl_ms_p50'], 2):>8}"
+              f"{_fmt(p['itl_ms_p99'], 2):>8}{_fmt(p['off']['itl_ms_mean'], 2):>9}{_fmt(p['overhead_pct']):>9}"
+              f"{_fmt(p['out_tok_per_s'], 0):>10}{_fmt(p['off']['out_tok_per_s'], 0):>10}"
+              f"{_fmt(p['ttft_ms_p50']):>9}{_fmt(b['fill_ms'], 2):>10}{_fmt(100 * b['pool_step_fraction'], 0):>5}%")
+    print("ITL in ms (mean/p50/p99, per output token); overhd% = ITL on / ITL off - 1; fill/step = host fill work "
+          "per step in ms; pool = share of steps that used vLLM's fill pool" +
+          ("; band = ITL on with the engine as fast / as slow as on the fastest / slowest server of the profile's "
+           "host type measured, against their bench (profile.engine_speeds)" if band else ""))
+
+
+def _band(p: dict[str, Any]) -> str:
+    lo, hi = p["band"]["itl_ms_mean"] if "band" in p else (None, None)
+    return f"{lo:.1f}-{hi:.1f}" if lo is not None and hi is not None else "-"
+
+
+def cmd_predict(args) -> int:
+    from ..model.predict import grid, plot_overhead
+    profile = _profile(args)
+    speed_from = None
+    if args.cpu_speed_from_report:
+        if args.cpu_speed:
+            raise ValueError("--cpu-speed-from-report: give it or --cpu-speed, not both")
+        from ..validate.hostspeed import speed_from_reports
+        speed, speeds = speed_from_reports(args.cpu_speed_from_report, profile, args.speed_source)
+        args.cpu_speed = [speed]
+        speed_from = {"reports": args.cpu_speed_from_report, "source": args.speed_source, "speeds": speeds,
+                      "median": speed}
+        print(f"cpu speed: {speed:.3f}, the median {SOURCE_WORDS[args.speed_source]} speed of {len(speeds)} points "
+              f"({min(speeds):.3f}-{max(speeds):.3f}) of {', '.join(args.cpu_speed_from_report)}")
+    elif not args.cpu_speed and profile.measured_speed is not None:
+        print(_speed_line(profile))
+        args.cpu_speed_pool = profile.measured_speed.pool_speed
+    schema_ids = tuple(args.schema_id or ())
+    local: list = []
+    if args.schema:
+        from ..calibrate.local import add_local_schemas, describe
+        profile, ids, local = add_local_schemas(profile, args.schema, args.backend)
+        schema_ids += tuple(ids)
+        for line in describe(local):
+            print(line)
+    if not schema_ids:
+        schema_ids = tuple(sorted(set(profile.schema_ids(args.backend[0]))))
+        # only schemas every requested backend could compile
+        for b in args.backend[1:]:
+            schema_ids = tuple(s for s in schema_ids if s in set(profile.schema_ids(b)))
+    points = grid(profile, _engine_configs(args, profile), _workloads(args, schema_ids),
+                  trace_out=Path(args.trace) if args.trace else None, band=args.band)
+    print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
+          f"{profile.forward.source[:90]}...)")
+    print_table(points)
+    result = {"profile": {"name": profile.name, "created_utc": profile.created_utc, "host": profile.host.__dict__,
+                          "provenance": profile.provenance},
+              "command": "maskcost " + " ".join(os.sys.argv[1:]), "cpu_speed_from_report": speed_from,
+              "local_schemas": [asdict(h) for h in local],
+              "points": points}
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+        print(f"wrote {args.json}")
+    png = args.png or (str(Path(args.json).with_suffix(".png")) if args.json else None)
+    if png:
+        plot_overhead(points, Path(png), f"maskcost predict, profile {profile.name}")
+        print(f"wrote {png}")
+    return 0
+
+
+def add_parser(sub) -> None:
+    from ..model.config import Workload
+    w = Workload()  # the load flags' defaults are its own
+    p = sub.add_parser("predict", help="what-if grid from a profile (no GPU needed)")
+    _add_engine_args(p)
+    p.add_argument("--concurrency", type=int, nargs="+", help="closed-loop clients (default 1 8 32 64 128 160 192 256)")
+    p.add_argument("--rate", type=float, nargs="+", help="open-loop Poisson arrivals per second")
+    p.add_argument("--requests", type=int, help="requests per point (default max(200, 4 x concurrency))")
+    p.add_argument("--prompt-tokens", type=int, default=w.prompt_tokens, help="prompt length of every request (tokens)")
+    p.add_argument("--prompt-lengths", default=w.prompt_lengths, metavar="DIST",
+                   help="prompt lengths per request: fixed (--prompt-tokens), uniform:LO:HI, lognormal:MEDIAN:SIGMA")
+    p.add_argument("--prompt-cached-tokens", type=int, default=w.prompt_cached_tokens,
+                   help="of which found in the prefix cache (a shared system prompt): not computed at prefill")
+    p.add_argument("--output-tokens", type=int, help="fixed output length (default: where each JSON output ends)")
+    p.add_argument("--unstructured-lengths", default=w.unstructured_lengths, metavar="DIST",
+                   help="output lengths of requests without a schema (and of the schema-off arm): trace, "
+                        "fixed:N, uniform:LO:HI, lognormal:MEDIAN:SIGMA")
+    p.add_argument("--structured-fraction", type=float, default=w.structured_fraction)
+    p.add_argument("--schema", nargs="+", metavar="FILE", help="your schema files, traced on this host now")
+    p.add_argument("--schema-id", nargs="+", metavar="ID", help="schemas of the profile (default: all)")
+    p.add_argument("--unique-schemas", action="store_true", help="every request compiles its grammar")
+    p.add_argument("--seed", type=int, default=w.seed)
+    p.add_argument("--json", metavar="OUT.json")
+    p.add_argument("--png", metavar="OUT.png", help="default: next to --json")
+    p.add_argument("--trace", metavar="OUT.json", help="Chrome/Perfetto trace of the first point")
+    p.add_argument("--cpu-speed-from-report", nargs="+", metavar="REPORT.json",
+                   help="--cpu-speed = the median host speed (--speed-source) over the points of `maskcost report` "
+                        "files of the target server, read against the same profile: predict its other loads at "
+                        "the speed its engine really ran at (docs/validation.md says how well this does)")
+    _add_speed_source(p)
+    p.add_argument("--band", action=argparse.BooleanOptionalAction, default=True,
+                   help="each point also with the engine as fast / as slow as on the fastest / slowest server of the "
+                        "profile's host type measured (profile engine_speeds; two more schema-on runs a point) "
+                        "(default: on)")
+    p.set_defaults(func=cmd_predict)

@@ -1,0 +1,174 @@
+"""`maskcost report` (predicted vs measured for finished sweeps) and `maskcost fit` (the campaign
+tools on them: in-engine and API-server fits, the speed-reading backtests)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from .engine_args import (_add_engine_args, _add_speed_source, _engine_configs, _profile, _speed_line,
+                          default_speed)
+
+# what `report` runs with: the campaign tools (`fit`) off
+FIT_OFF = {"fit_engine_fill": None, "fit_frontend": None, "fit_serial_by_rows": False, "fit_with_loop": False,
+           "speed_from_meter": False, "speed_from_probe": False, "speed_from_earlier": False, "speed_source": "itl"}
+
+
+def _add_report_args(r: argparse.ArgumentParser) -> None:
+    _add_engine_args(r)
+    r.add_argument("--sweep", nargs="+", required=True, metavar="SWEEP.jsonl")
+    r.add_argument("--out", required=True, metavar="DIR")
+    r.add_argument("--title", default="maskcost: predicted vs measured")
+    r.add_argument("--requests-factor", type=int, default=4, help="requests per simulated point, per client")
+    r.add_argument("--predicted", metavar="PREDICT.json", help="compare with the points of a `maskcost predict "
+                                                               "--json` file made before the sweep, not a new run")
+    r.add_argument("--cpu-speed-from-sweep", action="store_true", help="--cpu-speed = the profile's bench_us / "
+                   "the sweep's (recorded by sweep --host-bench on the server's machine)")
+    r.add_argument("--score-off", action="store_true", help="score the schema-off points too (held out: prompts "
+                                                            "or loads the forward curve was not calibrated on)")
+    r.add_argument("--probe", metavar="DIR", help="in-server probe records (maskcost probe-site) of the sweeps' "
+                                                  "server: the engine's own step timings beside the model's")
+    r.add_argument("--hostmeter", metavar="FILE", help="the `maskcost hostmeter` file that ran beside the sweeps: "
+                                                       "the host's speed, steal and the server's threads per point")
+
+
+def cmd_report(args) -> int:
+    from ..validate.report import compare, write_report
+    probed = [f for f, on in (("--speed-from-probe", args.speed_from_probe),
+                              ("--speed-from-earlier", args.speed_from_earlier)) if on]
+    needs_probe = args.speed_from_probe or (args.speed_from_earlier and args.speed_source == "fill")
+    if probed and (len(probed) > 1 or (needs_probe and not args.probe) or args.speed_from_meter
+                   or args.fit_engine_fill):
+        raise ValueError(f"{probed[0]}: give --probe DIR{' (or --speed-source itl)' if args.speed_from_earlier else ''}, "
+                         f"and none of --speed-from-meter, --fit-engine-fill, the other --speed-from-*")
+    if args.fit_frontend and (args.fit_engine_fill or args.predicted or probed or args.speed_from_meter):
+        raise ValueError("--fit-frontend: one calibration at a time, the model run now at --cpu-speed: none of "
+                         "--fit-engine-fill, --predicted, --speed-from-*")
+    for flag, on in (("--fit-with-loop", args.fit_with_loop), ("--fit-serial-by-rows", args.fit_serial_by_rows)):
+        if on and not args.fit_engine_fill:
+            raise ValueError(f"{flag}: only with --fit-engine-fill OUT_PROFILE (it changes how the fit reads the probe)")
+    profile = _profile(args)
+    from ..validate.sweep import read_summaries
+    measured = [s for p in args.sweep for s in read_summaries(p)]
+    if args.cpu_speed and len(args.cpu_speed) != 1:
+        raise ValueError(f"--cpu-speed {' '.join(map(str, args.cpu_speed))}: report takes one speed (a grid is "
+                         f"for predict; --speed-from-meter gives each point its own)")
+    speed = args.cpu_speed[0] if args.cpu_speed else default_speed(profile)
+    if not args.cpu_speed and not args.cpu_speed_from_sweep and profile.measured_speed is not None:
+        print(_speed_line(profile))
+        args.cpu_speed_pool = profile.measured_speed.pool_speed
+    if args.speed_from_meter and not args.hostmeter:
+        raise ValueError("--speed-from-meter: give --hostmeter FILE (the meter that ran beside the sweeps)")
+    meter = None
+    if args.hostmeter:
+        from ..validate.hostmeter import read_meter, speed_of
+        meter = read_meter(args.hostmeter)
+    if args.cpu_speed_from_sweep:
+        import statistics
+        benches = [s["provenance"]["client_host"]["bench_us"] for s in measured
+                   if "bench_us" in s["provenance"]["client_host"]]
+        if not benches:
+            raise ValueError(f"--cpu-speed-from-sweep: no point of {', '.join(args.sweep)} carries bench_us "
+                             f"(sweep with --host-bench)")
+        speed = profile.host.bench_us / statistics.median(benches)
+        print(f"cpu speed vs the profile's host: {speed:.3f} (bench_us {statistics.median(benches):.0f} "
+              f"here, {profile.host.bench_us:.0f} there)")
+    args.cpu_speed = [speed]
+    cfg = _engine_configs(args, profile)[0]
+    predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
+    if args.fit_frontend:
+        from ..calibrate.engine import fit_frontend_structured
+        from ..profile import save_profile
+        fw0 = profile.forward
+        fw = fit_frontend_structured(profile, cfg, measured, log=lambda m: print(m, file=sys.stderr))
+        note = (f"{fw.frontend_structured_ms:.2f} ms more per structured request (was {fw0.frontend_structured_ms:.2f}; "
+                f"{fw.frontend_request_ms:.2f} ms per request), fitted on the schema-on TTFT and running counts of "
+                f"{' '.join(args.sweep)} ({cfg.backend}, --cpu-speed {speed:.3f}; calibrate.engine.fit_frontend_structured)")
+        profile = replace(profile, forward=replace(fw, source=f"{fw.source} API server, structured requests: {note}."),
+                          provenance={**profile.provenance, "frontend": note})
+        save_profile(profile, args.fit_frontend)
+        print(f"wrote {args.fit_frontend}: API server {note}")
+    if args.fit_engine_fill:
+        if predicted is not None or not args.probe:
+            raise ValueError("--fit-engine-fill: give --probe DIR and no --predicted (the model runs now, "
+                             "without the profile's own engine-fill factors)")
+        from ..validate.inengine import without_engine_fill
+        profile = without_engine_fill(profile, cfg.backend)
+    rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
+                   score_off=args.score_off, speed_of=speed_of(meter, profile.host.bench_us, "--speed-from-meter")
+                   if args.speed_from_meter else None)
+    from ..validate.hostspeed import attach_itl_speeds, earlier_median_speeds
+    probe = None
+    if args.probe:
+        from ..validate.inengine import attach, read_probe
+        probe = read_probe(args.probe)
+        attach(rows, probe)
+    if not args.fit_engine_fill:  # (against the profile without its engine fill, a speed would mislead)
+        attach_itl_speeds(rows, profile, cfg, measured, args.requests_factor)
+    if probed:  # again, each schema-on point at a speed read from the measurements
+        if args.speed_from_probe:
+            fills = {json.dumps(r["windows"]): r["fill_speed"] for r in rows}
+            for r in rows:
+                if r["arm"] == "on" and r["fill_speed"] is None:
+                    print(f"--speed-from-probe: no in-engine fill in the windows of on {r['concurrency']}: "
+                          f"it stays at --cpu-speed {speed:.3f}")
+        else:
+            fills = earlier_median_speeds(rows, speed, args.speed_source)
+        itl = {json.dumps(r.get("windows")): r["itl_speed"] for r in rows}
+        rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
+                       score_off=args.score_off, speed_of=lambda w: fills.get(json.dumps(w)) or speed)
+        if probe is not None:
+            attach(rows, probe)
+        for r in rows:  # a point's ITL speed does not depend on the speed it was read at
+            r["itl_speed"] = itl.get(json.dumps(r.get("windows")))
+    if meter is not None:
+        from ..validate import hostmeter
+        hostmeter.attach(rows, meter)
+    write_report(rows, Path(args.out), profile, cfg, args.sweep, args.title, args.predicted,
+                 "probe" if args.speed_from_probe else f"earlier-{args.speed_source}" if args.speed_from_earlier
+                 else "meter")
+    if args.fit_engine_fill:
+        from ..profile import save_profile
+        from ..model.engines import vllm_fill_pool_workers
+        from ..validate.inengine import describe, fit_engine_fill
+        fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {args.probe}) "
+                                 f"over the model's fill at "
+                                 f"{'the meter speed of each point' if args.speed_from_meter else f'--cpu-speed {speed:.3f}'}, sweeps "
+                                 f"{' '.join(args.sweep)}", probe,
+                                 min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores), args.fit_with_loop,
+                                 args.fit_serial_by_rows)
+        save_profile(fitted, args.fit_engine_fill)
+        print(f"wrote {args.fit_engine_fill}: {cfg.backend} {describe(fitted.backends[cfg.backend].engine_fill)}")
+    return 0
+
+
+def add_parser(sub) -> None:
+    r = sub.add_parser("report", help="predicted vs measured for finished sweeps")
+    _add_report_args(r)
+    r.set_defaults(func=cmd_report, **FIT_OFF)
+
+    f = sub.add_parser("fit", help="campaign tools on finished sweeps: fit a profile's in-engine and API-server "
+                                   "terms, and backtest the rules that read a server's speed (writes a report too)")
+    _add_report_args(f)
+    f.add_argument("--fit-engine-fill", metavar="OUT_PROFILE", help="with --probe: write the profile with its "
+                   "fill scaled to what the engine's probe timed on these points (calibration, not scoring)")
+    f.add_argument("--fit-frontend", metavar="OUT_PROFILE", help="write the profile with the API server's extra "
+                   "cost per structured request fitted on the sweeps' schema-on TTFT and running counts "
+                   "(calibration, not scoring; the report then shows the fitted profile)")
+    f.add_argument("--fit-serial-by-rows", action="store_true", help="with --fit-engine-fill: the serial fill "
+                   "factor follows the step's rows (a power law fitted over the points' serial fills), not one median")
+    f.add_argument("--fit-with-loop", action="store_true", help="with --fit-engine-fill: the engine thread's "
+                   "work per step includes the busy loop's time outside the step function (the probe's "
+                   "step_with_batch_queue), not only the schedule, launch, sample and update calls")
+    f.add_argument("--speed-from-meter", action="store_true", help="with --hostmeter: each point at the speed "
+                   "measured during its own windows (with --predicted: between the speeds of a predict grid)")
+    f.add_argument("--speed-from-probe", action="store_true", help="with --probe: each schema-on point at the "
+                   "speed at which the model's fill equals the fill the probe timed in the engine (a diagnostic: "
+                   "what is left is the model's structure, what goes is the host's speed beyond its bench)")
+    f.add_argument("--speed-from-earlier", action="store_true", help="each schema-on point at the median host "
+                   "speed (--speed-source) of the points that ran before it (the first at --cpu-speed): how "
+                   "`predict --cpu-speed-from-report` would have done on these sweeps")
+    _add_speed_source(f)
+    f.set_defaults(func=cmd_report)

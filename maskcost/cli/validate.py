@@ -1,0 +1,50 @@
+"""`maskcost validate`: sweep a live server, then report predicted vs measured."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .common import _add_schema_args, add_request_args
+from .engine_args import _add_engine_args
+from .report import add_parser as add_report_parser, cmd_report
+
+def cmd_validate(args) -> int:
+    from .common import _entries
+    from ..validate.sweep import PointSpec, run_sweep
+    entries = _entries(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pts = [PointSpec(a, c, r, max(args.min_requests, args.rounds * c))
+           for r in range(args.repeats) for c in (args.concurrency or [1, 8, 32]) for a in ("on", "off")]
+    run_sweep(args.base_url, pts, entries, out / "sweep.jsonl", max_tokens=args.max_tokens,
+              off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
+              prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts, client_procs=args.client_procs,
+              host_bench=args.host_bench)
+    # the report on it: report's own options at their defaults, validate's where it has them
+    ap = argparse.ArgumentParser()
+    add_report_parser(ap.add_subparsers(dest="cmd"))
+    report_args = ap.parse_args(["report", "--sweep", str(out / "sweep.jsonl"), "--out", str(out)])
+    merged = argparse.Namespace(**{**vars(report_args), **vars(args)})
+    merged.cpu_speed_from_sweep = args.host_bench
+    return cmd_report(merged)
+
+
+def add_parser(sub) -> None:
+    v = sub.add_parser("validate", help="sweep a live server, then report predicted vs measured")
+    _add_engine_args(v)
+    _add_schema_args(v, ["flat", "bounded"])
+    v.add_argument("--base-url", required=True)
+    v.add_argument("--out", required=True, metavar="DIR")
+    v.add_argument("--concurrency", type=int, nargs="+")
+    v.add_argument("--repeats", type=int, default=2)
+    v.add_argument("--rounds", type=int, default=3)
+    v.add_argument("--min-requests", type=int, default=16)
+    v.add_argument("--max-tokens", type=int, default=512)
+    v.add_argument("--off-tokens", type=int, default=96)
+    v.add_argument("--unique-schemas", action="store_true")
+    add_request_args(v)
+    v.add_argument("--probe", metavar="DIR", help="in-server probe records (maskcost probe-site) of the server: "
+                                                  "the engine's own step timings beside the model's")
+    v.add_argument("--title", default="maskcost validate: predicted vs measured")
+    v.add_argument("--requests-factor", type=int, default=4)
+    v.set_defaults(func=cmd_validate)
