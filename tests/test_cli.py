@@ -15,9 +15,10 @@ def test_predict_on_the_default_profile_writes_json_png_and_trace(tmp_path):
     r = mc("predict", "--concurrency", "8", "160", "--max-num-seqs", "128", "256", "--schema-id", "tier/flat",
            "tier/bounded", "--json", str(out), "--trace", str(tmp_path / "t.json"))
     assert r.returncode == 0, r.stderr
+    assert "mechanisms: vllm 0.25.1 (the profile's own" in r.stdout  # which version's mechanisms ran
     doc = json.loads(out.read_text())
     pts = doc["points"]
-    assert len(pts) == 4
+    assert len(pts) == 4 and {p["engine_version"] for p in pts} == {"0.25.1"}
     for k in ("concurrency", "schema", "backend", "itl_ms_mean", "itl_ms_p50", "ttft_ms_p50", "out_tok_per_s",
               "running_mean", "overhead_pct", "breakdown", "config"):
         assert k in pts[0]
@@ -43,6 +44,8 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "black-box" in r.stderr
     r = mc("predict", "--backend", "gbnf", "--concurrency", "2")
     assert r.returncode == 2 and "has no gbnf costs" in r.stderr
+    r = mc("predict", "--engine-version", "0.9", "--concurrency", "2")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "modelled for 0.25.1, 0.33.0" in r.stderr
     r = mc("calibrate", "--blackbox", "--out", str(tmp_path / "p.json"), "--forward-sweep", str(tmp_path / "x"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     r = mc("fit", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--speed-from-probe")

@@ -316,3 +316,22 @@ def test_mean_ttft_counts_the_arrivals_inside_the_window():
     assert (ttft[:8] >= 400).all() and (ttft[8:] < 50).all()
     assert summarize(sim)["ttft_ms_mean"] == pytest.approx(float(np.mean(ttft[8:])), rel=0.05)
     assert float(np.mean(ttft)) > summarize(sim)["ttft_ms_mean"] + 10  # 8 x 400 ms / 200 requests
+
+
+def test_vllm_0_33_checks_a_waiting_grammar_without_blocking_and_applies_k_plus_1_rows():
+    """vLLM 0.33.0 (model/engines.py Vllm033): done() instead of a 100 us result(timeout) per waiting
+    request per step; with drafts, every structured request's block of k + 1 rows is applied."""
+    from maskcost.model.engines import engine_policy
+    old, new = engine_policy("vllm", "0.25.1"), engine_policy("vllm", "0.33.0")
+    # 8 structured rows, 4 of them with 3 drafts: 8 + 12 rows filled; 0.33 applies 8 x 4
+    assert old.apply_rows(10, 8, 20, 3) == 20 and new.apply_rows(10, 8, 20, 3) == 32
+    assert new.apply_rows(10, 8, 8, 0) == 8
+    p = constant_profile(fill_us=50.0, forward_ms=5.0, compile_ms=400.0)
+    a = run(p, concurrency=32, requests=200, unique_schemas=True)
+    b = run(p, concurrency=32, requests=200, unique_schemas=True, engine_version="0.33.0")
+    assert a["breakdown"]["compile_wait_ms"] > 0.1 and b["breakdown"]["compile_wait_ms"] == 0.0
+    assert b["ttft_ms_p50"] <= a["ttft_ms_p50"]
+    # nothing waiting, no drafts: the two versions are the same engine
+    assert run(p, concurrency=32, engine_version="0.33.0")["itl_ms_mean"] == run(p, concurrency=32)["itl_ms_mean"]
+    with pytest.raises(ValueError, match="--engine-version 0.9"):
+        EngineConfig(engine_version="0.9")

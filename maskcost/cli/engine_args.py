@@ -27,11 +27,24 @@ def _speed_line(profile: Profile) -> str:
             f"{len(m.points)} points ({m.backend}; profile measured_speed)")
 
 
+def engine_version(args, profile: Profile, engine: str) -> tuple[str, str]:
+    """Whose mechanisms run for `engine`, and why: --engine-version, else the profile's own (the engine
+    version it was calibrated against, where modelled), else the engine's default (model/engines.py)."""
+    from ..model.engines import ENGINES, VERSIONS, engine_policy
+    if getattr(args, "engine_version", None):
+        return engine_policy(engine, args.engine_version).version, "--engine-version"
+    own = profile.provenance.get("packages", {}).get(engine) if isinstance(profile.provenance, dict) else None
+    if own in VERSIONS[engine]:
+        return own, "the profile's own"
+    return ENGINES[engine].version, "the default modelled" + (f" (the profile's {own} is not)" if own else "")
+
+
 def _engine_configs(args, profile: Profile):
     from ..model.config import EngineConfig
     cores_list = args.cores or [profile.host.nproc]
     out = []
     for engine in args.engine:
+        version = engine_version(args, profile, engine)[0]
         for backend in args.backend:
             for mns in args.max_num_seqs:
                 for cores in cores_list:
@@ -39,7 +52,8 @@ def _engine_configs(args, profile: Profile):
                         for k in args.spec_tokens:
                             for speed in args.cpu_speed or [default_speed(profile)]:
                                 pool = getattr(args, "cpu_speed_pool", None)  # set where the profile's own ran
-                                out.append(EngineConfig(engine=engine, backend=backend, max_num_seqs=mns,
+                                out.append(EngineConfig(engine=engine, engine_version=version,
+                                                        backend=backend, max_num_seqs=mns,
                                                         cpu_count=cpu_count, usable_cores=cores,
                                                         async_scheduling=args.async_scheduling, spec_tokens=k,
                                                         spec_acceptance=args.spec_acceptance,
@@ -60,10 +74,13 @@ def _add_speed_source(p: argparse.ArgumentParser) -> None:
 def _add_engine_args(p: argparse.ArgumentParser) -> None:
     """The engine and host flags; their defaults are EngineConfig's (model/config.py), defined there once."""
     from ..model.config import SPEC_METHODS, EngineConfig
-    from ..model.engines import ENGINES
+    from ..model.engines import ENGINES, VERSIONS
     d = EngineConfig()
     p.add_argument("--profile", help="profile file (default: the embedded H200 / vLLM 0.25.1 profile)")
     p.add_argument("--engine", nargs="+", default=[d.engine], choices=list(ENGINES))
+    p.add_argument("--engine-version", metavar="V", help="whose mechanisms run: "
+                   + "; ".join(f"{n} {' | '.join(v)}" for n, v in VERSIONS.items())
+                   + " (default: the version the profile was calibrated against where modelled, else the first)")
     p.add_argument("--backend", nargs="+", default=[d.backend], choices=["xgrammar", "guidance", "gbnf"],
                    help="gbnf: llama.cpp's own grammar sampler (a black-box profile)")
     p.add_argument("--max-num-seqs", type=int, nargs="+", default=[d.max_num_seqs])

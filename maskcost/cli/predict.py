@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .engine_args import (SOURCE_WORDS, _add_engine_args, _add_speed_source, _engine_configs, _profile,
-                          _speed_line)
+                          _speed_line, engine_version)
 
 def _workloads(args, schema_ids: tuple[str, ...]):
     from ..model.config import Workload
@@ -88,6 +88,9 @@ def cmd_predict(args) -> int:
         # only schemas every requested backend could compile
         for b in args.backend[1:]:
             schema_ids = tuple(s for s in schema_ids if s in set(profile.schema_ids(b)))
+    for engine in args.engine:
+        version, why = engine_version(args, profile, engine)
+        print(f"mechanisms: {engine} {version} ({why}; model/engines.py)")
     points = grid(profile, _engine_configs(args, profile), _workloads(args, schema_ids),
                   trace_out=Path(args.trace) if args.trace else None, band=args.band)
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .engines import ENGINES, Engine
+from .engines import ENGINES, Engine, engine_policy
 
 SPEC_METHODS = ("ngram", "eagle")
 
@@ -11,6 +11,8 @@ SPEC_METHODS = ("ngram", "eagle")
 @dataclass(frozen=True)
 class EngineConfig:
     engine: str = "vllm"
+    # whose mechanisms run (model/engines.py VERSIONS); None: the engine's default there
+    engine_version: str | None = None
     backend: str = "xgrammar"
     max_num_seqs: int = 256  # llama.cpp: --parallel (slots)
     cpu_count: int = 16  # what multiprocessing.cpu_count() says: sizes vLLM's pools
@@ -38,6 +40,7 @@ class EngineConfig:
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
             raise ValueError(f"--engine {self.engine}: unknown (known: {', '.join(ENGINES)})")
+        engine_policy(self.engine, self.engine_version)  # a version not modelled: one line
         if self.max_num_seqs < 1 or self.cpu_count < 1 or self.usable_cores < 1:
             raise ValueError("--max-num-seqs, --cpu-count and --cores must be >= 1")
         if self.max_num_batched_tokens < self.max_num_seqs * (1 + self.spec_tokens):
@@ -53,7 +56,7 @@ class EngineConfig:
     @property
     def policy(self) -> Engine:
         """The engine's own mechanisms (model/engines.py)."""
-        return ENGINES[self.engine]
+        return engine_policy(self.engine, self.engine_version)
 
     @property
     def compiles_before_scheduling(self) -> bool:

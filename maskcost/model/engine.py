@@ -346,7 +346,7 @@ class Simulation:
             grammar_cpu = bool(S) and (async_on or costs.engine_cpu is not None)
             overhead_ms = costs.grammar_step_cpu_ms(B, adv_ms) - adv_ms if grammar_cpu else costs.cpu_overhead_ms(B)
             compile_wait_ms = engine.compile_wait_ms(self, t0)
-            apply_ms = costs.apply_ms(engine.apply_rows(B, int(row_ms.size)) if S else 0)
+            apply_ms = costs.apply_ms(engine.apply_rows(B, S, int(row_ms.size), k) if S else 0)
             use_pool = engine.uses_pool(cfg, S, k)
             # --- the step: GPU forward and the CPU branch run together (a sync step with the probe's
             # curve: its schedule, launch, sample and update in series with the forward; the fill overlaps it)

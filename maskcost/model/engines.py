@@ -92,7 +92,8 @@ class Engine:
         """The engine thread's time this step spends on requests still waiting for their grammar."""
         return 0.0
 
-    def apply_rows(self, batch_rows: int, bitmask_rows: int) -> int:
+    def apply_rows(self, batch_rows: int, structured_rows: int, bitmask_rows: int, spec_tokens: int) -> int:
+        """The bitmask rows copied to the GPU and applied: by default the rows filled."""
         return bitmask_rows
 
     def uses_pool(self, cfg: EngineConfig, structured_rows: int, spec_tokens: int) -> bool:
@@ -178,6 +179,30 @@ class Vllm(Engine):
         return wait, 0.0
 
 
+class Vllm033(Vllm):
+    """vLLM 0.33.0 (read from its wheel; it pins torch 2.14.0, so it has not run on the device): the
+    step, the fill pool (threshold 128, min(cpu_count // 2, 8) workers, chunks of 16:
+    vllm/v1/structured_output/__init__.py:80-87, :417-419), the compile pool (:95) and async
+    scheduling are 0.25.1's. What differs here:
+    - a request waiting for its grammar is checked with future.done(), not result(timeout=1e-4)
+      (vllm/v1/structured_output/request.py:46-54, called per waiting request from
+      v1/core/sched/scheduler.py:3535-3546): no 100 us block per request per step;
+    - with speculative decoding each structured request owns a fixed block of k + 1 bitmask rows
+      (mask_stride, __init__.py:393-395, num_masks :524-526), so the copy and apply cover S x (k + 1)
+      rows whatever its drafts; the rows filled are as before (a request without drafts fills its
+      bonus row only; a rejected draft is logged and its last valid row copied, :488-503).
+    Not modelled from here: the V2 model runner's Triton apply kernel (v1/worker/gpu/
+    structured_outputs.py; the profile's measured apply cost stands in), xgrammar 0.2.8's two
+    compilers (the profile's traces are of the xgrammar it was calibrated with)."""
+    version = "0.33.0"
+
+    def compile_wait_ms(self, sim: Simulation, t0: float) -> float:
+        return 0.0
+
+    def apply_rows(self, batch_rows: int, structured_rows: int, bitmask_rows: int, spec_tokens: int) -> int:
+        return structured_rows * (1 + spec_tokens)
+
+
 class Sglang(Engine):
     """SGLang: an unbounded grammar dict (base_grammar_backend.py:206), the scheduler's 5 ms poll of
     the grammar queue and its time-out, the mask applied to every row of the batch, llguidance's
@@ -198,7 +223,7 @@ class Sglang(Engine):
                 sim._abort(r)  # 'Grammar preprocessing timed out'
         return wait
 
-    def apply_rows(self, batch_rows: int, bitmask_rows: int) -> int:
+    def apply_rows(self, batch_rows: int, structured_rows: int, bitmask_rows: int, spec_tokens: int) -> int:
         return batch_rows
 
     def batched_fill_ms(self, sim: Simulation, row_ms: np.ndarray) -> float:
@@ -239,4 +264,20 @@ class LlamaCpp(Engine):
         return 1  # no compile pool: the grammar is built at launch
 
 
-ENGINES: dict[str, Engine] = {e.name: e for e in (Vllm(), Sglang(), LlamaCpp())}
+# every version whose mechanisms are modelled, by engine; the first is the default where neither
+# the command line nor the profile names one
+VERSIONS: dict[str, dict[str, Engine]] = {}
+for _e in (Vllm(), Vllm033(), Sglang(), LlamaCpp()):
+    VERSIONS.setdefault(_e.name, {})[_e.version] = _e
+ENGINES: dict[str, Engine] = {name: next(iter(v.values())) for name, v in VERSIONS.items()}
+
+
+def engine_policy(name: str, version: str | None = None) -> Engine:
+    """The policy of `name` at `version` (None: its default); a version not modelled is a ValueError."""
+    by_version = VERSIONS[name]
+    if version is None:
+        return ENGINES[name]
+    if version not in by_version:
+        raise ValueError(f"--engine-version {version}: {name}'s mechanisms are modelled for "
+                         f"{', '.join(by_version)}")
+    return by_version[version]

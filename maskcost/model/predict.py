@@ -39,7 +39,7 @@ def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: di
     if trace_out is not None:
         write_chrome_trace(on_sim, trace_out)
     point = {
-        "engine": cfg.engine, "backend": cfg.backend, "concurrency": wl.concurrency, "rate_per_s": wl.rate_per_s,
+        "engine": cfg.engine, "engine_version": cfg.policy.version, "backend": cfg.backend, "concurrency": wl.concurrency, "rate_per_s": wl.rate_per_s,
         "max_num_seqs": cfg.max_num_seqs, "cores": cfg.usable_cores, "cpu_count": cfg.cpu_count,
         "async_scheduling": cfg.effective_async, "spec_tokens": cfg.spec_tokens,
         "schema": ",".join(wl.schemas) if wl.schemas else "all",
