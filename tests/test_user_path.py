@@ -271,7 +271,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
 
 
 def test_the_budget_trims_the_plan_in_order():
-    from maskcost.validate.server_calibration import LivePlan, fit_to_budget
+    from maskcost.validate.plan import LivePlan, fit_to_budget
     full = LivePlan()
     assert full.context_concurrency == (8, 128, 256)
     total = sum(full.estimate_s(3, 2).values())

@@ -265,7 +265,7 @@ def add_parser(sub) -> None:
     c.add_argument("--speed-concurrency", type=int, nargs="+", default=list(LivePlan.speed_concurrency),
                    metavar="N", help="--base-url: the loads of the schema-on points that read the server's speed, "
                    "run in this order, one after each phase against the server and the rest at the end; the "
-                   "profile carries their median")
+                   "profile carries their median (vLLM: the serial-fill and the fill-pool points' apart)")
     c.add_argument("--budget-min", type=float, help="--base-url: fit the measurement into about this many minutes "
                    "(drops, in turn: the context slope, the prefill points, the API-server fit, forward points, "
                    "a round of each sweep; default: the full plan)")

@@ -38,7 +38,7 @@ from ..model.config import EngineConfig
 from ..model.engines import vllm_uses_pool
 from .client import ServerError
 from .hostspeed import attach_itl_speeds
-from .plan import LivePlan, fit_to_budget  # noqa: F401  (re-exported: the plan is the CLI's too)
+from .plan import LivePlan
 from .report import compare
 from .sweep import PointSpec, run_sweep, server_provenance
 
