@@ -335,3 +335,25 @@ def test_vllm_0_33_checks_a_waiting_grammar_without_blocking_and_applies_k_plus_
     assert run(p, concurrency=32, engine_version="0.33.0")["itl_ms_mean"] == run(p, concurrency=32)["itl_ms_mean"]
     with pytest.raises(ValueError, match="--engine-version 0.9"):
         EngineConfig(engine_version="0.9")
+
+
+def test_the_schema_off_arm_is_shared_across_cores_exactly():
+    """predict.grid runs each schema-off arm once per off_key: it must be the same simulation whatever
+    the cores and cpu_count (no grammar work there), and the grid the same as each point run alone."""
+    from dataclasses import replace
+
+    from maskcost.model.predict import grid, off_key, run_off, run_point_band
+    from maskcost.profile import default_profile_path, load_profile
+    p = replace(load_profile(default_profile_path()), engine_speeds=None)
+    wl = Workload(concurrency=160, requests=320)
+    for base in (EngineConfig(), EngineConfig(backend="guidance"), EngineConfig(engine="sglang"),
+                 EngineConfig(max_num_seqs=128), EngineConfig(spec_tokens=2, spec_method="eagle")):
+        offs = [summarize(Simulation(Costs(p, base.backend), c, replace(wl, structured_fraction=0.0)).run())
+                for c in (replace(base, usable_cores=u, cpu_count=n) for u, n in ((4, 8), (16, 16), (64, 128)))]
+        assert offs[0] == offs[1] == offs[2] == run_off(p, off_key(base, wl))
+    cfgs = [EngineConfig(usable_cores=u) for u in (4, 16)]
+    loads = [Workload(concurrency=c, requests=200) for c in (8, 160)]
+    got = grid(p, cfgs, loads, progress=False, jobs=1)
+    alone = [run_point_band(p, c, w) for c in cfgs for w in loads]
+    assert [g["itl_ms_mean"] for g in got] == [a["itl_ms_mean"] for a in alone]
+    assert [g["off"] for g in got] == [a["off"] for a in alone]

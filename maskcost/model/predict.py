@@ -30,12 +30,28 @@ def _costs(profile: Profile, cfg: EngineConfig, costs_cache: dict) -> Costs:
     return costs_cache[key]
 
 
+def off_key(cfg: EngineConfig, wl: Workload) -> tuple[EngineConfig, Workload]:
+    """What a point's schema-off arm depends on: no grammar is compiled or filled there, so neither
+    the cores the engine may use nor the cpu_count that sizes its pools enters it (the test
+    test_the_schema_off_arm_is_shared_across_cores_exactly checks it); points that differ only in
+    those share one simulation."""
+    return replace(cfg, usable_cores=1, cpu_count=1, cpu_speed_pool=None), replace(wl, structured_fraction=0.0)
+
+
+def run_off(profile: Profile, key: tuple[EngineConfig, Workload], costs_cache: dict | None = None) -> dict[str, Any]:
+    cfg, wl = key
+    return summarize(Simulation(_costs(profile, cfg, {} if costs_cache is None else costs_cache), cfg, wl).run())
+
+
 def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: dict | None = None,
-              trace_out: Path | None = None) -> dict[str, Any]:
-    costs = _costs(profile, cfg, {} if costs_cache is None else costs_cache)
+              trace_out: Path | None = None, offs: dict | None = None) -> dict[str, Any]:
+    """One point, schema on and off; `offs`: schema-off arms already run, by off_key."""
+    costs_cache = {} if costs_cache is None else costs_cache
+    costs = _costs(profile, cfg, costs_cache)
     on_sim = Simulation(costs, cfg, wl, record_trace=trace_out is not None).run()
     on = summarize(on_sim)
-    off = summarize(Simulation(costs, cfg, replace(wl, structured_fraction=0.0)).run())
+    key = off_key(cfg, wl)
+    off = offs[key] if offs is not None and key in offs else run_off(profile, key, costs_cache)
     if trace_out is not None:
         write_chrome_trace(on_sim, trace_out)
     point = {
@@ -56,19 +72,19 @@ def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: di
 
 
 def run_point_band(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: dict | None = None,
-                   trace_out: Path | None = None) -> dict[str, Any]:
+                   trace_out: Path | None = None, offs: dict | None = None) -> dict[str, Any]:
     """run_point, plus (where the profile records how the engine's speed varied between servers of
     its host type: profile.engine_speeds) the band: ITL, TTFT and tokens/s with the engine as fast
     as on the fastest server measured and as slow as on the slowest, relative to their bench."""
     costs_cache = {} if costs_cache is None else costs_cache
     ran = replace(cfg, cpu_speed_pool=None)
-    point = run_point(profile, ran, wl, costs_cache, trace_out)
+    point = run_point(profile, ran, wl, costs_cache, trace_out, offs)
     regime = None
     if cfg.cpu_speed_pool is not None and cfg.engine == "vllm":  # the regime's own speed (EngineConfig)
         regime = "pool" if (point["breakdown"] or {}).get("pool_step_fraction", 0.0) >= 0.5 else "serial"
         if regime == "pool":
             ran = replace(ran, cpu_speed=cfg.cpu_speed_pool)
-            point = run_point(profile, ran, wl, costs_cache, trace_out)
+            point = run_point(profile, ran, wl, costs_cache, trace_out, offs)
     point["config"]["engine"] = asdict(cfg)  # the config asked for; the speed it ran at:
     point["cpu_speed_ran"], point["speed_regime"] = ran.cpu_speed, regime
     es = profile.engine_speeds
@@ -89,8 +105,12 @@ def _init_worker(profile: Profile) -> None:
     _WORKER_PROFILE = profile
 
 
-def _run_in_worker(combo: tuple[EngineConfig, Workload]) -> dict[str, Any]:
-    return run_point_band(_WORKER_PROFILE, combo[0], combo[1], _WORKER_CACHE)
+def _run_in_worker(combo: tuple[EngineConfig, Workload, dict]) -> dict[str, Any]:
+    return run_point_band(_WORKER_PROFILE, combo[0], combo[1], _WORKER_CACHE, offs=combo[2])
+
+
+def _off_in_worker(key: tuple[EngineConfig, Workload]) -> dict[str, Any]:
+    return run_off(_WORKER_PROFILE, key, _WORKER_CACHE)
 
 
 _WORKER_CACHE: dict = {}
@@ -106,20 +126,36 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
         profile = replace(profile, engine_speeds=None)
     combos = list(itertools.product(engines, workloads))
     jobs = jobs or len(os.sched_getaffinity(0))
-    first = run_point_band(profile, combos[0][0], combos[0][1], {}, trace_out)
+    # the schema-off arms first, each once (off_key); then every point's schema-on runs
+    keys = list(dict.fromkeys(off_key(cfg, wl) for cfg, wl in combos))
+    parallel = jobs > 1 and len(combos) >= 8
+    cache: dict = {}
+    offs = {keys[0]: run_off(profile, keys[0], cache)}  # a config the profile cannot run fails here, before any bar
+    with tqdm(total=len(keys), initial=1, desc="schema-off arms", unit="arm", disable=not progress) as bar:
+        if parallel and len(keys) > 8:
+            with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(profile,)) as ex:
+                for k, r in zip(keys[1:], ex.map(_off_in_worker, keys[1:],
+                                                 chunksize=max(1, len(keys) // (4 * jobs)))):
+                    offs[k] = r
+                    bar.update()
+        else:
+            for k in keys[1:]:
+                offs[k] = run_off(profile, k, cache)
+                bar.update()
+    first = run_point_band(profile, combos[0][0], combos[0][1], cache, trace_out, offs)
     rest = combos[1:]
     bar = tqdm(total=len(combos), initial=1, desc="predict", unit="pt", disable=not progress)
-    if jobs > 1 and len(rest) >= 8:
+    if parallel and len(rest) >= 8:
         with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(profile,)) as ex:
             out = []
-            for r in ex.map(_run_in_worker, rest, chunksize=max(1, len(rest) // (4 * jobs))):
+            args = [(cfg, wl, {off_key(cfg, wl): offs[off_key(cfg, wl)]}) for cfg, wl in rest]
+            for r in ex.map(_run_in_worker, args, chunksize=max(1, len(rest) // (4 * jobs))):
                 out.append(r)
                 bar.update()
     else:
-        cache: dict = {}
         out = []
         for cfg, wl in rest:
-            out.append(run_point_band(profile, cfg, wl, cache))
+            out.append(run_point_band(profile, cfg, wl, cache, offs=offs))
             bar.update()
     bar.close()
     return [first] + out
