@@ -93,7 +93,11 @@ def make_handler(engine: FakeEngine):
             with engine.lock:
                 engine.prompts.append(prompt)
             n_prompt = len(prompt.split())  # a word per token: enough to see padding arrive
-            constrained = "response_format" in req
+            constrained = "response_format" in req or "tools" in req
+            tool = None  # a tool request: the text streams as the arguments of one call, as vLLM streams them
+            if "tools" in req:
+                choice = req.get("tool_choice")
+                tool = choice["function"]["name"] if isinstance(choice, dict) else req["tools"][0]["function"]["name"]
             text = engine.text if constrained else "x" * (engine.chars_per_token * req["max_tokens"])
             n = engine.chars_per_token
             pieces = [text[i:i + n] for i in range(0, len(text), n)][: req["max_tokens"]]
@@ -125,7 +129,9 @@ def make_handler(engine: FakeEngine):
                             engine.itl_sum += step
                             engine.itl_count += 1
                     last = i == len(pieces) - 1
-                    send({"choices": [{"index": 0, "delta": {"content": p},
+                    delta = {"content": p} if tool is None else {"tool_calls": [
+                        {"index": 0, "function": {"arguments": p, **({"name": tool} if i == 0 else {})}}]}
+                    send({"choices": [{"index": 0, "delta": delta,
                                        "finish_reason": finish if last else None}],
                           "usage": {"prompt_tokens": n_prompt, "completion_tokens": i + 1}})
                 send("[DONE]")

@@ -300,3 +300,19 @@ def test_itl_speed_is_where_the_models_itl_meets_the_engines():
     assert row["itl_speed"] == pytest.approx(0.4, rel=0.01)  # 3.2 ms / 0.4 = 8 ms: the fill paces the step
     meas[0]["engine"]["itl_ms"] = 4.0  # under the 5 ms forward: no speed makes the model that fast
     assert attach_itl_speeds(compare(prof, cfg, meas), prof, cfg, meas, 4)[0]["itl_speed"] is None
+
+
+def test_validate_sweeps_only_the_schemas_it_is_given_and_says_what_the_profile_lacks(tmp_path, capsys):
+    """The built-in tiers are validate's default only where no schema is given (they were added to a user's
+    --schema files before); a sweep schema the profile has no trace of is named, not dropped silently."""
+    from maskcost.cli import main
+    mine = tmp_path / "mine.json"
+    mine.write_text(json.dumps(FLAT.schema))
+    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
+        rc = main(["validate", "--base-url", srv.url, "--out", str(tmp_path / "v"), "--schema", str(mine),
+                   "--tier", "flat", "--concurrency", "2", "--repeats", "1", "--rounds", "1", "--min-requests", "4",
+                   "--off-tokens", "10"])
+    assert rc == 0
+    first = json.loads((tmp_path / "v" / "sweep.jsonl").read_text().splitlines()[0])
+    assert first["config"]["schemas"] == ["mine", "tier/flat"]
+    assert "the sweep's schemas mine are not in the profile" in capsys.readouterr().out

@@ -71,7 +71,10 @@ def cached_trace(backend, entry: SchemaEntry) -> tuple[TraceResult, float, bool]
     d = _read(path)
     if d is not None:
         try:
-            return result_from_json(d), float(d.get("bench_us") or 0.0), True
+            # the cache is keyed by the schema's content: the same schema under another id (file name) is
+            # the same measurement, labelled with this entry's id
+            return (result_from_json({**d, "schema_id": entry.schema_id}), float(d.get("bench_us") or 0.0),
+                    True)
         except (KeyError, TypeError, ValueError):
             pass
     bench_be = backend if isinstance(backend, XGrammarBackend) else XGrammarBackend(vocab)

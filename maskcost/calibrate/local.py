@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from .backends import make_backend
 from .cache import cache_dir, cached_trace
 from ..profile import Profile
-from .schemas import load_schema_file
+from .schemas import SchemaEntry
 from .tokenizer import load_vocab
 
 
@@ -22,10 +22,9 @@ class LocalSchema:
     scale: float  # this host's speed over the profile host's: times measured here x scale
 
 
-def add_local_schemas(profile: Profile, files: list[str], backends: list[str]
+def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: list[str]
                       ) -> tuple[Profile, list[str], list[LocalSchema]]:
-    """The profile with each file's schema traced (or read from the cache) for every backend."""
-    entries = [load_schema_file(f) for f in files]
+    """The profile with each entry's schema traced (or read from the cache) for every backend."""
     ids = [e.schema_id for e in entries]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:

@@ -22,6 +22,9 @@ class SchemaEntry:
     subset: str
     schema: dict[str, Any]
     examples: tuple[Any, ...]  # valid instances: the output streams replayed through the matchers
+    # a tool set (calibrate/tools.py): {"tools", "tool_choice"} sent instead of response_format; the
+    # schema is then the grammar the engine builds from them
+    tool_request: dict[str, Any] | None = None
 
 
 def _s(max_len: int) -> dict:

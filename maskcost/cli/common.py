@@ -10,9 +10,25 @@ class UsageError(ValueError):
     pass
 
 
+def tool_entries(args, engine: str = "vllm") -> list[SchemaEntry]:
+    """--tools FILE...: each tool set as the grammar `engine` builds for --tool-choice."""
+    from ..calibrate.tools import tool_entry
+    return [tool_entry(f, args.tool_choice, engine) for f in (getattr(args, "tools", None) or [])]
+
+
+def add_tool_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--tools", nargs="+", metavar="FILE",
+                   help="OpenAI `tools` lists: each a request grammar, built the way the engine builds it for "
+                        "--tool-choice, calibrated like a schema; a distinct set is a distinct grammar")
+    p.add_argument("--tool-choice", default="required", metavar="required|NAME",
+                   help="with --tools: required (one or more calls of any tool) or a function's name; auto builds "
+                        "no grammar on the engines' JSON path")
+
+
 def _entries(args) -> list[SchemaEntry]:
     from ..calibrate.schemas import corpus_files, load_schema_file, read_corpus, stratified_sample
     out: list[SchemaEntry] = [load_schema_file(p) for p in (args.schema or [])]
+    out += tool_entries(args)
     for t in args.tier or []:
         if t not in TIERS:
             raise UsageError(f"--tier {t}: unknown (known: {', '.join(TIERS)})")
@@ -23,13 +39,14 @@ def _entries(args) -> list[SchemaEntry]:
     return out
 
 
-def _add_schema_args(p: argparse.ArgumentParser, default_tiers: list[str] | None) -> None:
+def _add_schema_args(p: argparse.ArgumentParser, default_tiers: list[str] | None, tier_help: str = "") -> None:
     p.add_argument("--schema", nargs="+", metavar="FILE", help="JSON schema files (or {schema, examples})")
     p.add_argument("--tier", nargs="+", default=default_tiers, metavar="NAME",
-                   help=f"built-in schema tiers: {', '.join(TIERS)}")
+                   help=f"{tier_help or 'built-in schema tiers'} (known: {', '.join(TIERS)})")
     p.add_argument("--corpus", metavar="DIR", help="gzip JSON lines of {id, subset, schema, examples}")
     p.add_argument("--sample", type=int, default=0, help="stratified sample of N corpus schemas (0: all)")
     p.add_argument("--seed", type=int, default=0)
+    add_tool_args(p)
 
 
 def add_request_args(p: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .common import UsageError, add_tool_args, tool_entries
 from .engine_args import (SOURCE_WORDS, _add_engine_args, _add_speed_source, _engine_configs, _profile,
                           _speed_line, engine_version)
 
@@ -77,9 +78,15 @@ def cmd_predict(args) -> int:
         args.cpu_speed_pool = profile.measured_speed.pool_speed
     schema_ids = tuple(args.schema_id or ())
     local: list = []
-    if args.schema:
+    if args.schema or args.tools:
         from ..calibrate.local import add_local_schemas, describe
-        profile, ids, local = add_local_schemas(profile, args.schema, args.backend)
+        from ..calibrate.schemas import load_schema_file
+        engines = set(args.engine)
+        if args.tools and len(engines) > 1 and args.tool_choice != "required":
+            raise UsageError(f"--tool-choice {args.tool_choice}: vLLM and SGLang build different grammars for a "
+                             f"named function; give one --engine")
+        entries = [load_schema_file(f) for f in args.schema or []] + tool_entries(args, args.engine[0])
+        profile, ids, local = add_local_schemas(profile, entries, args.backend)
         schema_ids += tuple(ids)
         for line in describe(local):
             print(line)
@@ -130,6 +137,7 @@ def add_parser(sub) -> None:
                         "fixed:N, uniform:LO:HI, lognormal:MEDIAN:SIGMA")
     p.add_argument("--structured-fraction", type=float, default=w.structured_fraction)
     p.add_argument("--schema", nargs="+", metavar="FILE", help="your schema files, traced on this host now")
+    add_tool_args(p)
     p.add_argument("--schema-id", nargs="+", metavar="ID", help="schemas of the profile (default: all)")
     p.add_argument("--unique-schemas", action="store_true", help="every request compiles its grammar")
     p.add_argument("--seed", type=int, default=w.seed)

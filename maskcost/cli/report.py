@@ -99,6 +99,11 @@ def cmd_report(args) -> int:
     rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
                    score_off=args.score_off, speed_of=speed_of(meter, profile.host.bench_us, "--speed-from-meter")
                    if args.speed_from_meter else None)
+    known = set(profile.schema_ids(cfg.backend))
+    unknown = sorted({x for s in measured if s["arm"] == "on" for x in s["config"].get("schemas") or ()} - known)
+    if unknown:
+        print(f"warning: the sweep's schemas {', '.join(unknown)} are not in the profile for {cfg.backend}: the "
+              f"model runs its points without them (calibrate them to score the mix the server ran)")
     from ..validate.hostspeed import attach_itl_speeds, earlier_median_speeds
     probe = None
     if args.probe:

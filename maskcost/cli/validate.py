@@ -8,9 +8,14 @@ from .common import _add_schema_args, add_request_args
 from .engine_args import _add_engine_args
 from .report import add_parser as add_report_parser, cmd_report
 
+DEFAULT_TIERS = ("flat", "bounded")  # the schemas validate sweeps when given none
+
+
 def cmd_validate(args) -> int:
     from .common import _entries
     from ..validate.sweep import PointSpec, run_sweep
+    if not (args.schema or args.tools or args.tier or args.corpus):
+        args.tier = list(DEFAULT_TIERS)
     entries = _entries(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -32,7 +37,8 @@ def cmd_validate(args) -> int:
 def add_parser(sub) -> None:
     v = sub.add_parser("validate", help="sweep a live server, then report predicted vs measured")
     _add_engine_args(v)
-    _add_schema_args(v, ["flat", "bounded"])
+    _add_schema_args(v, None, f"built-in schema tiers (default, where no --schema, --tools or --corpus is "
+                              f"given: {' '.join(DEFAULT_TIERS)})")
     v.add_argument("--base-url", required=True)
     v.add_argument("--out", required=True, metavar="DIR")
     v.add_argument("--concurrency", type=int, nargs="+")

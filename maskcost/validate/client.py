@@ -33,6 +33,7 @@ class RequestSpec:
     ignore_eos: bool = False
     pad_tokens: int = 0  # about this many extra prompt tokens (PAD_WORD repeated), before the instruction
     nonce: str | None = None  # first in the prompt: no prefix-cache hit for this request
+    tool_request: dict[str, Any] | None = None  # {"tools", "tool_choice"}, sent instead of response_format
 
 
 @dataclass
@@ -70,6 +71,8 @@ def prompt_for(spec: RequestSpec) -> str:
         head += "Context:" + PAD_WORD * spec.pad_tokens + "\n\n"
     if spec.schema is None:
         return head + "Write a short JSON object describing a person."
+    if spec.tool_request is not None:
+        return head + "Call the tools that fit, with arguments that follow their parameters."
     return head + "Write a JSON object that follows this schema:\n" + json.dumps(spec.schema)
 
 
@@ -81,10 +84,21 @@ def request_body(model: str, spec: RequestSpec, schema: dict[str, Any] | None) -
     }
     if spec.ignore_eos:
         body["ignore_eos"] = True
-    if schema is not None:
+    if spec.tool_request is not None:
+        body.update(spec.tool_request)
+    elif schema is not None:
         body["response_format"] = {"type": "json_schema",
                                    "json_schema": {"name": "out", "schema": schema, "strict": True}}
     return body
+
+
+def tool_call_text(spec: RequestSpec, calls: dict[int, list[str]]) -> str:
+    """The streamed tool calls as the text the engine's grammar produced: the array of {name, parameters}
+    for tool_choice required, the one call's arguments for a named function (calibrate/tools.py)."""
+    ordered = [calls[i] for i in sorted(calls)]
+    if spec.tool_request is not None and isinstance(spec.tool_request.get("tool_choice"), dict):
+        return ordered[0][1]
+    return "[" + ", ".join(f'{{"name": {json.dumps(n)}, "parameters": {a or "{}"}}}' for n, a in ordered) + "]"
 
 
 async def sse_lines(r: httpx.Response):
@@ -106,6 +120,7 @@ async def send_one(client: httpx.AsyncClient, base_url: str, model: str, spec: R
     rec = RequestRecord(point, index, spec.schema_id, time.time())
     t0 = time.perf_counter()
     parts: list[str] = []
+    calls: dict[int, list[str]] = {}  # tool-call index -> [name, argument text]
     try:
         async with client.stream("POST", f"{base_url}/v1/chat/completions",
                                  json=request_body(model, spec, schema)) as r:
@@ -124,7 +139,14 @@ async def send_one(client: httpx.AsyncClient, base_url: str, model: str, spec: R
                 now_ms = (time.perf_counter() - t0) * 1e3
                 usage = ev.get("usage") or {}
                 for ch in ev.get("choices") or []:
-                    delta = (ch.get("delta") or {}).get("content") or ""
+                    d = ch.get("delta") or {}
+                    delta = d.get("content") or ""
+                    for tc in d.get("tool_calls") or []:
+                        call = calls.setdefault(int(tc.get("index") or 0), ["", ""])
+                        fn = tc.get("function") or {}
+                        call[0] += fn.get("name") or ""
+                        call[1] += fn.get("arguments") or ""
+                        delta = delta or fn.get("arguments") or fn.get("name") or ""
                     if delta:
                         if rec.ttft_ms is None:
                             rec.ttft_ms = now_ms
@@ -141,7 +163,7 @@ async def send_one(client: httpx.AsyncClient, base_url: str, model: str, spec: R
         rec.check = "error"
         return rec
     rec.e2e_ms = (time.perf_counter() - t0) * 1e3
-    rec.text = "".join(parts)
+    rec.text = tool_call_text(spec, calls) if calls else "".join(parts)
     if not rec.completion_tokens:
         rec.completion_tokens = len(rec.chunk_ms)
     rec.check = check_output(rec.text, schema, rec.finish_reason)
@@ -159,7 +181,8 @@ async def closed_loop(base_url: str, model: str, specs: list[RequestSpec], concu
     that many client processes (one asyncio loop parsing SSE tops out near 15k tokens/s).
     `on_start` runs just before the first request (after the client processes are up)."""
     rng = random.Random(seed)
-    schemas = [None if s.schema is None else (unique_schema(s.schema, rng) if unique else s.schema) for s in specs]
+    schemas = [None if s.schema is None else (unique_schema(s.schema, rng) if unique and s.tool_request is None
+                                              else s.schema) for s in specs]
     if procs > 1 and concurrency > 1:
         return await _closed_loop_procs(base_url, model, specs, schemas, concurrency, point, on_record,
                                         on_last_issued, on_start, timeout_s, min(procs, concurrency))

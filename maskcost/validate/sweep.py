@@ -213,7 +213,8 @@ def make_specs(point: PointSpec, entries: list[SchemaEntry], max_tokens: int, of
     if point.arm == "off":
         return [RequestSpec(None, None, off_tokens, ignore_eos=True, pad_tokens=prompt_pad, nonce=nonce())
                 for _ in range(point.requests)]
-    return [RequestSpec(e.schema_id, e.schema, max_tokens, pad_tokens=prompt_pad, nonce=nonce()) for e in
+    return [RequestSpec(e.schema_id, e.schema, max_tokens, pad_tokens=prompt_pad, nonce=nonce(),
+                        tool_request=e.tool_request) for e in
             (entries[rng.randrange(len(entries))] for _ in range(point.requests))]
 
 
