@@ -20,7 +20,7 @@ MC="python3 -m maskcost.cli"
 # the JSON-schema path of vLLM's tool calling: a parser, and strict tool calling off (its structural tag is
 # not modelled): maskcost/calibrate/tools.py
 run 300 serve env STAGE="$ROOT/.device-stage" VLLM_ENFORCE_STRICT_TOOL_CALLING=0 bash "$ROOT/.device-stage/b/serve_vllm.sh" \
-    xgrammar 256 --structured-outputs-config.disable_any_whitespace true --enable-auto-tool-choice --tool-call-parser llama3_json
+    xgrammar 256 --structured-outputs-config.disable_any_whitespace true --enable-auto-tool-choice --tool-call-parser pythonic
 run 400 calibrate $MC calibrate --base-url $U --tokenizer /tmp/llama3-8b --tools "$T" --out host.json.gz
 run 30 check $MC calibrate --check host.json.gz
 ID=$(python3 -c "import sys; sys.path[:0]=['/tmp/mc']; from maskcost.calibrate.tools import tool_entry; print(tool_entry('$T', 'required').schema_id)")
