@@ -357,3 +357,53 @@ def test_the_schema_off_arm_is_shared_across_cores_exactly():
     alone = [run_point_band(p, c, w) for c in cfgs for w in loads]
     assert [g["itl_ms_mean"] for g in got] == [a["itl_ms_mean"] for a in alone]
     assert [g["off"] for g in got] == [a["off"] for a in alone]
+
+
+def _steps(profile, backend="xgrammar", **kw):
+    ekw = {k: kw.pop(k) for k in list(kw) if k in EngineConfig.__dataclass_fields__}
+    wl = Workload(prompt_tokens=1, **kw)
+    return Simulation(Costs(profile, backend), EngineConfig(backend=backend, **ekw), wl).run()
+
+
+def test_reasoning_tokens_wait_unconstrained_and_lower_the_overhead_per_token():
+    """--reasoning-tokens 50 before 50-token answers, 32 rows in lockstep: a step whose rows all still
+    reason costs the forward and the apply (6 + 0.1 ms: no fill), a step whose rows answer 32 x 0.5 + 0.1 ms,
+    as many of each; ITL on falls, ITL off stays, so the overhead per output token falls."""
+    p = constant_profile(fill_us=500.0, forward_ms=6.0, apply_us=100.0)
+    sim = _steps(p, concurrency=32, requests=192, reasoning_tokens="fixed:50")
+    full = [round(s.period_ms, 6) for s in sim.steps if s.structured_rows == 32]
+    assert set(full) == {6.1, 16.1} and full.count(6.1) == full.count(16.1) == 300
+    assert all(s.fill_ms == 0.0 for s in sim.steps if round(s.period_ms, 6) == 6.1)
+    plain, reason = run(p, concurrency=32), run(p, concurrency=32, reasoning_tokens="50")
+    off, off_r = run(p, concurrency=32, structured_fraction=0.0), run(p, concurrency=32, structured_fraction=0.0,
+                                                                      reasoning_tokens="50")
+    assert off["itl_ms_mean"] == off_r["itl_ms_mean"] == pytest.approx(6.0)
+    assert plain["itl_ms_mean"] == pytest.approx(16.1)
+    assert 6.1 < reason["itl_ms_mean"] < 16.1
+    assert reason["itl_ms_mean"] - off_r["itl_ms_mean"] < plain["itl_ms_mean"] - off["itl_ms_mean"]
+    with pytest.raises(ValueError, match="--reasoning-tokens trace: expected none, N"):
+        Workload(reasoning_tokens="trace")
+    with pytest.raises(ValueError, match="not llama.cpp"):
+        _steps(p, concurrency=2, reasoning_tokens="5", engine="llamacpp")
+
+
+def test_reasoning_rows_count_towards_vllms_pool_threshold():
+    """vLLM counts a reasoning request's row among the structured rows (scheduler.py:1483-1497): 129 of them
+    take the pool on every step, the all-reasoning steps with nothing to fill."""
+    p = constant_profile(fill_us=100.0, forward_ms=5.0)
+    sim = _steps(p, concurrency=129, requests=129 * 3, max_num_seqs=256, reasoning_tokens="fixed:50")
+    full = [s for s in sim.steps if s.structured_rows == 129]
+    assert full and all(s.pool_used for s in full)
+    assert {round(s.fill_ms, 6) for s in full} == {0.0, 12.9}
+
+
+def test_sglang_keeps_llguidance_serial_under_a_reasoning_parser():
+    """ReasonerGrammarObject wraps every grammar, and llguidance's batched fill runs only when all rows are
+    plain GuidanceGrammar (llguidance_backend.py:168-175): with reasoning, guidance fills as xgrammar does."""
+    p = constant_profile(fill_us=1000.0, forward_ms=2.0)
+    kw = dict(engine="sglang", concurrency=64, usable_cores=10)
+    assert run(p, backend="guidance", **kw)["itl_ms_mean"] == pytest.approx(8.0)  # 64 rows on 8 threads
+    assert run(p, backend="xgrammar", **kw)["itl_ms_mean"] == pytest.approx(64.0)
+    g = run(p, backend="guidance", reasoning_tokens="50", **kw)
+    x = run(p, backend="xgrammar", reasoning_tokens="50", **kw)
+    assert g["itl_ms_mean"] == pytest.approx(x["itl_ms_mean"], rel=1e-9) and g["itl_ms_mean"] > 8.0

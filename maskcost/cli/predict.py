@@ -25,7 +25,8 @@ def _workloads(args, schema_ids: tuple[str, ...]):
                      output_tokens=args.output_tokens,
                      unstructured_lengths=args.unstructured_lengths,
                      structured_fraction=args.structured_fraction, schemas=schema_ids,
-                     unique_schemas=args.unique_schemas, seed=args.seed) for kind, v in loads]
+                     unique_schemas=args.unique_schemas, seed=args.seed,
+                     reasoning_tokens=args.reasoning_tokens) for kind, v in loads]
 
 
 def _fmt(v: Any, nd: int = 1) -> str:
@@ -136,6 +137,10 @@ def add_parser(sub) -> None:
                    help="output lengths of requests without a schema (and of the schema-off arm): trace, "
                         "fixed:N, uniform:LO:HI, lognormal:MEDIAN:SIGMA")
     p.add_argument("--structured-fraction", type=float, default=w.structured_fraction)
+    p.add_argument("--reasoning-tokens", default=w.reasoning_tokens, metavar="N|DIST",
+                   help="a reasoning model: each request first reasons this many tokens, unconstrained (none, N, "
+                        "fixed:N, uniform:LO:HI, lognormal:MEDIAN:SIGMA); the grammar waits, its row stays in the "
+                        "batch")
     p.add_argument("--schema", nargs="+", metavar="FILE", help="your schema files, traced on this host now")
     add_tool_args(p)
     p.add_argument("--schema-id", nargs="+", metavar="ID", help="schemas of the profile (default: all)")

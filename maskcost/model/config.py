@@ -92,6 +92,9 @@ class Workload:
     schemas: tuple[str, ...] = ()  # schema ids in the profile; () means all of them
     unique_schemas: bool = False  # every request compiles (cache defeated)
     seed: int = 0
+    # a reasoning model (--reasoning-parser): every request first emits this many unconstrained
+    # reasoning tokens, then its answer; "none", N, "fixed:N", "uniform:LO:HI" or "lognormal:MEDIAN:SIGMA"
+    reasoning_tokens: str = "none"
 
     def __post_init__(self) -> None:
         if (self.concurrency is None) == (self.rate_per_s is None):
@@ -109,10 +112,26 @@ class Workload:
         if self.output_tokens is not None and self.output_tokens < 1:
             raise ValueError(f"--output-tokens {self.output_tokens}: must be >= 1")
         length_distribution(self.unstructured_lengths)  # validates
+        reasoning_distribution(self.reasoning_tokens)  # validates
         if self.prompt_lengths != "fixed" and not self.prompt_lengths.startswith(("uniform:", "lognormal:")):
             raise ValueError(f"--prompt-lengths {self.prompt_lengths}: expected fixed (--prompt-tokens), "
                              f"uniform:LO:HI or lognormal:MEDIAN:SIGMA")
         length_distribution(self.prompt_lengths, none_kind="fixed")  # validates the numbers
+
+
+def reasoning_distribution(spec: str):
+    """--reasoning-tokens: None for "none", else a function (rng, n) -> n reasoning lengths >= 1."""
+    if spec == "none":
+        return None
+    if spec.isdigit():
+        spec = f"fixed:{spec}"
+    if spec == "trace":
+        raise ValueError("--reasoning-tokens trace: expected none, N, fixed:N, uniform:LO:HI or lognormal:MEDIAN:SIGMA")
+    try:
+        return length_distribution(spec)
+    except ValueError:
+        raise ValueError(f"--reasoning-tokens {spec}: expected none, N, fixed:N, uniform:LO:HI or "
+                         f"lognormal:MEDIAN:SIGMA with positive numbers") from None
 
 
 def length_distribution(spec: str, none_kind: str = "trace"):

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 import simpy
 
-from .config import EngineConfig, Workload, length_distribution
+from .config import EngineConfig, Workload, length_distribution, reasoning_distribution
 from .costs import Costs
 
 
@@ -65,6 +65,8 @@ class Simulation:
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(wl.seed)
         tr, bb = costs.traces, costs.blackbox
+        if wl.reasoning_tokens != "none" and cfg.engine == "llamacpp":
+            raise ValueError("--reasoning-tokens: modelled for vLLM and SGLang, not llama.cpp")
         if (cfg.engine == "llamacpp") != (tr is None):
             raise ValueError(f"--engine {cfg.engine} --backend {cfg.backend}: llama.cpp is modelled from a black-box "
                              f"(gbnf) calibration, vLLM and SGLang from library traces (xgrammar, guidance)")
@@ -95,6 +97,12 @@ class Simulation:
         if draw is not None and not wl.output_tokens:
             free = ~self.structured
             self.out_len[free] = draw(self.rng, int(free.sum()))
+        # a reasoning model: every request reasons first (unconstrained), then answers; the grammar's row
+        # stays in the batch while it reasons, with no fill and no advance (model/engines.py: reasoning)
+        draw_reason = reasoning_distribution(wl.reasoning_tokens)
+        self.reason_len = np.zeros(n, int) if draw_reason is None else draw_reason(self.rng, n)
+        self.reasoning = draw_reason is not None
+        self.out_len = self.out_len + self.reason_len
         self.aborted = np.zeros(n, bool)
         # slots
         m = cfg.max_num_seqs
@@ -326,16 +334,19 @@ class Simulation:
                 srid = self.s_rid[s_slots]
                 tid = self.req_trace[srid]
                 off, n = tr.off[tid], tr.n[tid]
-                pos = self.s_pos[s_slots]
+                pos = self.s_pos[s_slots] - self.reason_len[srid]  # < 0: still reasoning
                 d = drafted[struct]
+
+                def at(values, p):  # a row's cost at answer position p; none while it reasons
+                    return np.where(p >= 0, values[off + np.maximum(p, 0) % n], 0.0)
                 if k:
-                    rows = np.stack([tr.fill_us[off + (pos + j) % n] for j in range(k + 1)], 1)
+                    rows = np.stack([at(tr.fill_us, pos + j) for j in range(k + 1)], 1)
                     keep = np.ones(rows.shape, bool)
                     keep[:, 1:] = d[:, None]
                     row_ms = rows[keep] * costs.cpu_scale / 1e3
                 else:
-                    row_ms = tr.fill_us[off + pos % n] * costs.cpu_scale / 1e3
-                acc_us = tr.accept_us[off + pos % n]
+                    row_ms = at(tr.fill_us, pos) * costs.cpu_scale / 1e3
+                acc_us = at(tr.accept_us, pos)
                 # advance by the tokens of this step; with drafts also advance over each draft and roll back
                 adv_ms = float((acc_us * (1 + 2 * k * d)).sum()) * costs.cpu_scale / 1e3
                 fill_ms = float(row_ms.sum())

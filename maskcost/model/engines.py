@@ -116,7 +116,14 @@ class Engine:
 class Vllm(Engine):
     """vLLM v1: the fill pool above 128 structured rows, a compile pool per host, xgrammar's LRU
     cache (guidance: none), the scheduler's probe of every waiting grammar, the held outputs of
-    async scheduling (vllm/v1/engine/core.py:519-633)."""
+    async scheduling (vllm/v1/engine/core.py:519-633).
+
+    Reasoning (`--reasoning-parser`, engine.py: Simulation.reason_len): a request that still reasons
+    keeps its row in the step's structured rows (v1/core/sched/scheduler.py:1483-1497), so it counts
+    towards the pool threshold and the rows applied, but its row is set to the full mask, not filled
+    (v1/structured_output/__init__.py:186-197 via should_fill_bitmask, 351-369), and its grammar does
+    not advance (should_advance, 371-). 0.33.0 also masks the reasoning-end tokens there: a cheap row
+    operation, not modelled apart."""
     name, version = "vllm", "0.25.1"
     api_server_queue = True
 
@@ -236,7 +243,11 @@ class Sglang(Engine):
         return max(free) + sim.costs.pool_excess_ms(t, len(row_ms), batched=True)
 
     def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool):
-        if sim.cfg.backend != "guidance" or sim.cfg.spec_tokens:
+        # with a reasoning parser every grammar is a ReasonerGrammarObject
+        # (constrained/reasoner_grammar_backend.py:43, 262-271: no fill while thinking), so llguidance's
+        # batched path, taken only when all rows are plain GuidanceGrammar (llguidance_backend.py:168-175),
+        # gives way to the serial loop for the whole batch, answering rows included
+        if sim.cfg.backend != "guidance" or sim.cfg.spec_tokens or sim.reasoning:
             return (yield from super().fill(sim, row_ms, fill_ms, use_pool))
         dur = self.batched_fill_ms(sim, row_ms)
         sim._event("fill bitmask", "engine thread", sim.env.now, dur)
