@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..inputs import read_json
+
 
 class SchemaInputError(ValueError):
     pass
@@ -97,12 +99,7 @@ def schema_problem(schema: Any) -> str | None:
 def load_schema_file(path: str | Path) -> SchemaEntry:
     """A user's schema file: a JSON schema, or an object {"schema": ..., "examples": [...]}."""
     path = Path(path)
-    try:
-        d = json.loads(path.read_text())
-    except OSError as e:
-        raise SchemaInputError(f"--schema {path}: cannot read ({e.strerror or e})") from None
-    except json.JSONDecodeError as e:
-        raise SchemaInputError(f"--schema {path}: not JSON ({e.msg} at line {e.lineno})") from None
+    d = read_json(path, "--schema ", SchemaInputError)
     if not isinstance(d, dict):
         raise SchemaInputError(f"--schema {path}: a JSON schema must be an object")
     if "schema" in d and isinstance(d["schema"], dict):

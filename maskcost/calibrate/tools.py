@@ -33,6 +33,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ..inputs import read_json
 from .schemas import SchemaEntry, SchemaInputError, schema_problem
 
 ENGINES = ("vllm", "sglang")
@@ -42,12 +43,7 @@ def load_tools_file(path: str | Path) -> list[dict[str, Any]]:
     """An OpenAI `tools` list (or an object with one under "tools"), checked: function tools with a
     name each, names distinct, parameters a JSON schema where given."""
     path = Path(path)
-    try:
-        d = json.loads(path.read_text())
-    except OSError as e:
-        raise SchemaInputError(f"--tools {path}: cannot read ({e.strerror or e})") from None
-    except json.JSONDecodeError as e:
-        raise SchemaInputError(f"--tools {path}: not JSON ({e.msg} at line {e.lineno})") from None
+    d = read_json(path, "--tools ", SchemaInputError)
     tools = d.get("tools") if isinstance(d, dict) else d
     if not isinstance(tools, list) or not tools:
         raise SchemaInputError(f"--tools {path}: expected a non-empty list of tools (OpenAI's `tools`)")

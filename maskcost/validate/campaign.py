@@ -10,10 +10,11 @@ the registered bar. Steps whose output exists are not run again (a run resumes).
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from ..inputs import read_json
 
 CAMPAIGN_VERSION = 1
 METRICS = ("ITL ms", "client ITL ms", "server TTFT ms", "TTFT p50 ms", "out tok/s", "running")
@@ -56,12 +57,7 @@ class Campaign:
 def load_campaign(path: str | Path) -> Campaign:
     """The campaign of `path`, checked: one line naming the file and what is wrong."""
     path = Path(path)
-    try:
-        d = json.loads(path.read_text())
-    except OSError as e:
-        raise CampaignError(f"{path}: cannot read ({e.strerror or e})") from None
-    except json.JSONDecodeError as e:
-        raise CampaignError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+    d = read_json(path, "", CampaignError)
     if not isinstance(d, dict):
         raise CampaignError(f"{path}: a campaign is a JSON object")
     known = {f.name for f in fields(Campaign)}
