@@ -336,3 +336,15 @@ def test_the_servers_speed_is_read_apart_on_each_side_of_the_fill_pool():
         assert got["speed_regime"] == regime and got["cpu_speed_ran"] == speed
         assert got["itl_ms_mean"] == alone["itl_ms_mean"] and got["config"]["engine"]["cpu_speed_pool"] == 1.2
     assert run_point_band(p, cfg, wl(32))["speed_regime"] is None
+    # each of those points ran its schema-on arm once: a load that cannot reach the pool's threshold is
+    # serial without a run, a pool point runs at the pool's speed first
+    import maskcost.model.predict as mp
+    calls = []
+    real = mp.run_point
+    mp.run_point = lambda *a, **k: calls.append(a[1].cpu_speed) or real(*a, **k)
+    try:
+        for c in (32, 256):
+            run_point_band(p, split, wl(c))
+    finally:
+        mp.run_point = real
+    assert calls == [0.8, 1.2]

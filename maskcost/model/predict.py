@@ -78,13 +78,20 @@ def run_point_band(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cach
     as on the fastest server measured and as slow as on the slowest, relative to their bench."""
     costs_cache = {} if costs_cache is None else costs_cache
     ran = replace(cfg, cpu_speed_pool=None)
-    point = run_point(profile, ran, wl, costs_cache, trace_out, offs)
     regime = None
     if cfg.cpu_speed_pool is not None and cfg.engine == "vllm":  # the regime's own speed (EngineConfig)
-        regime = "pool" if (point["breakdown"] or {}).get("pool_step_fraction", 0.0) >= 0.5 else "serial"
-        if regime == "pool":
-            ran = replace(ran, cpu_speed=cfg.cpu_speed_pool)
-            point = run_point(profile, ran, wl, costs_cache, trace_out, offs)
+        # the pool needs more structured rows than the threshold: where the load cannot give them the
+        # point is serial without a run; else it runs at the pool's speed and stays there when most of
+        # its steps used the pool, and runs again at the serial speed when not
+        rows = min(wl.concurrency, cfg.max_num_seqs) if wl.concurrency is not None else cfg.max_num_seqs
+        regime = "serial"
+        if cfg.policy.uses_pool(cfg, rows, cfg.spec_tokens) and wl.structured_fraction > 0:
+            pooled = replace(ran, cpu_speed=cfg.cpu_speed_pool)
+            point = run_point(profile, pooled, wl, costs_cache, trace_out, offs)
+            if (point["breakdown"] or {}).get("pool_step_fraction", 0.0) >= 0.5:
+                regime, ran = "pool", pooled
+    if regime != "pool":
+        point = run_point(profile, ran, wl, costs_cache, trace_out, offs)
     point["config"]["engine"] = asdict(cfg)  # the config asked for; the speed it ran at:
     point["cpu_speed_ran"], point["speed_regime"] = ran.cpu_speed, regime
     es = profile.engine_speeds
