@@ -407,3 +407,16 @@ def test_sglang_keeps_llguidance_serial_under_a_reasoning_parser():
     g = run(p, backend="guidance", reasoning_tokens="50", **kw)
     x = run(p, backend="xgrammar", reasoning_tokens="50", **kw)
     assert g["itl_ms_mean"] == pytest.approx(x["itl_ms_mean"], rel=1e-9) and g["itl_ms_mean"] > 8.0
+
+
+def test_the_itl_mean_carries_its_batch_means_confidence_interval():
+    from maskcost.model.metrics import itl_ci95_ms
+    rng = np.random.default_rng(0)
+    x = rng.normal(10.0, 1.0, 20000)
+    ci = itl_ci95_ms(x, np.ones_like(x))
+    assert ci == pytest.approx(1.96 / np.sqrt(20000), rel=0.35)  # iid: the classical interval
+    slow = np.repeat(rng.normal(10.0, 1.0, 200), 100)  # correlated in runs of 100 steps: a wider interval
+    assert itl_ci95_ms(slow, np.ones_like(slow)) > 5 * itl_ci95_ms(x, np.ones_like(x))
+    assert itl_ci95_ms(np.ones(10), np.ones(10)) is None
+    p = constant_profile(fill_us=500.0, forward_ms=6.0, apply_us=100.0)
+    assert run(p, concurrency=32)["itl_ms_ci95"] == pytest.approx(0.0, abs=1e-9)  # every step the same

@@ -29,13 +29,18 @@ def _workloads(args, schema_ids: tuple[str, ...]):
                      reasoning_tokens=args.reasoning_tokens) for kind, v in loads]
 
 
+def _ci(p: dict[str, Any]) -> str:
+    ci, m = p.get("itl_ms_ci95"), p.get("itl_ms_mean")
+    return "-" if ci is None or not m else f"{100 * ci / m:.1f}"
+
+
 def _fmt(v: Any, nd: int = 1) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
 
 def print_table(points: list[dict[str, Any]]) -> None:
     band = any("band" in p for p in points)
-    hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}{'conc':>6}{'running':>8}{'ITL on':>9}"
+    hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}{'conc':>6}{'running':>8}{'ITL on':>9}{'±95%':>6}"
            + (f"{'band':>14}" if band else "") + f"{'p50':>8}"
            f"{'p99':>8}{'ITL off':>9}{'overhd%':>9}{'tok/s on':>10}{'tok/s off':>10}{'TTFT p50':>9}"
            f"{'fill/step':>10}{'pool':>6}")
@@ -44,12 +49,14 @@ def print_table(points: list[dict[str, Any]]) -> None:
         b = p["breakdown"]
         print(f"{p['engine']:9}{p['backend']:9}{p['max_num_seqs']:>5}{p['cores']:>6}"
               f"{p['concurrency'] if p['concurrency'] is not None else 'r' + str(p['rate_per_s']):>6}"
-              f"{_fmt(p['running_mean']):>8}{_fmt(p['itl_ms_mean'], 2):>9}" + (f"{_band(p):>14}" if band else "") +
+              f"{_fmt(p['running_mean']):>8}{_fmt(p['itl_ms_mean'], 2):>9}{_ci(p):>6}" +
+              (f"{_band(p):>14}" if band else "") +
               f"{_fmt(p['itl_ms_p50'], 2):>8}"
               f"{_fmt(p['itl_ms_p99'], 2):>8}{_fmt(p['off']['itl_ms_mean'], 2):>9}{_fmt(p['overhead_pct']):>9}"
               f"{_fmt(p['out_tok_per_s'], 0):>10}{_fmt(p['off']['out_tok_per_s'], 0):>10}"
               f"{_fmt(p['ttft_ms_p50']):>9}{_fmt(b['fill_ms'], 2):>10}{_fmt(100 * b['pool_step_fraction'], 0):>5}%")
-    print("ITL in ms (mean/p50/p99, per output token); overhd% = ITL on / ITL off - 1; fill/step = host fill work "
+    print("ITL in ms (mean/p50/p99, per output token); ±95% = the half-width of ITL on's 95% confidence interval "
+          "(batch means over the run), in % of it; overhd% = ITL on / ITL off - 1; fill/step = host fill work "
           "per step in ms; pool = share of steps that used vLLM's fill pool" +
           ("; band = ITL on with the engine as fast / as slow as on the fastest / slowest server of the profile's "
            "host type measured, against their bench (profile.engine_speeds)" if band else ""))

@@ -23,6 +23,23 @@ def _pct(a: np.ndarray, w: np.ndarray | None, q: float) -> float | None:
     return float(a[order][np.searchsorted(cw, q / 100.0 * cw[-1])])
 
 
+ITL_BATCHES = 20  # batch means for the ITL mean's confidence interval
+
+
+def itl_ci95_ms(itl: np.ndarray, w: np.ndarray, batches: int = ITL_BATCHES) -> float | None:
+    """Half-width of the 95% confidence interval of the weighted ITL mean by the method of batch means:
+    the window's steps (in time order) cut into `batches` runs of equal weight, the Student t interval of
+    the runs' means (contiguous runs absorb the steps' correlation). None with too few steps."""
+    from scipy import stats
+    if itl.size < 2 * batches:
+        return None
+    edges = np.searchsorted(np.cumsum(w), np.linspace(0, w.sum(), batches + 1)[1:-1])
+    means = [float(np.average(a, weights=b)) for a, b in zip(np.split(itl, edges), np.split(w, edges)) if b.sum() > 0]
+    if len(means) < 2:
+        return None
+    return float(stats.t.ppf(0.975, len(means) - 1) * np.std(means, ddof=1) / np.sqrt(len(means)))
+
+
 def summarize(sim: Simulation) -> dict[str, Any]:
     steps = np.array(sim.steps, dtype=float).reshape(-1, len(STEP_FIELDS))
     col = {f: steps[:, i] for i, f in enumerate(STEP_FIELDS)}
@@ -75,8 +92,10 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     serial, pooled = win & (col["thread_fill_ms"] > 0), win & (col["pool_used"] > 0)
     breakdown["serial_fill_step_ms"] = float(np.mean(col["thread_fill_ms"][serial])) if serial.any() else None
     breakdown["pool_fill_step_ms"] = float(np.mean(col["pool_wait_ms"][pooled])) if pooled.any() else None
+    ci = itl_ci95_ms(itl, itl_w) if itl.size else None
     return {
         "itl_ms_mean": mean_itl,
+        "itl_ms_ci95": ci,  # half-width: the mean is known to +- this (batch means, ITL_BATCHES)
         "itl_ms_p50": _pct(itl, itl_w, 50), "itl_ms_p90": _pct(itl, itl_w, 90), "itl_ms_p99": _pct(itl, itl_w, 99),
         "tpot_ms_mean": mean_itl,
         "ttft_ms_mean": float(np.mean(ttft_win)) if ttft_win.size else None,
