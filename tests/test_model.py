@@ -420,3 +420,14 @@ def test_the_itl_mean_carries_its_batch_means_confidence_interval():
     assert itl_ci95_ms(np.ones(10), np.ones(10)) is None
     p = constant_profile(fill_us=500.0, forward_ms=6.0, apply_us=100.0)
     assert run(p, concurrency=32)["itl_ms_ci95"] == pytest.approx(0.0, abs=1e-9)  # every step the same
+
+
+def test_precision_stops_a_run_once_its_itl_mean_is_known_well_enough():
+    """Workload.precision: constant steps are known exactly from the first check on (max(2c, 100) requests),
+    and a bad precision is a one-line error; without it the run issues every request."""
+    p = constant_profile(fill_us=500.0, forward_ms=6.0, apply_us=100.0)
+    r = run(p, concurrency=32, requests=5000, precision=0.01)
+    assert r["requests_run"] == 100 and r["itl_ms_mean"] == pytest.approx(16.1)
+    assert run(p, concurrency=32, requests=300)["requests_run"] == 300
+    with pytest.raises(ValueError, match="--precision 1.5"):
+        Workload(precision=1.5)

@@ -12,6 +12,9 @@ from .common import UsageError, add_tool_args, tool_entries
 from .engine_args import (SOURCE_WORDS, _add_engine_args, _add_speed_source, _engine_configs, _profile,
                           _speed_line, engine_version)
 
+PRECISION_CAP = 10  # with --precision and no --requests, a point runs at most this many times the default
+
+
 def _workloads(args, schema_ids: tuple[str, ...]):
     from ..model.config import Workload
     from ..model.predict import default_requests
@@ -19,14 +22,15 @@ def _workloads(args, schema_ids: tuple[str, ...]):
     if not loads:
         loads = [("c", c) for c in (1, 8, 32, 64, 128, 160, 192, 256)]
     return [Workload(concurrency=v if kind == "c" else None, rate_per_s=v if kind == "r" else None,
-                     requests=args.requests or default_requests(v if kind == "c" else None),
+                     requests=args.requests or (PRECISION_CAP if args.precision else 1) * default_requests(
+                         v if kind == "c" else None),
                      prompt_tokens=args.prompt_tokens, prompt_cached_tokens=args.prompt_cached_tokens,
                      prompt_lengths=args.prompt_lengths,
                      output_tokens=args.output_tokens,
                      unstructured_lengths=args.unstructured_lengths,
                      structured_fraction=args.structured_fraction, schemas=schema_ids,
                      unique_schemas=args.unique_schemas, seed=args.seed,
-                     reasoning_tokens=args.reasoning_tokens) for kind, v in loads]
+                     reasoning_tokens=args.reasoning_tokens, precision=args.precision) for kind, v in loads]
 
 
 def _ci(p: dict[str, Any]) -> str:
@@ -133,7 +137,11 @@ def add_parser(sub) -> None:
     _add_engine_args(p)
     p.add_argument("--concurrency", type=int, nargs="+", help="closed-loop clients (default 1 8 32 64 128 160 192 256)")
     p.add_argument("--rate", type=float, nargs="+", help="open-loop Poisson arrivals per second")
-    p.add_argument("--requests", type=int, help="requests per point (default max(200, 4 x concurrency))")
+    p.add_argument("--requests", type=int, help="requests per point (default max(200, 4 x concurrency)); with "
+                   f"--precision, the most a point runs (default {PRECISION_CAP} x that)")
+    p.add_argument("--precision", type=float, default=w.precision, metavar="P",
+                   help="stop each simulation once its ITL mean is known to +- P x itself (95%%, batch means), "
+                        "e.g. 0.03; default: run --requests requests")
     p.add_argument("--prompt-tokens", type=int, default=w.prompt_tokens, help="prompt length of every request (tokens)")
     p.add_argument("--prompt-lengths", default=w.prompt_lengths, metavar="DIST",
                    help="prompt lengths per request: fixed (--prompt-tokens), uniform:LO:HI, lognormal:MEDIAN:SIGMA")

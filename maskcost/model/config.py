@@ -95,6 +95,10 @@ class Workload:
     # a reasoning model (--reasoning-parser): every request first emits this many unconstrained
     # reasoning tokens, then its answer; "none", N, "fixed:N", "uniform:LO:HI" or "lognormal:MEDIAN:SIGMA"
     reasoning_tokens: str = "none"
+    # None: run `requests` requests. P: stop issuing once the ITL mean's 95% confidence half-width
+    # (batch means over the steps since the ramp) is at most P x the mean, checked every
+    # max(concurrency, 50) requests from max(2 x concurrency, 100) on; `requests` stays the cap
+    precision: float | None = None
 
     def __post_init__(self) -> None:
         if (self.concurrency is None) == (self.rate_per_s is None):
@@ -113,6 +117,8 @@ class Workload:
             raise ValueError(f"--output-tokens {self.output_tokens}: must be >= 1")
         length_distribution(self.unstructured_lengths)  # validates
         reasoning_distribution(self.reasoning_tokens)  # validates
+        if self.precision is not None and not 0 < self.precision < 1:
+            raise ValueError(f"--precision {self.precision}: a fraction of the ITL mean, in (0, 1)")
         if self.prompt_lengths != "fixed" and not self.prompt_lengths.startswith(("uniform:", "lognormal:")):
             raise ValueError(f"--prompt-lengths {self.prompt_lengths}: expected fixed (--prompt-tokens), "
                              f"uniform:LO:HI or lognormal:MEDIAN:SIGMA")

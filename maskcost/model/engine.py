@@ -143,6 +143,7 @@ class Simulation:
         self.held: tuple[np.ndarray, np.ndarray, int] | None = None
         self.issued = 0
         self.t_last_issue = 0.0
+        self.stopped = False  # Workload.precision met: no more requests
         self.steps: list = []  # StepRecord
         self.itl_w: list[tuple[float, float, np.ndarray]] = []  # (step start ms, period ms, tokens per row) for spec decoding
         self.record_trace = record_trace
@@ -156,9 +157,27 @@ class Simulation:
             self.env.process(self.poisson_arrivals())
 
     # ------------------------------------------------------------ clients
+    def _precise_enough(self) -> bool:
+        """Workload.precision: the ITL mean of the steps since the ramp known to +- precision x itself
+        (metrics.itl_ci95_ms over step periods weighted by decode rows)."""
+        from .metrics import RAMP_FRACTION, itl_ci95_ms
+        lo = RAMP_FRACTION * self.env.now
+        st = [(s.period_ms, s.decode_rows) for s in self.steps if s.t_start_ms >= lo and s.decode_rows > 0]
+        if not st:
+            return False
+        a = np.array(st, dtype=float)
+        ci = itl_ci95_ms(a[:, 0], a[:, 1])
+        return ci is not None and ci <= self.wl.precision * float(np.average(a[:, 0], weights=a[:, 1]))
+
     def _next_request(self) -> int | None:
-        if self.issued >= self.wl.requests:
+        if self.issued >= self.wl.requests or self.stopped:
             return None
+        wl = self.wl
+        if wl.precision is not None:
+            c = wl.concurrency or 50
+            if self.issued >= max(2 * c, 100) and self.issued % max(c, 50) == 0 and self._precise_enough():
+                self.stopped = True
+                return None
         rid = self.issued
         self.issued += 1
         self.t_last_issue = self.env.now

@@ -103,7 +103,8 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "out_tok_per_s": tokens / span * 1e3 if span > 0 else None,
         "running_mean": running_mean,
         "structured_rows_mean": float(np.mean(col["structured_rows"][win])),
-        "output_tokens_mean": float(np.mean(sim.out_len)),
+        "output_tokens_mean": float(np.mean(sim.out_len[:max(sim.issued, 1)])),
+        "requests_run": int(sim.issued),  # fewer than Workload.requests where its precision was met first
         "straddle_rate": strad_rate,
         "aborted": int(sim.aborted.sum()),
         "steps": int(len(steps)),
