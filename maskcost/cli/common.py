@@ -10,10 +10,16 @@ class UsageError(ValueError):
     pass
 
 
-def tool_entries(args, engine: str = "vllm") -> list[SchemaEntry]:
-    """--tools FILE...: each tool set as the grammar `engine` builds for --tool-choice."""
+def tool_entries(args) -> list[SchemaEntry]:
+    """--tools FILE...: each tool set as the grammar the command's --engine (vLLM where it has none) builds
+    for --tool-choice; a named function needs one engine, since vLLM and SGLang build it differently."""
     from ..calibrate.tools import tool_entry
-    return [tool_entry(f, args.tool_choice, engine) for f in (getattr(args, "tools", None) or [])]
+    files = getattr(args, "tools", None) or []
+    engines = getattr(args, "engine", None) or ["vllm"]
+    if files and len(set(engines)) > 1 and args.tool_choice != "required":
+        raise UsageError(f"--tool-choice {args.tool_choice}: vLLM and SGLang build different grammars for a "
+                         f"named function; give one --engine")
+    return [tool_entry(f, args.tool_choice, engines[0]) for f in files]
 
 
 def add_tool_args(p: argparse.ArgumentParser) -> None:

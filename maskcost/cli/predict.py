@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .common import UsageError, add_tool_args, tool_entries
+from .common import add_tool_args, tool_entries
 from .engine_args import (SOURCE_WORDS, _add_engine_args, _add_speed_source, _engine_configs, _profile,
                           _speed_line, engine_version)
 
@@ -93,11 +93,7 @@ def cmd_predict(args) -> int:
     if args.schema or args.tools:
         from ..calibrate.local import add_local_schemas, describe
         from ..calibrate.schemas import load_schema_file
-        engines = set(args.engine)
-        if args.tools and len(engines) > 1 and args.tool_choice != "required":
-            raise UsageError(f"--tool-choice {args.tool_choice}: vLLM and SGLang build different grammars for a "
-                             f"named function; give one --engine")
-        entries = [load_schema_file(f) for f in args.schema or []] + tool_entries(args, args.engine[0])
+        entries = [load_schema_file(f) for f in args.schema or []] + tool_entries(args)
         profile, ids, local = add_local_schemas(profile, entries, args.backend)
         schema_ids += tuple(ids)
         for line in describe(local):
