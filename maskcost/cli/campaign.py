@@ -11,7 +11,7 @@ from pathlib import Path
 
 def _run_steps(args) -> int:
     from .. import __version__
-    from ..validate.campaign import digest, load_campaign, score
+    from ..validate.campaign import digest, load_campaign
     from . import main
     path = Path(args.campaign)
     c = load_campaign(path)
@@ -57,7 +57,18 @@ def _run_steps(args) -> int:
             print(f"maskcost campaign: error: step {name} failed (rc {rc}); what finished is in {out}; run again to "
                   f"resume", file=sys.stderr)
             return rc
-    doc = score(c, json.loads((val / "report.json").read_text()), json.loads((valp / "report.json").read_text()))
+    return _score_run(c, out)
+
+
+def _score_run(c, out: Path) -> int:
+    """The registered rule on a run folder's reports (val/, and val-predicted/ where it exists): score.json."""
+    from ..validate.campaign import score
+    try:
+        rep = json.loads((out / "val" / "report.json").read_text())
+    except OSError:
+        raise ValueError(f"campaign score: no {out / 'val' / 'report.json'} (run the campaign first)") from None
+    pr = out / "val-predicted" / "report.json"
+    doc = score(c, rep, json.loads(pr.read_text()) if pr.exists() else None)
     (out / "score.json").write_text(json.dumps(doc, indent=1))
     _print_score(doc)
     return 0
@@ -72,7 +83,7 @@ def _print_score(doc) -> None:
 
 def cmd_campaign(args) -> int:
     from .. import __version__
-    from ..validate.campaign import digest, load_campaign, registration, score
+    from ..validate.campaign import digest, load_campaign, registration
     if args.action == "register":
         text = registration(args.campaign, __version__)
         if args.out:
@@ -87,17 +98,7 @@ def cmd_campaign(args) -> int:
             from .common import UsageError
             raise UsageError("campaign run: give --base-url URL (the live server) and --out DIR")
         return _run_steps(args)
-    out = Path(args.out or ".")
-    c = load_campaign(args.campaign)
-    try:
-        rep = json.loads((out / "val" / "report.json").read_text())
-    except OSError:
-        raise ValueError(f"campaign score: no {out / 'val' / 'report.json'} (run the campaign first)") from None
-    pr = out / "val-predicted" / "report.json"
-    doc = score(c, rep, json.loads(pr.read_text()) if pr.exists() else None)
-    (out / "score.json").write_text(json.dumps(doc, indent=1))
-    _print_score(doc)
-    return 0
+    return _score_run(load_campaign(args.campaign), Path(args.out or "."))
 
 
 def add_parser(sub) -> None:
