@@ -357,6 +357,8 @@ class Simulation:
                 d = drafted[struct]
 
                 def at(values, p):  # a row's cost at answer position p; none while it reasons
+                    if not self.reasoning:
+                        return values[off + p % n]
                     return np.where(p >= 0, values[off + np.maximum(p, 0) % n], 0.0)
                 if k:
                     rows = np.stack([at(tr.fill_us, pos + j) for j in range(k + 1)], 1)
