@@ -48,12 +48,18 @@ def test_a_campaign_runs_the_three_commands_resumes_and_scores(tmp_path, capsys)
     eng.grammar_ms_per_row = 1.5
     out = tmp_path / "run"
     with FakeServer(eng) as srv:
+        # --stop-after predict: the predictions exist before anything held out is sent
+        assert main(["campaign", "run", str(f), "--base-url", srv.url, "--out", str(out), "--stop-after",
+                     "predict"]) == 0
+        assert (out / "predicted.json").exists() and not (out / "val").exists() and not (out / "score.json").exists()
+        assert "stopped after predict" in capsys.readouterr().out
         assert main(["campaign", "run", str(f), "--base-url", srv.url, "--out", str(out)]) == 0
         first = capsys.readouterr().out
+        assert first.count("exists, not run again") == 2  # calibrate and predict; check runs again (no output)
         served = eng.served
         # a second run measures nothing again: every step's output exists
         assert main(["campaign", "run", str(f), "--base-url", srv.url, "--out", str(out)]) == 0
-        assert eng.served == served and first.count("exists, not run again") == 0
+        assert eng.served == served
         assert capsys.readouterr().out.count("exists, not run again") == 4
     doc = json.loads((out / "score.json").read_text())
     assert doc["met"] is True and doc["points"] == 1 and doc["bar_pct"] == 1000.0

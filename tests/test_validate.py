@@ -36,6 +36,35 @@ def test_parse_metrics_sums_engines_and_drops_buckets():
     assert w.step_ms == pytest.approx(20.0) and w.itl_ms == pytest.approx(5.0) and w.gen_tokens_per_s == 250
 
 
+# an SGLang 0.5.17 exposition as its collectors label it (tokenizer and scheduler side, TP1)
+SGLANG_LABELS = 'engine_type="unified",model_name="llama3-8b",moe_ep_rank="0",pp_rank="0",tp_rank="0"'
+
+
+def sglang_exposition(decode: int, prefill: int, itl_sum: float, tokens: int) -> str:
+    stream = 'engine_type="unified",is_streaming="true",model_name="llama3-8b"'
+    return "\n".join([
+        "# TYPE sglang:num_running_reqs gauge", f"sglang:num_running_reqs{{{SGLANG_LABELS}}} 57.0",
+        "# TYPE sglang:cuda_graph_passes counter",
+        f'sglang:cuda_graph_passes_total{{{SGLANG_LABELS},mode="decode_cuda_graph"}} {decode}',
+        *([f'sglang:cuda_graph_passes_total{{{SGLANG_LABELS},mode="prefill_none"}} {prefill}'] if prefill else []),
+        "# TYPE sglang:inter_token_latency_seconds histogram",
+        f'sglang:inter_token_latency_seconds_bucket{{{stream},le="+Inf"}} {tokens}',
+        f"sglang:inter_token_latency_seconds_count{{{stream}}} {tokens}",
+        f"sglang:inter_token_latency_seconds_sum{{{stream}}} {itl_sum}",
+        "# TYPE sglang:generation_tokens counter", f"sglang:generation_tokens_total{{{stream}}} {tokens}", ""])
+
+
+def test_sglang_metrics_rank_labels_summed_and_steps_over_modes():
+    from maskcost.validate.metrics import detect_engine
+    before = parse_metrics(sglang_exposition(100, 0, 1.0, 200))
+    after = parse_metrics(sglang_exposition(400, 20, 4.0, 800))
+    assert detect_engine(before) == "sglang" and before["sglang:num_running_reqs"] == 57
+    w = window_stats("sglang", before, after, 3.0)
+    # steps: 300 decode passes + 20 prefill passes (a mode first seen in the window counts from 0)
+    assert w.steps == 320 and w.step_ms == pytest.approx(3000 / 320)
+    assert w.itl_ms == pytest.approx(3000 / 600) and w.gen_tokens_per_s == pytest.approx(200)
+
+
 def test_unique_schema_adds_one_optional_property():
     import random
     a = unique_schema(FLAT.schema, random.Random(1))

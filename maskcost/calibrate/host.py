@@ -13,7 +13,7 @@ from importlib import metadata
 from ..profile import HostInfo
 
 PACKAGES = ("maskcost", "xgrammar", "llguidance", "apache-tvm-ffi", "quicktok-v1", "simpy", "numpy",
-            "torch", "vllm")
+            "torch", "vllm", "sglang")
 
 
 def cpu_model() -> str:

@@ -116,7 +116,8 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
         raise UsageError(f"--server-backend {args.server_backend}: also calibrate it (--backend "
                          f"{' '.join(args.backend)})")
     host_cpus, host_count = _host_cpus()
-    cfg = EngineConfig(backend=args.server_backend, max_num_seqs=args.max_num_seqs,
+    cfg = EngineConfig(engine=args.server_engine, engine_version=args.server_engine_version,
+                       backend=args.server_backend, max_num_seqs=args.max_num_seqs,
                        usable_cores=args.server_cores or host_cpus, cpu_count=args.server_cpu_count or host_count)
     plan = LivePlan(forward_concurrency=tuple(args.concurrency), rounds=args.rounds, min_requests=args.min_requests,
                     off_tokens=args.off_tokens, speed_concurrency=tuple(args.speed_concurrency),
@@ -256,7 +257,12 @@ def add_parser(sub) -> None:
                    "curve, prefill, context, the API server, and the server's own speed from a short schema-on "
                    "sweep of the given schemas), beside the host-side costs")
     c.add_argument("--server-backend", default="xgrammar", choices=["xgrammar", "guidance"],
-                   help="--base-url: the grammar backend the server runs (default: xgrammar)")
+                   help="--base-url: the grammar backend the server runs (SGLang's llguidance is guidance; "
+                        "default: xgrammar)")
+    c.add_argument("--server-engine", default="vllm", choices=["vllm", "sglang"],
+                   help="--base-url: the engine the server runs, whose mechanisms read its speed (default: vllm)")
+    c.add_argument("--server-engine-version", metavar="V", help="--base-url: whose mechanisms (model/engines.py) "
+                   "read its speed (default: the engine's default modelled version)")
     c.add_argument("--server-cores", type=int, help="--base-url: cores the server may run on (default: this "
                    "process's, nproc)")
     c.add_argument("--server-cpu-count", type=int, help="--base-url: cpu_count the server sees (default: this "

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+STEPS = ("calibrate", "check", "predict", "validate", "score")  # what campaign run runs, in order
+
 
 def _run_steps(args) -> int:
     from .. import __version__
@@ -26,19 +28,26 @@ def _run_steps(args) -> int:
     ids = [load_schema_file(f).schema_id for f in schemas] + [tool_entry(f, c.tool_choice, c.server.engine).schema_id
                                                                for f in tools]
     host, pred, val, valp = out / "host.json.gz", out / "predicted.json", out / "val", out / "val-predicted"
+    sv = c.server
+    mns = ["--max-num-seqs", str(sv.max_num_seqs)]
+    engine = ["--engine", sv.engine, "--engine-version", sv.engine_version, "--backend", sv.backend, *mns]
     steps = [
         ("calibrate", host, ["calibrate", "--base-url", args.base_url, "--tokenizer", c.tokenizer, *given,
-                             "--server-backend", c.server.backend, *c.calibrate_args, "--out", str(host)]),
+                             "--server-engine", sv.engine, "--server-engine-version", sv.engine_version,
+                             "--server-backend", sv.backend, *mns, *c.calibrate_args, "--out", str(host)]),
         ("check", None, ["calibrate", "--check", str(host)]),
-        ("predict", pred, ["predict", "--profile", str(host), "--backend", c.server.backend, "--schema-id", *ids,
+        ("predict", pred, ["predict", "--profile", str(host), *engine, "--schema-id", *ids,
                            "--concurrency", *held, "--json", str(pred)]),
         ("validate", val / "report.json", ["validate", "--profile", str(host), "--base-url", args.base_url,
-                                           "--backend", c.server.backend, *given, "--concurrency", *held,
+                                           *engine, *given, "--concurrency", *held,
                                            "--repeats", str(c.repeats), "--out", str(val)]),
-        ("score", valp / "report.json", ["report", "--profile", str(host), "--backend", c.server.backend,
+        ("score", valp / "report.json", ["report", "--profile", str(host), *engine,
                                          "--sweep", str(val / "sweep.jsonl"), "--predicted", str(pred),
                                          "--out", str(valp)]),
     ]
+    assert [n for n, _, _ in steps] == list(STEPS)
+    if args.stop_after:
+        steps = steps[:STEPS.index(args.stop_after) + 1]
     log = out / "steps.txt"
     with log.open("a") as f:
         f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} campaign {c.name} digest {digest(path)} "
@@ -57,6 +66,9 @@ def _run_steps(args) -> int:
             print(f"maskcost campaign: error: step {name} failed (rc {rc}); what finished is in {out}; run again to "
                   f"resume", file=sys.stderr)
             return rc
+    if args.stop_after and args.stop_after != STEPS[-1]:
+        print(f"campaign {c.name}: stopped after {args.stop_after} (--stop-after); run again to go on")
+        return 0
     return _score_run(c, out)
 
 
@@ -109,6 +121,8 @@ def add_parser(sub) -> None:
                         "score: score a finished run again")
     p.add_argument("campaign", metavar="CAMPAIGN.json", help="the campaign file (validate/campaign.py)")
     p.add_argument("--base-url", help="run: the live server")
+    p.add_argument("--stop-after", choices=STEPS, help="run: stop after this step (a later run resumes; "
+                                                       "default: every step and the score)")
     p.add_argument("--out", metavar="PATH", help="register: the registration file (default: print it); run and "
                                                  "score: the run's folder")
     p.set_defaults(func=cmd_campaign)

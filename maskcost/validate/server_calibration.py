@@ -67,10 +67,23 @@ def engine_side_base(engine_from: str | None, server_version: Any, default_path:
     base = load_profile(default_path)
     ver = base.provenance.get("packages", {}).get("vllm")
     got = server_version.get("version") if isinstance(server_version, dict) else None
+    if isinstance(server_version, dict) and server_version.get("engine") == "sglang":
+        return None, (f"no in-engine factors: an SGLang {got} server, the embedded profile's are vLLM {ver}'s "
+                      f"(give --engine-from PROFILE of this engine version)")
     if ver and got == ver:
         return base, f"in-engine factors from the embedded profile {base.name} (the same vLLM {ver})"
     return None, (f"no in-engine factors: the server reports version {got!r}, the embedded profile is vLLM {ver} "
                   f"(give --engine-from PROFILE of this engine version)")
+
+
+def _served_version(cfg: EngineConfig, prov: dict[str, Any]) -> EngineConfig:
+    """`cfg` at the version the server reports, where no version was given and that one is modelled."""
+    from ..model.engines import VERSIONS
+    v = prov.get("version")
+    got = v.get("version") if isinstance(v, dict) else None
+    if cfg.engine_version is None and got in VERSIONS.get(cfg.engine, {}):
+        return replace(cfg, engine_version=got)
+    return cfg
 
 
 def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], backends: list[str], out: Path,
@@ -79,6 +92,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     """Measure everything (module doc) and write the profile to `out`; returns it."""
     t_start = time.monotonic()
     prov = server_provenance(base_url.rstrip("/"))  # a server that is not there fails here, in one line
+    cfg = _served_version(cfg, prov)
     base, base_note = engine_side_base(engine_from, prov.get("version"), default_path)
     stem = out.name.split(".")[0]
     side = lambda what: out.with_name(f"{stem}.{what}.jsonl")  # noqa: E731  (the sweeps beside the profile)
@@ -160,7 +174,11 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         raise ServerError(f"calibrate: no schema-on point of {speed_path} gave an ITL speed (the model cannot "
                           f"match the engine's ITL there at any speed); the profile is not written")
     measured = measured_speed(pts, on, cfg, speed_path.name)
-    p = replace(p, measured_speed=measured, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1)})
+    ver = prov.get("version")
+    served = {"engine": cfg.engine, "version": ver.get("version") if isinstance(ver, dict) else None,
+              **({"server_args": prov["server_args"]} if "server_args" in prov else {})}
+    p = replace(p, measured_speed=measured, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1),
+                                                        "server_engine": served})
     done("speed")
     bar.close()
     save_profile(p, out)

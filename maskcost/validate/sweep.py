@@ -24,7 +24,7 @@ from ..calibrate.host import cpu_model, package_versions, usable_cpus
 from ..calibrate.schemas import SchemaEntry
 from .client import RequestRecord, RequestSpec, ServerError, closed_loop, get_json, scrape
 from ..records import itl_ms, raw_records_path, read_raw_records, read_summaries  # noqa: F401  (re-exported)
-from .metrics import ENGINE_METRICS, detect_engine, window_stats
+from .metrics import ENGINE_METRICS, GRAMMAR_WAIT_GAUGE, detect_engine, window_stats
 
 METRICS_POLL_S = 0.25
 
@@ -96,6 +96,7 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
         if engine is None:
             raise ServerError(f"{base_url}/metrics: no vLLM, SGLang or llama.cpp running-request gauge")
         running_key = ENGINE_METRICS[engine][0]
+        wait_key = GRAMMAR_WAIT_GAUGE.get(engine, "")
         samples: list[tuple[float, float, float]] = []
         state: dict[str, Any] = {"done": False, "before": first, "t_start": time.perf_counter()}
 
@@ -103,7 +104,7 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
             while not state["done"]:
                 m = await scrape(mc, base_url)
                 samples.append((time.perf_counter() - state["t_start"], m.get(running_key, 0.0),
-                                m.get("vllm:num_requests_waiting_by_reason{reason=deferred}", 0.0)))
+                                m.get(wait_key, 0.0)))
                 await asyncio.sleep(METRICS_POLL_S)
 
         async def started() -> None:  # the window opens with the first request
@@ -135,7 +136,9 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
     ws = window_stats(engine, before, after, window_s)
     eng = {"engine": engine, "running_mean": float(np.mean(run)) if run else None,
            "running_max": float(np.max(run)) if run else None,
+           # requests waiting for their grammar (vLLM: deferred; SGLang: the grammar queue)
            "deferred_mean": float(np.mean([s[2] for s in samples])) if samples else None,
+           "deferred_max": float(np.max([s[2] for s in samples])) if samples else None,
            "window_start_unix_s": wall_start,  # joins the window to in-server probe records (validate/probe.py)
            "window_s": ws.window_s, "steps": ws.steps, "step_ms": ws.step_ms, "itl_ms": ws.itl_ms,
            "gen_tokens_per_s": ws.gen_tokens_per_s}
@@ -148,12 +151,26 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
     return records, eng
 
 
+# the SGLang server args a result depends on, kept from /server_info (http_server.py:781-800 in 0.5.17)
+SGLANG_SERVER_ARGS = ("grammar_backend", "attention_backend", "sampling_backend", "disable_overlap_schedule",
+                      "max_running_requests", "chunked_prefill_size", "cuda_graph_max_bs", "disable_cuda_graph",
+                      "constrained_json_disable_any_whitespace", "mem_fraction_static", "context_length",
+                      "schedule_policy", "stream_interval", "decode_log_interval", "max_total_num_tokens",
+                      "load_format", "reasoning_parser", "speculative_algorithm")
+
+
 def server_provenance(base_url: str) -> dict[str, Any]:
     prov: dict[str, Any] = {"base_url": base_url}
     try:
         prov["version"] = get_json(base_url, "/version")
     except ServerError as e:
         prov["version"] = f"not exposed ({e})"
+        try:  # SGLang: /server_info has its version and the resolved server args
+            info = get_json(base_url, "/server_info")
+            prov["version"] = {"version": info.get("version"), "engine": "sglang"}
+            prov["server_args"] = {k: info[k] for k in SGLANG_SERVER_ARGS if k in info}
+        except ServerError:
+            pass
     models = get_json(base_url, "/v1/models")
     prov["models"] = [m.get("id") for m in models.get("data", [])]
     prov["flags"] = server_flags(base_url)
