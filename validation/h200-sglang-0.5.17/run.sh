@@ -16,7 +16,7 @@ pack() { mkdir -p "$KEEP" && cp -r "$R"/. "$KEEP"/; gzip -c /tmp/sglang.log > "$
          tar -C "$OUT" -czf "$OUT/sg-$PH.tar.gz" sg; }
 run() { local t=$1 log=$2; shift 2; note "$log: $*"; (cd "$R" && timeout "$t" "$@" > "$R/$log.log" 2>&1); local rc=$?
         note "rc $rc"; pack "$log"; return $rc; }
-serve() { run 330 "serve-$1" bash "$STAGE/b/serve_sglang.sh" "$@" --attention-backend triton --sampling-backend pytorch; }
+serve() { run 330 "serve-$1" bash "$D/serve_sglang.sh" "$@" --attention-backend triton --sampling-backend pytorch; }
 [ -d /tmp/mc ] || python3 -m pip install -q --no-index --no-deps --target /tmp/mc "$STAGE"/w/*.whl > "$R/pip.log" 2>&1
 export PYTHONPATH=/tmp/sgsite:/tmp/mc   # SGLang's packages (xgrammar 0.2.1, llguidance 1.9.1), maskcost's wheel
 MC="python3 -m maskcost.cli"

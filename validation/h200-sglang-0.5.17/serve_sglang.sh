@@ -1,7 +1,7 @@
 #!/bin/bash
 # On the device machine: assemble the staged site once (/tmp/sgsite, /tmp/llama3-8b), then (re)start a
 # detached SGLang 0.5.17 server on 127.0.0.1:8000 and wait until it answers /health.
-# usage: bash $STAGE/b/serve_sglang.sh BACKEND MAX_RUNNING [more sglang flags...]
+# usage: [STAGE=DIR] bash validation/h200-sglang-0.5.17/serve_sglang.sh BACKEND MAX_RUNNING [more sglang flags...]
 #   BACKEND: xgrammar | llguidance.  Afterwards: export PYTHONPATH=/tmp/sgsite
 # Fixed flags, and why: --load-format dummy (random weights: real shapes and kernels); --attention-backend
 # triton and --sampling-backend pytorch (the staged sglang-kernel has no FA3 build; flashinfer is not

@@ -39,8 +39,8 @@ rm -rf "$STAGE" && mkdir -p "$STAGE/a" "$STAGE/b" "$STAGE/w"
 tar -C "$WORK" -cf - site llama3-8b | xz -6 -T0 > "$WORK/bundle.tar.xz"
 split -b 44M -d "$WORK/bundle.tar.xz" "$STAGE/part"
 mv "$STAGE/part00" "$STAGE/a/"; mv "$STAGE"/part* "$STAGE/b/" 2>/dev/null || true
-cp "$HERE/serve_sglang.sh" "$STAGE/b/"
 python3 -m pip wheel -q --no-deps -w "$STAGE/w" .
-python3 -m pip download -q --no-deps -d "$STAGE/w" simpy
+# maskcost's own needs that neither the device image nor the staged site has
+python3 -m pip download -q --no-deps $PLAT -d "$STAGE/w" simpy jsonschema referencing rpds-py jsonschema-specifications
 du -sh "$STAGE"/a "$STAGE"/b "$STAGE"/w
 rm -rf "$WORK"
