@@ -431,3 +431,31 @@ def test_precision_stops_a_run_once_its_itl_mean_is_known_well_enough():
     assert run(p, concurrency=32, requests=300)["requests_run"] == 300
     with pytest.raises(ValueError, match="--precision 1.5"):
         Workload(precision=1.5)
+
+
+def test_sglang_runs_prefill_apart_and_its_decode_rows_wait_through_it():
+    """SGLang's scheduler runs a new prefill batch before the running batch's decode (scheduler.py "Run
+    prefill first if possible"): no step mixes the two, and a decode row's gap holds the prefill steps
+    it waited through, so the ITL mean agrees with Little's law (running / tokens per second)."""
+    p = constant_profile(fill_us=50.0, forward_ms=5.0)
+    kw = dict(concurrency=32, requests=800, structured_fraction=0.0, unstructured_lengths="uniform:2:6",
+              prompt_tokens=1)
+    sims = {}
+    for engine in ("sglang", "vllm"):
+        wl = Workload(**kw)
+        sims[engine] = sim = Simulation(Costs(p, "xgrammar"), EngineConfig(engine=engine), wl).run()
+        steps = np.array(sim.steps, dtype=float).reshape(-1, len(STEP_FIELDS))
+        col = {f: steps[:, i] for i, f in enumerate(STEP_FIELDS)}
+        mixed = (col["prefill_tokens"] > 0) & (col["decode_rows"] > 0)
+        assert (not mixed.any()) if engine == "sglang" else mixed.any()
+    r = summarize(sims["sglang"])
+    # a request of 2-6 tokens (4 on average) spends one prefill step and the rest decode steps: about a
+    # quarter of the steps are prefill-only, so a waiting row's gap is two steps; the mean lies between
+    assert 5.0 * 1.1 < r["itl_ms_mean"] < 5.0 * 2
+    # the server's way (SGLang's histogram: the time between a request's first and last token over its
+    # gaps), over the requests of the middle of the run
+    sim = sims["sglang"]
+    mid = slice(len(sim.done_t) // 5, 4 * len(sim.done_t) // 5)
+    ref = np.sum(sim.done_t[mid] - sim.first_t[mid]) / np.sum(sim.out_len[mid] - 1)
+    assert r["itl_ms_mean"] == pytest.approx(ref, rel=0.05)
+    assert summarize(sims["vllm"])["itl_ms_mean"] < r["itl_ms_mean"]

@@ -315,7 +315,8 @@ def test_the_servers_speed_is_read_apart_on_each_side_of_the_fill_pool():
     assert "0.989 on vLLM's fill pool" in m.words() and "(pool)" in m.source
     one_side = measured_speed(pts[:2], on, cfg, "s.jsonl")
     assert one_side.pool_speed is None and one_side.cpu_speed == pytest.approx((0.816 + 0.727) / 2)
-    assert measured_speed(pts, on, replace(cfg, engine="sglang"), "s.jsonl").pool_speed is None
+    sg = measured_speed(pts, on, replace(cfg, engine="sglang"), "s.jsonl")
+    assert sg.pool_speed is None and "(pool)" not in sg.source  # SGLang has no fill pool to label
     # the profile carries it (and refuses a bad one)
     p = load_profile(default_profile_path())
     d = profile_to_dict(replace(p, measured_speed=m))

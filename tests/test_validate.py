@@ -345,3 +345,25 @@ def test_validate_sweeps_only_the_schemas_it_is_given_and_says_what_the_profile_
     first = json.loads((tmp_path / "v" / "sweep.jsonl").read_text().splitlines()[0])
     assert first["config"]["schemas"] == ["mine", "tier/flat"]
     assert "the sweep's schemas mine are not in the profile" in capsys.readouterr().out
+
+
+def test_an_sglang_servers_version_picks_its_mechanisms():
+    """calibrate --base-url takes the version the server reports where it is modelled; predict then runs the
+    profile's own version (provenance server_engine), which --engine-version overrides."""
+    import argparse
+    from dataclasses import replace
+
+    from maskcost.cli.engine_args import engine_version
+    from maskcost.model.config import EngineConfig
+    from maskcost.profile import default_profile_path, load_profile
+    from maskcost.validate.server_calibration import _served_version
+    cfg = EngineConfig(engine="sglang")
+    assert _served_version(cfg, {"version": {"version": "0.5.17", "engine": "sglang"}}).engine_version == "0.5.17"
+    assert _served_version(cfg, {"version": {"version": "0.9.9", "engine": "sglang"}}).engine_version is None
+    assert _served_version(replace(cfg, engine_version="0.5.23"),
+                           {"version": {"version": "0.5.17"}}).engine_version == "0.5.23"
+    p = load_profile(default_profile_path())
+    p = replace(p, provenance={**p.provenance, "server_engine": {"engine": "sglang", "version": "0.5.17"}})
+    assert engine_version(argparse.Namespace(engine_version=None), p, "sglang") == ("0.5.17", "the profile's own")
+    assert engine_version(argparse.Namespace(engine_version="0.5.23"), p, "sglang")[0] == "0.5.23"
+    assert engine_version(argparse.Namespace(engine_version=None), p, "vllm")[0] == "0.25.1"

@@ -116,6 +116,10 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
         raise UsageError(f"--server-backend {args.server_backend}: also calibrate it (--backend "
                          f"{' '.join(args.backend)})")
     host_cpus, host_count = _host_cpus()
+    from ..model.engines import VERSIONS
+    if args.server_engine_version and args.server_engine_version not in VERSIONS[args.server_engine]:
+        raise UsageError(f"--server-engine-version {args.server_engine_version}: {args.server_engine}'s mechanisms "
+                         f"are modelled for {', '.join(VERSIONS[args.server_engine])}")
     cfg = EngineConfig(engine=args.server_engine, engine_version=args.server_engine_version,
                        backend=args.server_backend, max_num_seqs=args.max_num_seqs,
                        usable_cores=args.server_cores or host_cpus, cpu_count=args.server_cpu_count or host_count)

@@ -302,6 +302,8 @@ class Simulation:
         non-final prefill chunk (no token, no bitmask row: engines.md, structured_output_request_ids)."""
         while True:
             dec, chunks = self._schedule()
+            if chunks and self.engine.prefill_apart:
+                dec = dec[:0]  # SGLang: the prefill batch runs alone; the decode rows wait for the next step
             if dec.size or chunks:
                 final = []
                 for s, c in chunks:

@@ -78,6 +78,7 @@ class Engine:
     loop: ClassVar[str] = "engine_loop"  # the Simulation method that runs its steps
     compiles_before_scheduling: ClassVar[bool] = True  # the request waits for its grammar in a compile pool
     api_server_queue: ClassVar[bool] = False  # ForwardCurve.frontend_* was fitted on this engine's API server
+    prefill_apart: ClassVar[bool] = False  # a step with prompt chunks runs no decode rows (else they share it)
 
     def compile_workers(self, cpu_count: int) -> int:
         raise NotImplementedError
@@ -218,6 +219,10 @@ class Sglang(Engine):
     the grammar queue and its time-out, the mask applied to every row of the batch, llguidance's
     batched fill on a rayon pool (all rows plain GuidanceGrammar, no drafts)."""
     name, version = "sglang", "0.5.23"
+    # managers/scheduler.py get_next_batch_to_run (0.5.23 :3993, 0.5.17 :3034-3043): "Run prefill first
+    # if possible": a new prefill batch runs as a step of its own and the running batch's decode waits;
+    # decode and prefill share a batch only with --enable-mixed-chunk (server_args.py:967-971, False)
+    prefill_apart = True
 
     def compile_workers(self, cpu_count: int) -> int:
         return sglang_compile_workers(cpu_count)

@@ -40,6 +40,26 @@ def itl_ci95_ms(itl: np.ndarray, w: np.ndarray, batches: int = ITL_BATCHES) -> f
     return float(stats.t.ppf(0.975, len(means) - 1) * np.std(means, ddof=1) / np.sqrt(len(means)))
 
 
+def waited_gaps(period_ms: np.ndarray, decode_rows: np.ndarray, batch: np.ndarray, running: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where prefill runs as a step of its own (SGLang), a prefill-only step holds back every row alive
+    across it (running after it, less the rows it started); their next token waits through it. Each
+    decode step takes the waits of the prefill-only steps just before it: its rows that were alive
+    before the last of them (all but the rows that one started) have the step's period plus their share
+    of those waits (the mean exact; a row's own wait is spread evenly), the others the period alone.
+    Returns (the decode steps' indices, the gap of their waiting rows, the waiting rows)."""
+    zero = decode_rows == 0
+    held = np.where(zero, period_ms * np.clip(running - batch, 0.0, None), 0.0)  # row-ms waited there
+    cw = np.concatenate([[0.0], np.cumsum(held)])
+    dec = np.flatnonzero(~zero)
+    prev = np.concatenate([[0], dec[:-1] + 1]) if dec.size else dec  # the step after the previous decode step
+    last_new = np.where((dec > 0) & zero[np.maximum(dec - 1, 0)], batch[np.maximum(dec - 1, 0)], 0.0)
+    waited = np.clip(decode_rows[dec] - last_new, 0.0, None)
+    extra = cw[dec] - cw[prev]
+    gap = period_ms[dec] + np.divide(extra, waited, out=np.zeros_like(extra), where=waited > 0)
+    return dec, gap, waited
+
+
 def summarize(sim: Simulation) -> dict[str, Any]:
     steps = np.array(sim.steps, dtype=float).reshape(-1, len(STEP_FIELDS))
     col = {f: steps[:, i] for i, f in enumerate(STEP_FIELDS)}
@@ -64,6 +84,13 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         itl_w = np.concatenate(wts) if wts else np.zeros(0)
     else:
         itl, itl_w = col["period_ms"][win], col["decode_rows"][win]
+        if sim.engine.prefill_apart:
+            # each decode step: its waiting rows at period + the prefill steps before it, its new rows at period
+            dec, gap, waited = waited_gaps(col["period_ms"], col["decode_rows"], col["batch"], col["running"])
+            keep_dec = win[dec]
+            dec, gap, waited = dec[keep_dec], gap[keep_dec], waited[keep_dec]
+            itl = np.stack([gap, col["period_ms"][dec]], 1).ravel()  # in step order (the CI's batches)
+            itl_w = np.stack([waited, col["decode_rows"][dec] - waited], 1).ravel()
         keep = itl_w > 0
         itl, itl_w = itl[keep], itl_w[keep]
     mean_itl = float(np.average(itl, weights=itl_w)) if itl.size else None

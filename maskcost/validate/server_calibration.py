@@ -194,7 +194,8 @@ def measured_speed(pts: tuple[tuple[int, float], ...], on: list[dict[str, Any]],
     points' median and the pool points' apart (a server's two regimes can run at speeds 20-25% apart:
     validation/h200-vllm-0.25.1/newcomer, run 2)."""
     running = {s["concurrency"]: s["engine"].get("running_mean") or 0.0 for s in on}
-    pooled = {c: vllm_uses_pool(cfg.max_num_seqs, round(running.get(c, 0.0)), 0) for c, _ in pts}
+    pooled = {c: cfg.engine == "vllm" and vllm_uses_pool(cfg.max_num_seqs, round(running.get(c, 0.0)), 0)
+              for c, _ in pts}  # vLLM's fill pool: no other engine has one
     serial = [x for c, x in pts if not pooled[c]]
     pool = [x for c, x in pts if pooled[c]]
     split = cfg.engine == "vllm" and serial and pool

@@ -33,9 +33,12 @@ case $PH in
     cp "$R/xgrammar/host.json.gz" "$R/llguidance/host.json.gz"
     run 60 predict-llguidance $MC campaign run "$D/campaign-llguidance.json" --base-url $U --out "$R/llguidance" --stop-after predict ;;
   B)
+    # a fresh machine (the one of A went back): A's profiles and predictions, as they came back
+    [ -d "$KEEP" ] || cp -r "$D/seed"/. "$R"/
+    serve xgrammar 256 || exit 1
     run 300 val-xgrammar $MC campaign run "$D/campaign-xgrammar.json" --base-url $U --out "$R/xgrammar"
     serve llguidance 256 || exit 1
-    run 300 val-llguidance $MC campaign run "$D/campaign-llguidance.json" --base-url $U --out "$R/llguidance" ;;
+    run 240 val-llguidance $MC campaign run "$D/campaign-llguidance.json" --base-url $U --out "$R/llguidance" ;;
   C)
     serve xgrammar 256 || exit 1
     run 200 unique $MC validate --profile "$R/xgrammar/host.json.gz" --base-url $U --engine sglang \

@@ -41,6 +41,6 @@ split -b 44M -d "$WORK/bundle.tar.xz" "$STAGE/part"
 mv "$STAGE/part00" "$STAGE/a/"; mv "$STAGE"/part* "$STAGE/b/" 2>/dev/null || true
 python3 -m pip wheel -q --no-deps -w "$STAGE/w" .
 # maskcost's own needs that neither the device image nor the staged site has
-python3 -m pip download -q --no-deps $PLAT -d "$STAGE/w" simpy jsonschema referencing rpds-py jsonschema-specifications
+python3 -m pip download -q --no-deps $PLAT -d "$STAGE/w" simpy
 du -sh "$STAGE"/a "$STAGE"/b "$STAGE"/w
 rm -rf "$WORK"
