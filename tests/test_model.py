@@ -459,3 +459,9 @@ def test_sglang_runs_prefill_apart_and_its_decode_rows_wait_through_it():
     ref = np.sum(sim.done_t[mid] - sim.first_t[mid]) / np.sum(sim.out_len[mid] - 1)
     assert r["itl_ms_mean"] == pytest.approx(ref, rel=0.05)
     assert summarize(sims["vllm"])["itl_ms_mean"] < r["itl_ms_mean"]
+    # --precision stops on the same gaps the summary reports (prefill waits included)
+    wl = Workload(concurrency=32, structured_fraction=0.0, unstructured_lengths="uniform:2:6", prompt_tokens=1,
+                  precision=0.03)
+    pr = summarize(Simulation(Costs(p, "xgrammar"), EngineConfig(engine="sglang"), wl).run())
+    assert pr["itl_ms_mean"] == pytest.approx(r["itl_ms_mean"], rel=0.05)
+    assert pr["itl_ms_ci95"] <= 0.04 * pr["itl_ms_mean"]

@@ -159,15 +159,16 @@ class Simulation:
     # ------------------------------------------------------------ clients
     def _precise_enough(self) -> bool:
         """Workload.precision: the ITL mean of the steps since the ramp known to +- precision x itself
-        (metrics.itl_ci95_ms over step periods weighted by decode rows)."""
-        from .metrics import RAMP_FRACTION, itl_ci95_ms
-        lo = RAMP_FRACTION * self.env.now
-        st = [(s.period_ms, s.decode_rows) for s in self.steps if s.t_start_ms >= lo and s.decode_rows > 0]
-        if not st:
+        (metrics.itl_ci95_ms over the steps' ITL gaps, metrics.itl_samples)."""
+        from .metrics import RAMP_FRACTION, itl_ci95_ms, itl_samples, step_columns
+        if not self.steps:
             return False
-        a = np.array(st, dtype=float)
-        ci = itl_ci95_ms(a[:, 0], a[:, 1])
-        return ci is not None and ci <= self.wl.precision * float(np.average(a[:, 0], weights=a[:, 1]))
+        col = step_columns(self.steps)  # the same gaps as the summary's (SGLang: prefill waits included)
+        itl, w = itl_samples(col, col["t_start_ms"] >= RAMP_FRACTION * self.env.now, self.engine.prefill_apart)
+        if not itl.size:
+            return False
+        ci = itl_ci95_ms(itl, w)
+        return ci is not None and ci <= self.wl.precision * float(np.average(itl, weights=w))
 
     def _next_request(self) -> int | None:
         if self.issued >= self.wl.requests or self.stopped:

@@ -60,9 +60,30 @@ def waited_gaps(period_ms: np.ndarray, decode_rows: np.ndarray, batch: np.ndarra
     return dec, gap, waited
 
 
+def step_columns(steps: list) -> dict[str, np.ndarray]:
+    """Simulation.steps as one array per StepRecord field."""
+    a = np.array(steps, dtype=float).reshape(-1, len(STEP_FIELDS))
+    return {f: a[:, i] for i, f in enumerate(STEP_FIELDS)}
+
+
+def itl_samples(col: dict[str, np.ndarray], win: np.ndarray, prefill_apart: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The ITL gaps of the steps in `win` and the decode rows that had each, in step order (no drafts):
+    a step's period for each of its decode rows; where prefill runs apart, a waiting row's gap also holds
+    the prefill steps before it (waited_gaps)."""
+    itl, itl_w = col["period_ms"][win], col["decode_rows"][win]
+    if prefill_apart:
+        dec, gap, waited = waited_gaps(col["period_ms"], col["decode_rows"], col["batch"], col["running"])
+        keep_dec = win[dec]
+        dec, gap, waited = dec[keep_dec], gap[keep_dec], waited[keep_dec]
+        itl = np.stack([gap, col["period_ms"][dec]], 1).ravel()  # in step order (the CI's batches)
+        itl_w = np.stack([waited, col["decode_rows"][dec] - waited], 1).ravel()
+    keep = itl_w > 0
+    return itl[keep], itl_w[keep]
+
+
 def summarize(sim: Simulation) -> dict[str, Any]:
-    steps = np.array(sim.steps, dtype=float).reshape(-1, len(STEP_FIELDS))
-    col = {f: steps[:, i] for i, f in enumerate(STEP_FIELDS)}
+    col = step_columns(sim.steps)
+    n_steps = len(col["period_ms"])
     t_hi = sim.t_last_issue if sim.t_last_issue > 0 else float(col["t_start_ms"][-1] + col["period_ms"][-1])
     t_lo = RAMP_FRACTION * t_hi
     def in_window(t0: np.ndarray | float, period: np.ndarray | float) -> np.ndarray | bool:
@@ -70,7 +91,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     win = in_window(col["t_start_ms"], col["period_ms"])
     every_step = win.sum() < 5  # tiny runs: use every step
     if every_step:
-        win = np.ones(len(steps), bool)
+        win = np.ones(n_steps, bool)
     if sim.cfg.spec_tokens:
         # the steps of the same window as the step table's (ramp-up and drain left out), each row's
         # tokens of the step sharing its period
@@ -83,16 +104,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         itl = np.concatenate(gaps) if gaps else np.zeros(0)
         itl_w = np.concatenate(wts) if wts else np.zeros(0)
     else:
-        itl, itl_w = col["period_ms"][win], col["decode_rows"][win]
-        if sim.engine.prefill_apart:
-            # each decode step: its waiting rows at period + the prefill steps before it, its new rows at period
-            dec, gap, waited = waited_gaps(col["period_ms"], col["decode_rows"], col["batch"], col["running"])
-            keep_dec = win[dec]
-            dec, gap, waited = dec[keep_dec], gap[keep_dec], waited[keep_dec]
-            itl = np.stack([gap, col["period_ms"][dec]], 1).ravel()  # in step order (the CI's batches)
-            itl_w = np.stack([waited, col["decode_rows"][dec] - waited], 1).ravel()
-        keep = itl_w > 0
-        itl, itl_w = itl[keep], itl_w[keep]
+        itl, itl_w = itl_samples(col, win, sim.engine.prefill_apart)
     mean_itl = float(np.average(itl, weights=itl_w)) if itl.size else None
     got = ~np.isnan(sim.first_t) & ~sim.aborted
     ttft = (sim.first_t - sim.arrival)[got] + sim.costs.profile.forward.ttft_fixed_ms
@@ -134,6 +146,6 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "requests_run": int(sim.issued),  # fewer than Workload.requests where its precision was met first
         "straddle_rate": strad_rate,
         "aborted": int(sim.aborted.sum()),
-        "steps": int(len(steps)),
+        "steps": n_steps,
         "breakdown": breakdown,
     }
