@@ -66,7 +66,7 @@ def engine_side_base(engine_from: str | None, server_version: Any, default_path:
         return load_profile(engine_from), f"in-engine factors from {engine_from}"
     base = load_profile(default_path)
     ver = base.provenance.get("packages", {}).get("vllm")
-    got = server_version.get("version") if isinstance(server_version, dict) else None
+    got = reported_version(server_version)
     if isinstance(server_version, dict) and server_version.get("engine") == "sglang":
         return None, (f"no in-engine factors: an SGLang {got} server, the embedded profile's are vLLM {ver}'s "
                       f"(give --engine-from PROFILE of this engine version)")
@@ -76,11 +76,15 @@ def engine_side_base(engine_from: str | None, server_version: Any, default_path:
                   f"(give --engine-from PROFILE of this engine version)")
 
 
+def reported_version(server_version: Any) -> str | None:
+    """The version string in server_provenance's "version" (vLLM's /version, SGLang's /server_info), if any."""
+    return server_version.get("version") if isinstance(server_version, dict) else None
+
+
 def _served_version(cfg: EngineConfig, prov: dict[str, Any]) -> EngineConfig:
     """`cfg` at the version the server reports, where no version was given and that one is modelled."""
     from ..model.engines import VERSIONS
-    v = prov.get("version")
-    got = v.get("version") if isinstance(v, dict) else None
+    got = reported_version(prov.get("version"))
     if cfg.engine_version is None and got in VERSIONS.get(cfg.engine, {}):
         return replace(cfg, engine_version=got)
     return cfg
@@ -174,8 +178,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         raise ServerError(f"calibrate: no schema-on point of {speed_path} gave an ITL speed (the model cannot "
                           f"match the engine's ITL there at any speed); the profile is not written")
     measured = measured_speed(pts, on, cfg, speed_path.name)
-    ver = prov.get("version")
-    served = {"engine": cfg.engine, "version": ver.get("version") if isinstance(ver, dict) else None,
+    served = {"engine": cfg.engine, "version": reported_version(prov.get("version")),
               **({"server_args": prov["server_args"]} if "server_args" in prov else {})}
     p = replace(p, measured_speed=measured, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1),
                                                         "server_engine": served})

@@ -96,7 +96,7 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
         if engine is None:
             raise ServerError(f"{base_url}/metrics: no vLLM, SGLang or llama.cpp running-request gauge")
         running_key = ENGINE_METRICS[engine][0]
-        wait_key = GRAMMAR_WAIT_GAUGE.get(engine, "")
+        wait_key = GRAMMAR_WAIT_GAUGE.get(engine)  # None: the engine has no such gauge (llama.cpp)
         samples: list[tuple[float, float, float]] = []
         state: dict[str, Any] = {"done": False, "before": first, "t_start": time.perf_counter()}
 
@@ -104,7 +104,7 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
             while not state["done"]:
                 m = await scrape(mc, base_url)
                 samples.append((time.perf_counter() - state["t_start"], m.get(running_key, 0.0),
-                                m.get(wait_key, 0.0)))
+                                m.get(wait_key, 0.0) if wait_key else 0.0))
                 await asyncio.sleep(METRICS_POLL_S)
 
         async def started() -> None:  # the window opens with the first request
