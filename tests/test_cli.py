@@ -117,6 +117,15 @@ def test_calibrate_engine_only_replaces_the_sync_curve_and_keeps_the_rest(tmp_pa
     base, p = load_profile(default_profile_path()), load_profile(out)
     assert [x.itl_ms for x in p.forward.sync_points] == [6.1, 6.8, 12.4]
     assert p.forward.points == base.forward.points and p.backends == base.backends
+    # a new forward curve alone keeps the base's prefill points, context slope and API-server costs
+    r = mc("calibrate", "--engine-only", "--engine-from", str(default_profile_path()), "--forward-sweep", str(sweep),
+           "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    p = load_profile(out)
+    assert [x.itl_ms for x in p.forward.points] == [6.1, 6.8, 12.4]
+    assert base.forward.prefill_points and p.forward.prefill_points == base.forward.prefill_points
+    assert (p.forward.context_us_per_ktoken, p.forward.frontend_token_us, p.forward.frontend_request_ms) == \
+        (base.forward.context_us_per_ktoken, base.forward.frontend_token_us, base.forward.frontend_request_ms)
     bad = mc("calibrate", "--engine-only", "--sync-sweep", str(sweep), "--out", str(out), "--forward-sweep", str(sweep))
     assert bad.returncode == 2 and "--engine-from" in bad.stderr
 

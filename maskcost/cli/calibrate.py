@@ -43,6 +43,7 @@ def cmd_calibrate(args) -> int:
     from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs
     from ..calibrate.tokenizer import load_vocab
     out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
     base = load_profile(args.engine_from) if args.engine_from else None
     from ..validate.sweep import read_summaries
     forward_sweep = read_summaries(args.forward_sweep) if args.forward_sweep else None
@@ -163,7 +164,15 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep,
             ([f"context: long prefix-cached prompts, {' '.join(args.context_sweep)}"] if context_sweep else [])
         fw = forward_from_summaries(forward_sweep, f"{'; '.join(srcs)}. {args.engine_note or ''}",
                                     (), prefill_sweep, context_sweep)
-        fw = replace(fw, sync_points=base.forward.sync_points)
+        # what this command does not re-measure stays the base's: its prefill points, context slope and API server
+        b = base.forward
+        keep = ({} if prefill_sweep else {"prefill_points": b.prefill_points}) | \
+            ({} if context_sweep else {"context_us_per_ktoken": b.context_us_per_ktoken,
+                                       "context_points": b.context_points,
+                                       "context_ref_tokens": fw.context_ref_tokens or b.context_ref_tokens}) | \
+            ({} if args.frontend else {"frontend_token_us": b.frontend_token_us,
+                                       "frontend_request_ms": b.frontend_request_ms})
+        fw = replace(fw, sync_points=b.sync_points, frontend_structured_ms=b.frontend_structured_ms, **keep)
         if not any(s["arm"] == "off" and s["concurrency"] == 1 for s in forward_sweep):
             fw = replace(fw, ttft_fixed_ms=base.forward.ttft_fixed_ms)  # measured at concurrency 1 only
     if sync_sweep:

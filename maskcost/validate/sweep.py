@@ -270,6 +270,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                 "schemas": [e.schema_id for e in entries], **(config or {})}
     raw_path = out.with_name(out.name.removesuffix(".jsonl") + ".raw.jsonl")
     bench = host_bench_us() if host_bench and todo else None  # before the load, on an idle engine
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
     with open(raw_path, "a") as raw, open(out, "a") as summ:
         bar = tqdm(todo, desc="sweep points", unit="pt")
         for p in bar:

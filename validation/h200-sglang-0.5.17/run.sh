@@ -6,13 +6,16 @@
 #   bash validation/h200-sglang-0.5.17/run.sh B   campaign-xgrammar: validate, score; serve llguidance;
 #                                                 campaign-llguidance (the xgrammar arm's profile): validate, score
 #   bash validation/h200-sglang-0.5.17/run.sh C   the extras: --disable-overlap-schedule, unique schemas
+#   bash validation/h200-sglang-0.5.17/run.sh D   one machine, one call (run2/): this host's grammar traces, then
+#                                                 xgrammar (:8000) and llguidance (:8100) served side by side on
+#                                                 the GPU, the same loads on both, schema on and off, unique schemas
 # Results under $OUT/sg/ (and /tmp/sg-keep, so a later call on the same machine packs them all).
 set -u
 PH=$1; ROOT=$PWD; D=$ROOT/validation/h200-sglang-0.5.17; R=$OUT/sg; KEEP=/tmp/sg-keep; mkdir -p "$R"
 [ -d "$KEEP" ] && cp -r "$KEEP"/. "$R"/
 export STAGE=$ROOT/.device-stage-sg
 note() { echo "$(date -u +%FT%T.%3NZ) [$SECONDS s] $*" >> "$R/steps.txt"; }
-pack() { mkdir -p "$KEEP" && cp -r "$R"/. "$KEEP"/; gzip -c /tmp/sglang.log > "$R/sglang-$PH-$1.log.gz" 2>/dev/null
+pack() { mkdir -p "$KEEP" && cp -r "$R"/. "$KEEP"/; for l in /tmp/sglang-*.log; do [ -f "$l" ] && gzip -c "$l" > "$R/$(basename "$l" .log)-$PH-$1.log.gz"; done
          tar -C "$OUT" -czf "$OUT/sg-$PH.tar.gz" sg; }
 run() { local t=$1 log=$2; shift 2; note "$log: $*"; (cd "$R" && timeout "$t" "$@" > "$R/$log.log" 2>&1); local rc=$?
         note "rc $rc"; pack "$log"; return $rc; }
@@ -48,5 +51,43 @@ case $PH in
     run 200 no-overlap $MC validate --profile "$R/xgrammar/host.json.gz" --base-url $U --engine sglang \
       --engine-version 0.5.17 --backend xgrammar --no-async-scheduling --schema "$D"/schemas/*.json \
       --concurrency 32 128 --repeats 1 --out "$R/no-overlap" ;;
+  D)
+    { nproc; lscpu | grep -E "Model name|^CPU\(s\)|MHz"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv;
+      ls "$STAGE"/w; } > "$R/host.txt" 2>&1
+    run 120 assemble bash "$D/serve_sglang.sh" assemble 0 || exit 1
+    # this host's grammar costs while nothing else runs (the forward curve: run 1's machine A, as committed)
+    run 150 calib-host $MC calibrate --engine-from "$D/run1/A/xgrammar/host.json.gz" --tokenizer /tmp/llama3-8b \
+      --schema "$D"/schemas/*.json --out "$R/host.json.gz"
+    F="--attention-backend triton --sampling-backend pytorch --sleep-on-idle"
+    # two servers on one GPU: SGLang sizes its KV pool from the memory free when it starts, so the second
+    # starts once the first has allocated its pool (MEM: the fraction of what each finds free)
+    note "serve xgrammar :8000"
+    (PORT=8000 MEM=0.45 bash "$D/serve_sglang.sh" xgrammar 256 $F > "$R/serve-xgrammar.log" 2>&1) &
+    for i in $(seq 1 60); do grep -q "Memory pool end" /tmp/sglang-8000.log 2>/dev/null && break; sleep 3; done
+    note "serve llguidance :8100"
+    (PORT=8100 MEM=0.7 bash "$D/serve_sglang.sh" llguidance 256 $F > "$R/serve-llguidance.log" 2>&1) &
+    wait; note "$(cat "$R"/serve-*.log | grep -h "up after\|died\|not up" | tr '\n' ' ')"; pack serve
+    grep -h "KV Cache is allocated\|Memory pool end" /tmp/sglang-8*.log >> "$R/host.txt"
+    python3 -c "import sglang, xgrammar, llguidance; print(sglang.__version__, xgrammar.__version__, llguidance.__version__)" >> "$R/host.txt" 2>&1
+    S=("$D"/schemas/*.json)
+    sw() { local t=$1 log=$2 u=$3; shift 3; run "$t" "$log" $MC sweep --base-url "$u" --client-procs 2 --schema "${S[@]}" "$@"; }
+    X=http://127.0.0.1:8000; L=http://127.0.0.1:8100
+    # this machine's forward curve (schema off, 256 tokens a request, two client processes), then the
+    # registered predictions of every schema-on point below, written before any of them runs
+    sw 120 xgrammar-off $X --arms off --concurrency 8 32 64 128 192 256 --off-tokens 256 --rounds 2 --label xgrammar-off \
+      --out "$R/xgrammar.off.jsonl"
+    run 60 calib-forward $MC calibrate --engine-only --engine-from "$R/host.json.gz" --forward-sweep "$R/xgrammar.off.jsonl" \
+      --out "$R/machine.json.gz"
+    run 90 predict $MC predict --profile "$R/machine.json.gz" --engine sglang --engine-version 0.5.17 --backend xgrammar \
+      guidance --max-num-seqs 256 --concurrency 8 32 64 128 256 --schema-id contact order review --no-band \
+      --json "$R/predicted.json" --png "$R/predicted.png"
+    sw 150 xgrammar-on $X --arms on --concurrency 8 32 64 128 --label xgrammar --out "$R/xgrammar.sweep.jsonl"
+    sw 60 llguidance-on $L --arms on --concurrency 8 32 64 128 256 --label llguidance --out "$R/llguidance.sweep.jsonl"
+    sw 40 llguidance-off $L --arms off --concurrency 8 64 256 --off-tokens 256 --rounds 2 --label llguidance-off \
+      --out "$R/llguidance.off.jsonl"
+    sw 60 llguidance-unique $L --arms on --unique-schemas --concurrency 8 128 --label llguidance-unique \
+      --out "$R/llguidance.unique.jsonl"
+    [ $SECONDS -lt 540 ] && sw $((585 - SECONDS)) xgrammar-unique $X --arms on --unique-schemas --concurrency 8 64 --label xgrammar-unique \
+      --out "$R/xgrammar.unique.jsonl" ;;
 esac
 pack end
