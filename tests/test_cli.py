@@ -154,3 +154,9 @@ def test_sweep_host_bench_then_report_scales_the_host_cpu(tmp_path):
                                  "provenance": {"client_host": {}}}) + "\n")
     r = mc("report", "--sweep", str(plain), "--out", str(tmp_path / "rep2"), "--cpu-speed-from-sweep")
     assert r.returncode == 2 and "sweep with --host-bench" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_flag_is_matched_by_its_whole_name_only():
+    # argparse would take --out for predict's --output-tokens and then fail on the file name
+    r = mc("predict", "--out", "x.json")
+    assert r.returncode == 2 and "unrecognized arguments: --out x.json" in r.stderr

@@ -15,10 +15,17 @@ from .common import HelpWithDefaults, UsageError
 COMMANDS = (calibrate, predict, report, validate, campaign, sweep, straddle, llamacpp_loop, hostmeter)
 
 
+class _Parser(argparse.ArgumentParser):
+    """A flag is matched only by its whole name: `--out` is not taken for `--output-tokens`."""
+    def __init__(self, *a, **k):
+        k.setdefault("allow_abbrev", False)
+        super().__init__(*a, **k)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="maskcost", description="price grammar-constrained decoding: calibrate a profile, predict from it, validate it "
+    ap = _Parser(prog="maskcost", description="price grammar-constrained decoding: calibrate a profile, predict from it, validate it "
                                  "against a live server")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub = ap.add_subparsers(dest="cmd", required=True, parser_class=_Parser)
     for m in COMMANDS:
         m.add_parser(sub)
     for p in sub.choices.values():
