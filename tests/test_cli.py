@@ -160,3 +160,55 @@ def test_a_flag_is_matched_by_its_whole_name_only():
     # argparse would take --out for predict's --output-tokens and then fail on the file name
     r = mc("predict", "--out", "x.json")
     assert r.returncode == 2 and "unrecognized arguments: --out x.json" in r.stderr
+
+
+def test_predict_schema_of_an_id_the_profile_holds_points_to_schema_id(tmp_path):
+    from maskcost.profile import default_profile_path, load_profile
+    sid = load_profile(default_profile_path()).backends["xgrammar"].traces[0].schema_id
+    f = tmp_path / "mine.json"
+    f.write_text(json.dumps({"id": sid, "schema": {"type": "object", "properties": {"a": {"type": "string"}}}}))
+    r = mc("predict", "--schema", str(f), "--concurrency", "8", "--no-band")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and f"--schema-id {sid}" in r.stderr, r.stderr
+
+
+def test_predict_streams_its_points_and_resume_runs_only_the_rest(tmp_path):
+    from maskcost.cli import build_parser
+    from maskcost.cli.engine_args import _engine_configs, _profile
+    from maskcost.cli.predict import _workloads
+    from maskcost.model.predict import point_key
+    out = tmp_path / "grid.json"
+    args = ["predict", "--concurrency", "1", "8", "--backend", "xgrammar", "guidance", "--no-band", "--requests", "60"]
+    r = mc(*args, "--json", str(out))
+    assert r.returncode == 0, r.stderr
+    full = json.loads(out.read_text())["points"]
+    assert not (tmp_path / "grid.json.partial.jsonl").exists()  # the grid finished: only the result stays
+    # what an interrupted run leaves: the header, one finished point, a line cut short
+    a = build_parser().parse_args([*args, "--json", str(tmp_path / "b.json")])
+    profile = _profile(a)
+    ids = tuple(sorted(set(profile.schema_ids("xgrammar")) & set(profile.schema_ids("guidance"))))
+    combos = [(c, w) for c in _engine_configs(a, profile) for w in _workloads(a, ids)]
+    assert len(combos) == len(full) == 4
+    marked = dict(full[0], itl_ms_mean=-1.0)  # a point read back is not run again
+    (tmp_path / "b.json.partial.jsonl").write_text(
+        json.dumps({"profile": [profile.name, profile.created_utc]}) + "\n"
+        + json.dumps({"key": point_key(*combos[0]), "point": marked}) + "\n" + '{"key": "cut sh')
+    r = mc(*args, "--json", str(tmp_path / "b.json"), "--resume")
+    assert r.returncode == 0, r.stderr
+    assert "--resume: 1 points read back" in r.stdout
+    got = json.loads((tmp_path / "b.json").read_text())["points"]
+    assert got[0]["itl_ms_mean"] == -1.0 and got[1:] == full[1:]
+    # a partial file of another profile is refused in one line; --resume needs --json
+    (tmp_path / "b.json.partial.jsonl").write_text(json.dumps({"profile": ["other", "x"]}) + "\n")
+    r = mc(*args, "--json", str(tmp_path / "b.json"), "--resume")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "is not from profile" in r.stderr
+    r = mc(*args, "--resume")
+    assert r.returncode == 2 and "give --json" in r.stderr
+
+
+def test_predict_engine_sglang_alone_takes_the_shipped_sglang_profile():
+    r = mc("predict", "--engine", "sglang", "--concurrency", "8", "--no-band", "--requests", "60")
+    assert r.returncode == 0, r.stderr
+    assert "profile: sglang-0.5.17-h200 " in r.stdout and "mechanisms: sglang 0.5.17 (the profile's own" in r.stdout
+    r = mc("predict", "--engine", "vllm", "sglang", "--concurrency", "8", "--no-band", "--requests", "60")
+    assert r.returncode == 0, r.stderr
+    assert "profile: sglang-0.5.17-h200" not in r.stdout

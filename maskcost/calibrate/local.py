@@ -31,7 +31,8 @@ def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: li
         raise ValueError(f"--schema: two files give the schema id {sorted(dup)[0]!r} (rename one, or give it an 'id')")
     clash = [i for i in ids if i in {t.schema_id for b in backends for t in profile.backends[b].traces}]
     if clash:
-        raise ValueError(f"--schema {clash[0]}: the profile already has a schema of that id (give the file an 'id')")
+        raise ValueError(f"--schema {clash[0]}: the profile already holds traces of a schema {clash[0]!r} (the one it was "
+                         f"calibrated with?): use them with --schema-id {clash[0]}, or give the file another 'id' to trace it")
     vocab = load_vocab(profile.tokenizer)
     new_backends = dict(profile.backends)
     how: list[LocalSchema] = []

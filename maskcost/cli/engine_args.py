@@ -7,7 +7,7 @@ import argparse
 from ..profile import Profile, default_profile_path, load_profile
 
 def _profile(args) -> Profile:
-    p = load_profile(args.profile or default_profile_path())
+    p = load_profile(args.profile or default_profile_path(getattr(args, "engine", ())))
     for b in args.backend:
         if b not in p.backends:
             raise ValueError(f"--backend {b}: the profile '{p.name}' has no {b} costs (it has "
@@ -78,7 +78,8 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
     from ..model.config import SPEC_METHODS, EngineConfig
     from ..model.engines import ENGINES, VERSIONS
     d = EngineConfig()
-    p.add_argument("--profile", help="profile file (default: the embedded H200 / vLLM 0.25.1 profile)")
+    p.add_argument("--profile", help="profile file (default: the embedded H200 / vLLM 0.25.1 profile; with --engine sglang alone, the "
+                   "shipped SGLang 0.5.17 H200 calibration)")
     p.add_argument("--engine", nargs="+", default=[d.engine], choices=list(ENGINES))
     p.add_argument("--engine-version", metavar="V", help="whose mechanisms run: "
                    + "; ".join(f"{n} {' | '.join(v)}" for n, v in VERSIONS.items())

@@ -8,7 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .common import add_tool_args, tool_entries
+from .common import UsageError, add_tool_args, tool_entries
 from .engine_args import (SOURCE_WORDS, _add_engine_args, _add_speed_source, _engine_configs, _profile,
                           _speed_line, engine_version)
 
@@ -71,6 +71,42 @@ def _band(p: dict[str, Any]) -> str:
     return f"{lo:.1f}-{hi:.1f}" if lo is not None and hi is not None else "-"
 
 
+def _partial_path(args) -> Path:
+    return Path(args.json + ".partial.jsonl")
+
+
+def _partial(args, profile):
+    """With --json: the points stream to OUT.json.partial.jsonl as they finish (an interrupted grid keeps
+    them); --resume reads them back and runs only the rest. Returns (the open stream or None, done points)."""
+    if not args.json:
+        if args.resume:
+            raise UsageError("--resume: give --json OUT.json (the finished points are in OUT.json.partial.jsonl)")
+        return None, {}
+    path, made_from = _partial_path(args), [profile.name, profile.created_utc]
+    done: dict = {}
+    if args.resume and path.exists():
+        lines = path.read_text().splitlines()
+        try:
+            head = json.loads(lines[0]) if lines else {}
+        except json.JSONDecodeError:
+            head = {}
+        if head.get("profile") != made_from:
+            raise UsageError(f"--resume: {path} is not from profile {profile.name!r} of {profile.created_utc} "
+                             f"(remove it, or run without --resume)")
+        for line in lines[1:]:
+            try:
+                d = json.loads(line)
+                done[d["key"]] = d["point"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                continue  # the line an interruption cut short: that point runs again
+        print(f"--resume: {len(done)} points read back from {path}")
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    stream = open(path, "a" if done else "w")
+    if not done:
+        stream.write(json.dumps({"profile": made_from}) + "\n")
+    return stream, done
+
+
 def cmd_predict(args) -> int:
     from ..model.predict import grid, plot_overhead
     profile = _profile(args)
@@ -106,8 +142,15 @@ def cmd_predict(args) -> int:
     for engine in args.engine:
         version, why = engine_version(args, profile, engine)
         print(f"mechanisms: {engine} {version} ({why}; model/engines.py)")
-    points = grid(profile, _engine_configs(args, profile), _workloads(args, schema_ids),
-                  trace_out=Path(args.trace) if args.trace else None, band=args.band)
+    stream, done = _partial(args, profile)
+    try:
+        points = grid(profile, _engine_configs(args, profile), _workloads(args, schema_ids),
+                      trace_out=Path(args.trace) if args.trace else None, band=args.band, done=done,
+                      on_point=(lambda k, p: (stream.write(json.dumps({"key": k, "point": p}) + "\n"), stream.flush()))
+                      if stream else None)
+    finally:
+        if stream:
+            stream.close()
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
           f"{profile.forward.source[:90]}...)")
     print_table(points)
@@ -118,6 +161,7 @@ def cmd_predict(args) -> int:
               "points": points}
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
+        _partial_path(args).unlink(missing_ok=True)
         print(f"wrote {args.json}")
     png = args.png or (str(Path(args.json).with_suffix(".png")) if args.json else None)
     if png:
@@ -157,7 +201,10 @@ def add_parser(sub) -> None:
     p.add_argument("--schema-id", nargs="+", metavar="ID", help="schemas of the profile (default: all)")
     p.add_argument("--unique-schemas", action="store_true", help="every request compiles its grammar")
     p.add_argument("--seed", type=int, default=w.seed)
-    p.add_argument("--json", metavar="OUT.json")
+    p.add_argument("--json", metavar="OUT.json", help="write the points here; while the grid runs they stream to "
+                   "OUT.json.partial.jsonl")
+    p.add_argument("--resume", action="store_true", help="with --json: read the points OUT.json.partial.jsonl holds "
+                   "(an interrupted grid) and run only the rest")
     p.add_argument("--png", metavar="OUT.png", help="default: next to --json")
     p.add_argument("--trace", metavar="OUT.json", help="Chrome/Perfetto trace of the first point")
     p.add_argument("--cpu-speed-from-report", nargs="+", metavar="REPORT.json",

@@ -8,7 +8,7 @@ import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from tqdm import tqdm
 
@@ -123,15 +123,33 @@ def _off_in_worker(key: tuple[EngineConfig, Workload]) -> dict[str, Any]:
 _WORKER_CACHE: dict = {}
 
 
+def point_key(cfg: EngineConfig, wl: Workload) -> str:
+    """A point's identity in a grid (what --resume matches a finished point by)."""
+    return json.dumps([asdict(cfg), asdict(wl)], sort_keys=True, default=str)
+
+
 def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[Workload],
          trace_out: Path | None = None, progress: bool = True, jobs: int | None = None,
-         band: bool = True) -> list[dict[str, Any]]:
+         band: bool = True, done: dict[str, dict[str, Any]] | None = None,
+         on_point: Callable[[str, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
     """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores).
     `band`: each point also with the engine as fast and as slow as the profile's engine_speeds
-    (two more schema-on runs a point; run_point_band)."""
+    (two more schema-on runs a point; run_point_band). `done`: points already run, by point_key (not
+    run again); `on_point(key, point)`: called as each new point finishes, in grid order."""
     if not band:
         profile = replace(profile, engine_speeds=None)
-    combos = list(itertools.product(engines, workloads))
+    every = list(itertools.product(engines, workloads))
+    names = [point_key(cfg, wl) for cfg, wl in every]
+    done = dict(done or {})
+    combos = [c for k, c in zip(names, every) if k not in done]
+    if not combos:
+        return [done[k] for k in names]
+    report = on_point or (lambda k, p: None)
+
+    def finished(cfg: EngineConfig, wl: Workload, p: dict[str, Any]) -> None:
+        k = point_key(cfg, wl)
+        done[k] = p
+        report(k, p)
     jobs = jobs or len(os.sched_getaffinity(0))
     # the schema-off arms first, each once (off_key); then every point's schema-on runs
     keys = list(dict.fromkeys(off_key(cfg, wl) for cfg, wl in combos))
@@ -149,23 +167,21 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
             for k in keys[1:]:
                 offs[k] = run_off(profile, k, cache)
                 bar.update()
-    first = run_point_band(profile, combos[0][0], combos[0][1], cache, trace_out, offs)
+    finished(*combos[0], run_point_band(profile, combos[0][0], combos[0][1], cache, trace_out, offs))
     rest = combos[1:]
-    bar = tqdm(total=len(combos), initial=1, desc="predict", unit="pt", disable=not progress)
+    bar = tqdm(total=len(every), initial=len(every) - len(rest), desc="predict", unit="pt", disable=not progress)
     if parallel and len(rest) >= 8:
         with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(profile,)) as ex:
-            out = []
             args = [(cfg, wl, {off_key(cfg, wl): offs[off_key(cfg, wl)]}) for cfg, wl in rest]
-            for r in ex.map(_run_in_worker, args, chunksize=max(1, len(rest) // (4 * jobs))):
-                out.append(r)
+            for (cfg, wl), r in zip(rest, ex.map(_run_in_worker, args, chunksize=max(1, len(rest) // (4 * jobs)))):
+                finished(cfg, wl, r)
                 bar.update()
     else:
-        out = []
         for cfg, wl in rest:
-            out.append(run_point_band(profile, cfg, wl, cache, offs=offs))
+            finished(cfg, wl, run_point_band(profile, cfg, wl, cache, offs=offs))
             bar.update()
     bar.close()
-    return [first] + out
+    return [done[k] for k in names]
 
 
 def write_chrome_trace(sim: Simulation, path: Path) -> None:
