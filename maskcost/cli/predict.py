@@ -107,6 +107,14 @@ def _partial(args, profile):
     return stream, done
 
 
+def _streamer(stream):
+    """grid's on_point: one line per finished point, flushed (what --resume reads back)."""
+    def write(key: str, point: dict[str, Any]) -> None:
+        stream.write(json.dumps({"key": key, "point": point}) + "\n")
+        stream.flush()
+    return write
+
+
 def cmd_predict(args) -> int:
     from ..model.predict import grid, plot_overhead
     profile = _profile(args)
@@ -146,8 +154,7 @@ def cmd_predict(args) -> int:
     try:
         points = grid(profile, _engine_configs(args, profile), _workloads(args, schema_ids),
                       trace_out=Path(args.trace) if args.trace else None, band=args.band, done=done,
-                      on_point=(lambda k, p: (stream.write(json.dumps({"key": k, "point": p}) + "\n"), stream.flush()))
-                      if stream else None)
+                      on_point=_streamer(stream) if stream else None)
     finally:
         if stream:
             stream.close()
