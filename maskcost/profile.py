@@ -215,6 +215,11 @@ class ForwardCurve:
     # InputProcessor._validate_params, engines.md Q4), refitted on a schema-on sweep
     # (calibrate.engine.fit_frontend_structured, fit --fit-frontend); 0 = not measured
     frontend_structured_ms: float = 0.0
+    # a prefill step the engine runs without its CUDA graph (SGLang: one new token, model/engines.py
+    # Sglang0517.eager_prefill), over one that replays it: TTFT at concurrency 1 of a prompt the prefix
+    # cache holds but for its last token, minus TTFT of a fresh prompt of the same length
+    # (calibrate.engine.eager_prefill_ms); 0 = not measured (no term)
+    eager_prefill_ms: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -506,7 +511,8 @@ def _profile_from_dict(d: dict[str, Any], where: str) -> Profile:
                                _nonneg(_req(fw, "context_ref_tokens", fwhere, float), fwhere),
                                _nonneg(_req(fw, "context_us_per_ktoken", fwhere, float), fwhere), ctx,
                                *(_nonneg(_req(fw, k, fwhere, float), f"{fwhere}.{k}") if k in fw else 0.0  # optional:
-                                 for k in ("frontend_token_us", "frontend_request_ms", "frontend_structured_ms")))  # absent = 0
+                                 for k in ("frontend_token_us", "frontend_request_ms", "frontend_structured_ms",
+                                           "eager_prefill_ms")))  # absent = 0
         if forward.context_us_per_ktoken and not forward.context_ref_tokens:
             raise ProfileError(f"{fwhere}.context_ref_tokens: needed (> 0) with a context slope")
     if not forward.points:

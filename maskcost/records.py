@@ -40,6 +40,12 @@ def itl_ms(summary: dict[str, Any]) -> float | None:
     return e["itl_ms"] if e.get("itl_ms") is not None else summary.get("itl_ms_mean")
 
 
+def server_engine(summary: dict[str, Any]) -> str | None:
+    """The engine the sweep's server said it is (its /version or /server_info), if it said."""
+    v = summary.get("provenance", {}).get("server", {}).get("version")
+    return v.get("engine") if isinstance(v, dict) else None
+
+
 def read_summaries(path: str | Path) -> list[dict[str, Any]]:
     """The summary lines of a sweep file (one JSON object per finished point). Sweeps written
     before summaries carried `prompt_tokens_mean` get it from their raw records, where present."""

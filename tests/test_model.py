@@ -433,6 +433,31 @@ def test_precision_stops_a_run_once_its_itl_mean_is_known_well_enough():
         Workload(precision=1.5)
 
 
+def test_sglang_0517_runs_a_one_token_prefill_eager():
+    """SGLang 0.5.17 replays a prefill CUDA graph only if padding the step's tokens to the next captured
+    size at most doubles them (prefill_cuda_graph_runner.py:1088-1097; sizes 4, 8, ... server_args.py
+    :4990-5006): one new token pads to 4 and runs eager, 2 and 3 pad to 4 and replay. At concurrency 1
+    every first token is a prefill step alone, so TTFT is forward + eager_prefill_ms exactly where the
+    prefix cache leaves one token, and the forward alone where it leaves two; vLLM never adds it."""
+    from dataclasses import replace
+
+    from maskcost.model.engines import sglang_prefill_runs_eager
+    assert sglang_prefill_runs_eager(1) and sglang_prefill_runs_eager(8193)
+    assert not any(sglang_prefill_runs_eager(n) for n in (2, 3, 4, 5, 33, 257, 8192))
+    base = constant_profile(forward_ms=5.0)
+    p = replace(base, forward=replace(base.forward, eager_prefill_ms=20.0))
+    kw = dict(concurrency=1, requests=20, output_tokens=4, structured_fraction=0.0, prompt_tokens=100)
+    one = run(p, engine="sglang", engine_version="0.5.17", prompt_cached_tokens=99, **kw)
+    assert one["ttft_ms_p50"] == pytest.approx(5.0 + 20.0, rel=1e-9)
+    assert one["itl_ms_mean"] == pytest.approx(5.0, rel=1e-9)  # decode steps replay their graphs
+    two = run(p, engine="sglang", engine_version="0.5.17", prompt_cached_tokens=98, **kw)
+    assert two["ttft_ms_p50"] == pytest.approx(5.0, rel=1e-9)
+    assert run(p, engine="vllm", prompt_cached_tokens=99, **kw)["ttft_ms_p50"] == pytest.approx(5.0, rel=1e-9)
+    # a profile that did not measure it adds nothing
+    assert run(base, engine="sglang", engine_version="0.5.17", prompt_cached_tokens=99, **kw)["ttft_ms_p50"] \
+        == pytest.approx(5.0, rel=1e-9)
+
+
 def test_sglang_runs_prefill_apart_and_its_decode_rows_wait_through_it():
     """SGLang's scheduler runs a new prefill batch before the running batch's decode (scheduler.py "Run
     prefill first if possible"): no step mixes the two, and a decode row's gap holds the prefill steps

@@ -11,6 +11,32 @@ import numpy as np
 from ..profile import ApplyCost, ApplyPoint, ContextPoint, ForwardCurve, ForwardPoint, PrefillPoint
 
 
+# a schema-off point whose engine ran fewer rows than this share of what its clients offered (up to
+# the server's max running requests) did not measure a full batch (forward_points_kept)
+FULL_BATCH_SHARE = 0.9
+
+
+def short_batch(summary: dict[str, Any]) -> bool:
+    """An SGLang point whose engine ran under FULL_BATCH_SHARE of the rows its clients offered: the
+    requests waited outside the engine and came in one by one, each a prefill step of its own that runs
+    apart from the decode (model/engines.py Sglang.prefill_apart) and, at one new token, eager
+    (Sglang0517), so its ITL holds those steps more than its decode steps (SGLang 0.5.17 run 2: 64
+    running at 192 offered, ITL 24 ms, against 71 running at 128 offered, 11 ms)."""
+    from ..records import server_engine
+    if server_engine(summary) != "sglang":
+        return False
+    cap = summary.get("provenance", {}).get("server", {}).get("server_args", {}).get("max_running_requests")
+    offered = min(summary["concurrency"], cap or summary["concurrency"])
+    return summary["engine"].get("running_mean", 0.0) < FULL_BATCH_SHARE * offered
+
+
+def forward_points_kept(summaries: list[dict[str, Any]]) -> tuple[tuple[ForwardPoint, ...], list[str]]:
+    """forward_points of the points that measured a full batch (short_batch), and a word on each left out."""
+    short = [s for s in summaries if s["arm"] == "off" and short_batch(s)]
+    left = [f"{s['point']} ({s['engine']['running_mean']:.0f} running of {s['concurrency']} offered)" for s in short]
+    return forward_points([s for s in summaries if not (s["arm"] == "off" and short_batch(s))]), left
+
+
 def forward_points(summaries: list[dict[str, Any]]) -> tuple[ForwardPoint, ...]:
     """One point per schema-off sweep point: the engine's mean running count, its step period
     (window / steps it counted) and its ITL mean (records.itl_ms: the engine's own histogram, or
@@ -45,6 +71,21 @@ def prefill_tokens(summary: dict[str, Any]) -> float:
     return max(1.0, summary["prompt_tokens_mean"] * (1.0 - cached))
 
 
+def eager_prefill_ms(summaries: list[dict[str, Any]]) -> tuple[float, list[dict[str, Any]]]:
+    """A prefill step of one new token (the same prompt every request: the prefix cache holds all but
+    its last token) over one of a fresh prompt (--unique-prompts), from schema-off concurrency-1 sweep
+    points of both kinds: their median TTFT p50s apart, at least 0 (ForwardCurve.eager_prefill_ms;
+    SGLang runs the first without a CUDA graph). Returns it and the fresh-prompt points."""
+    c1 = [s for s in summaries if s["arm"] == "off" and s["concurrency"] == 1 and s.get("ttft_ms_p50")]
+    fresh = [s for s in c1 if s["config"].get("unique_prompts")]
+    again = [s for s in c1 if not s["config"].get("unique_prompts")]
+    if not fresh or not again:
+        raise ValueError("eager sweep: needs schema-off concurrency-1 points with the same prompt every request "
+                         "and with --unique-prompts")
+    ms = statistics.median(s["ttft_ms_p50"] for s in again) - statistics.median(s["ttft_ms_p50"] for s in fresh)
+    return max(0.0, ms), fresh
+
+
 def prefill_points(summaries: list[dict[str, Any]], ttft_fixed_ms: float) -> tuple[PrefillPoint, ...]:
     """One point per schema-off concurrency-1 sweep point (prompts made unique, so the prefix cache
     misses): the step that computes the prompt = TTFT p50 - the fixed part of TTFT."""
@@ -76,16 +117,24 @@ def context_fit(summaries: list[dict[str, Any]], curve, ref_tokens: float) -> tu
 def forward_from_summaries(summaries: list[dict[str, Any]], source: str,
                            sync_summaries: list[dict[str, Any]] = (),
                            prefill_summaries: list[dict[str, Any]] = (),
-                           context_summaries: list[dict[str, Any]] = ()) -> ForwardCurve:
+                           context_summaries: list[dict[str, Any]] = (),
+                           eager_summaries: list[dict[str, Any]] = ()) -> ForwardCurve:
     """The forward curve of a schema-off sweep (and its --no-async-scheduling twin), the fixed part
     of TTFT at concurrency 1, the mean context of its rows; with a prefill sweep (concurrency 1,
     unique prompts of several lengths) the prefill points; with a context sweep (long cached
-    prompts) the context slope."""
+    prompts) the context slope; with an eager sweep (concurrency 1, the same prompt and fresh ones)
+    the one-token prefill step's extra time."""
     from ..model.costs import forward_curve
-    points = forward_points(summaries)
+    points, left = forward_points_kept(summaries)
+    if left:
+        source = f"{source} Left out of the forward curve (batch not full): {', '.join(left)}."
     offs = [s for s in summaries if s["arm"] == "off"]
     c1 = [s for s in offs if s["concurrency"] == 1 and s.get("ttft_ms_p50")]
-    ttft_fixed = max(0.0, statistics.median(s["ttft_ms_p50"] for s in c1) - points[0].step_ms) if c1 else 0.0
+    eager, fresh = eager_prefill_ms(list(eager_summaries)) if eager_summaries else (0.0, [])
+    step1_ms = points[0].step_ms
+    if not c1 and fresh:  # the fixed part of TTFT: a fresh prompt's prefill replays a graph, as a decode step does
+        c1, step1_ms = fresh, statistics.median(p.step_ms for p in forward_points(fresh))
+    ttft_fixed = max(0.0, statistics.median(s["ttft_ms_p50"] for s in c1) - step1_ms) if c1 else 0.0
     with_ctx = [s for s in offs if s.get("prompt_tokens_mean") and s.get("output_tokens_mean")]
     ref = statistics.mean(context_tokens(s) for s in with_ctx) if with_ctx else 0.0
     if prefill_summaries and not c1:
@@ -97,9 +146,9 @@ def forward_from_summaries(summaries: list[dict[str, Any]], source: str,
             raise ValueError("context sweep given, but the forward sweep recorded no prompt/output token counts")
         slope, ctx = context_fit(list(context_summaries), forward_curve(points), ref)
     return ForwardCurve(source=source, points=points,
-                        sync_points=forward_points(sync_summaries) if sync_summaries else (),
+                        sync_points=forward_points_kept(sync_summaries)[0] if sync_summaries else (),
                         ttft_fixed_ms=ttft_fixed, prefill_points=pre, context_ref_tokens=ref,
-                        context_us_per_ktoken=slope, context_points=ctx)
+                        context_us_per_ktoken=slope, context_points=ctx, eager_prefill_ms=eager)
 
 
 def measure_apply(vocab_size: int, rows=(1, 8, 32, 64, 128, 256, 512, 1024), repeats: int = 30) -> ApplyCost:

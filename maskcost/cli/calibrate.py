@@ -50,6 +50,7 @@ def cmd_calibrate(args) -> int:
     sync_sweep = read_summaries(args.sync_sweep) if args.sync_sweep else []
     prefill_sweep = [s for f in args.prefill_sweep or [] for s in read_summaries(f)]
     context_sweep = [s for f in args.context_sweep or [] for s in read_summaries(f)]
+    eager_sweep = [s for f in args.eager_sweep or [] for s in read_summaries(f)]
     if base is None and forward_sweep is None and not args.base_url:
         raise UsageError("calibrate: forward times need a live engine: give --base-url URL, "
                          "--forward-sweep SWEEP.jsonl or --engine-from PROFILE")
@@ -63,7 +64,7 @@ def cmd_calibrate(args) -> int:
         print(f"wrote {out}")
         return 0
     if args.engine_only:
-        return _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep, context_sweep, out)
+        return _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep, context_sweep, eager_sweep, out)
     if args.blackbox:
         return _calibrate_blackbox(args, base, forward_sweep, out)
     vocab = load_vocab(args.tokenizer)
@@ -142,28 +143,34 @@ def _host_cpus() -> tuple[int, int]:
     return usable_cpus(), multiprocessing.cpu_count()
 
 
-def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep, context_sweep, out: Path) -> int:
+def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep, context_sweep, eager_sweep,
+                           out: Path) -> int:
     """Re-measure only the engine side of a profile (a server started with other flags): keep the
     host, grammar costs and apply cost of --engine-from, replace the forward curve (with its
     prefill and context terms) and/or its sync points from schema-off sweeps of that server."""
     from dataclasses import replace
 
-    from ..calibrate.engine import forward_from_summaries, forward_points
+    from ..calibrate.engine import forward_from_summaries, forward_points_kept
     from ..profile import profile_from_dict, profile_to_dict, save_profile
     from ..calibrate.run import argv
     if base is None or (forward_sweep is None and not sync_sweep):
         raise UsageError("calibrate --engine-only: give --engine-from PROFILE and --forward-sweep and/or "
                          "--sync-sweep SWEEP.jsonl")
-    if (prefill_sweep or context_sweep) and forward_sweep is None:
-        raise UsageError("calibrate --engine-only: --prefill-sweep and --context-sweep need the --forward-sweep "
+    if (prefill_sweep or context_sweep or eager_sweep) and forward_sweep is None:
+        raise UsageError("calibrate --engine-only: --prefill-sweep, --context-sweep and --eager-sweep need the --forward-sweep "
                          "of the same server (their reference)")
     fw = base.forward
     if forward_sweep is not None:
         srcs = [f"schema-off sweep {args.forward_sweep}"] + \
             ([f"prefill: concurrency-1 TTFT of unique prompts, {' '.join(args.prefill_sweep)}"] if prefill_sweep else []) + \
-            ([f"context: long prefix-cached prompts, {' '.join(args.context_sweep)}"] if context_sweep else [])
-        fw = forward_from_summaries(forward_sweep, f"{'; '.join(srcs)}. {args.engine_note or ''}",
-                                    (), prefill_sweep, context_sweep)
+            ([f"context: long prefix-cached prompts, {' '.join(args.context_sweep)}"] if context_sweep else []) + \
+            ([f"eager prefill: concurrency-1 TTFT, the same prompt against fresh ones, {' '.join(args.eager_sweep)}"]
+             if eager_sweep else [])
+        try:
+            fw = forward_from_summaries(forward_sweep, f"{'; '.join(srcs)}. {args.engine_note or ''}",
+                                        (), prefill_sweep, context_sweep, eager_sweep)
+        except ValueError as e:
+            raise UsageError(f"calibrate --engine-only: {e}") from None
         # what this command does not re-measure stays the base's: its prefill points, context slope and API server
         b = base.forward
         keep = ({} if prefill_sweep else {"prefill_points": b.prefill_points}) | \
@@ -171,13 +178,16 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep,
                                        "context_points": b.context_points,
                                        "context_ref_tokens": fw.context_ref_tokens or b.context_ref_tokens}) | \
             ({} if args.frontend else {"frontend_token_us": b.frontend_token_us,
-                                       "frontend_request_ms": b.frontend_request_ms})
+                                       "frontend_request_ms": b.frontend_request_ms}) | \
+            ({} if eager_sweep else {"eager_prefill_ms": b.eager_prefill_ms})
         fw = replace(fw, sync_points=b.sync_points, frontend_structured_ms=b.frontend_structured_ms, **keep)
-        if not any(s["arm"] == "off" and s["concurrency"] == 1 for s in forward_sweep):
+        if not any(s["arm"] == "off" and s["concurrency"] == 1 for s in forward_sweep) and not eager_sweep:
             fw = replace(fw, ttft_fixed_ms=base.forward.ttft_fixed_ms)  # measured at concurrency 1 only
     if sync_sweep:
-        fw = replace(fw, sync_points=forward_points(sync_sweep),
-                     source=f"{fw.source} Sync points (--no-async-scheduling): {args.sync_sweep}.")
+        sync, left = forward_points_kept(sync_sweep)
+        fw = replace(fw, sync_points=sync,
+                     source=f"{fw.source} Sync points (--no-async-scheduling): {args.sync_sweep}"
+                            + (f", left out (batch not full): {', '.join(left)}." if left else "."))
     if args.frontend:
         if forward_sweep is None:
             raise UsageError("calibrate --frontend: fitted on the --forward-sweep; give it")
@@ -194,7 +204,8 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep,
     print(f"wrote {out}: {base.name}'s host and grammar costs, forward {len(fw.points)} points, "
           f"sync {len(fw.sync_points)} points, prefill {len(fw.prefill_points)} points, context "
           f"{fw.context_us_per_ktoken:.1f} us per 1k tokens beyond {fw.context_ref_tokens:.0f} per row, "
-          f"API server {fw.frontend_token_us:.0f} us per token + {fw.frontend_request_ms:.2f} ms per request")
+          f"API server {fw.frontend_token_us:.0f} us per token + {fw.frontend_request_ms:.2f} ms per request, "
+          f"eager one-token prefill {fw.eager_prefill_ms:.2f} ms more")
     return 0
 
 
@@ -293,6 +304,9 @@ def add_parser(sub) -> None:
                                                               "--no-async-scheduling")
     c.add_argument("--prefill-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps at concurrency 1 "
                    "with --unique-prompts, one per --prompt-pad length: the prefill points")
+    c.add_argument("--eager-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps at concurrency 1, "
+                   "one with the same prompt every request and one with --unique-prompts: the extra time of a "
+                   "one-token prefill step that runs without CUDA graphs (SGLang); default: the base profile's")
     c.add_argument("--context-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps with a long shared "
                    "--prompt-pad (prefix-cached): the context slope")
     c.add_argument("--frontend", action="store_true", help="--engine-only: fit the API server's per-token and "

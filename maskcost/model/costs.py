@@ -96,6 +96,7 @@ class Costs:
         self.prefill = Curve([1.0] + [p.tokens for p in fw.prefill_points],
                              [self.forward(1.0)] + [p.ms for p in fw.prefill_points]) if fw.prefill_points else None
         self.context_ref = fw.context_ref_tokens
+        self.eager_prefill_ms = fw.eager_prefill_ms
         self.context_ms_per_token = fw.context_us_per_ktoken / 1e6
         self.pool = [p for p in b.pool if p.workers > 0]
         self.batched = [p for p in b.pool if p.workers < 0]

@@ -349,6 +349,8 @@ class Simulation:
                 toks = np.where(drafted, 1 + acc, 1)
             forward_ms = costs.forward_ms(B + partial + k * int(drafted.sum()), prefill_tokens,
                                           int((~is_new).sum()), self._context_tokens(act[~is_new]))
+            if prefill_tokens:
+                forward_ms += engine.prefill_extra_ms(costs, prefill_tokens)
             # rows of the bitmask: one per structured request, 1 + k for a request with drafts
             fill_ms = adv_ms = 0.0
             row_ms = np.zeros(0)

@@ -10,6 +10,7 @@ what changed.
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 from typing import TYPE_CHECKING, ClassVar
 
@@ -17,6 +18,7 @@ import numpy as np
 
 if TYPE_CHECKING:  # annotations only: config.py imports this module
     from .config import EngineConfig
+    from .costs import Costs
     from .engine import Simulation
 
 # ------------------------------------------------------------------ vLLM 0.25.1
@@ -66,6 +68,25 @@ def llguidance_batched_threads(usable_cores: int) -> int:
     return min(32, max(1, usable_cores * 80 // 100))
 
 
+# SGLang 0.5.17 prefill CUDA graphs: the token counts captured by default (server_args.py:4990-5006,
+# _generate_prefill_cuda_graph_batch_sizes, max 8192 = cuda_graph_config prefill max_bs), and a prefill
+# replays one only if padding its tokens to the next captured size at most doubles them
+# (model_executor/runner/prefill_cuda_graph_runner.py:136 _MAX_PREFILL_CUDA_GRAPH_PADDING_FACTOR = 2,
+# :1088-1097 can_replay_locally): one new token pads to 4 and runs eager
+SGLANG_0517_PREFILL_GRAPH_TOKENS = tuple(
+    list(range(4, 33, 4)) + list(range(48, 257, 16)) + list(range(288, 513, 32)) + list(range(576, 1025, 64))
+    + list(range(1280, 4097, 256)) + list(range(4608, 8193, 512)))
+SGLANG_PREFILL_GRAPH_PADDING_FACTOR = 2
+
+
+def sglang_prefill_runs_eager(tokens: int, captured: tuple[int, ...] = SGLANG_0517_PREFILL_GRAPH_TOKENS) -> bool:
+    """Whether a prefill step computing `tokens` prompt tokens runs without a captured CUDA graph."""
+    if tokens > captured[-1]:
+        return True
+    padded = captured[bisect.bisect_left(captured, tokens)]
+    return padded > tokens * SGLANG_PREFILL_GRAPH_PADDING_FACTOR
+
+
 # sglang/srt/environ.py:408-409: SGLANG_GRAMMAR_POLL_INTERVAL = 5 ms, MAX_POLL_ITERATIONS = 10000.
 SGLANG_GRAMMAR_POLL_MS = 5.0
 SGLANG_GRAMMAR_MAX_POLLS = 10000
@@ -106,6 +127,10 @@ class Engine:
     def holds_outputs(self) -> bool:
         """With async scheduling and a grammar in the batch, a step's outputs leave with the next step's fill."""
         return False
+
+    def prefill_extra_ms(self, costs: Costs, prefill_tokens: int) -> float:
+        """Forward time of a step computing `prefill_tokens` prompt tokens beyond the curve's: none."""
+        return 0.0
 
     def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool):
         """The step's bitmask fill (a simpy generator; use_pool: uses_pool said so): returns
@@ -278,7 +303,10 @@ class Sglang0517(Sglang):
       plain GuidanceGrammar, on one LLExecutor: constrained/llguidance_backend.py:54-56, 79-87, 151-159;
     - ReasonerGrammarObject wrapping every grammar under a reasoning parser:
       constrained/reasoner_grammar_backend.py:35, 150;
-    - the overlap scheduler: managers/scheduler.py:1716 (event_loop_overlap), :1682 without it.
+    - the overlap scheduler: managers/scheduler.py:1716 (event_loop_overlap), :1682 without it;
+    - a prefill step of one new token (a prompt the radix cache holds but for its last token) runs
+      eager, without the prefill CUDA graphs (sglang_prefill_runs_eager, above): the profile's
+      ForwardCurve.eager_prefill_ms more (not read in 0.5.23, so only here).
     What 0.5.23 adds that the model does not depend on: a JSON-schema feature check before xgrammar
     compiles (constrained/json_schema_validation.py, new), a NUL-byte guard
     (base_grammar_backend.py, _grammar_key_contains_nul), a framing compiler for structural tags, and
@@ -286,6 +314,9 @@ class Sglang0517(Sglang):
     libraries differ (0.5.17: xgrammar 0.2.1; 0.5.23: xgrammar 0.2.7): a profile's traces are of the
     library it was calibrated with."""
     version = "0.5.17"
+
+    def prefill_extra_ms(self, costs: Costs, prefill_tokens: int) -> float:
+        return costs.eager_prefill_ms if sglang_prefill_runs_eager(prefill_tokens) else 0.0
 
 
 class LlamaCpp(Engine):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from ..records import server_engine
 from .config import Workload, prefix_cached_tokens
 
 
@@ -13,7 +14,7 @@ def measured_prompt(ss: list[dict[str, Any]], shared: bool) -> tuple[int, int]:
     """(prompt tokens, of which cached) per request at a measured point: the server's usage counts;
     none cached for nonce-led prompts (calibrate.engine.prefill_tokens says why); else vLLM's
     prefix-cache hits where it reports them, or its rule for a prompt repeated across requests
-    (model.config.prefix_cached_tokens)."""
+    (model.config.prefix_cached_tokens; SGLang's radix cache: all but the last token)."""
     pts = [s["prompt_tokens_mean"] for s in ss if s.get("prompt_tokens_mean")]
     if not pts:
         return Workload.prompt_tokens, 0
@@ -21,7 +22,12 @@ def measured_prompt(ss: list[dict[str, Any]], shared: bool) -> tuple[int, int]:
     if not shared:
         return prompt, 0
     fr = [s["engine"]["prompt_cached_fraction"] for s in ss if s["engine"].get("prompt_cached_fraction") is not None]
-    cached = round(prompt * statistics.mean(fr)) if fr else prefix_cached_tokens(prompt)
+    if fr:
+        cached = round(prompt * statistics.mean(fr))
+    elif server_engine(ss[0]) == "sglang":
+        cached = prompt - 1  # SGLang's radix cache (page size 1) holds a repeated prompt to the token
+    else:
+        cached = prefix_cached_tokens(prompt)
     return prompt, min(cached, prompt - 1)
 
 
