@@ -490,3 +490,15 @@ def test_sglang_runs_prefill_apart_and_its_decode_rows_wait_through_it():
     pr = summarize(Simulation(Costs(p, "xgrammar"), EngineConfig(engine="sglang"), wl).run())
     assert pr["itl_ms_mean"] == pytest.approx(r["itl_ms_mean"], rel=0.05)
     assert pr["itl_ms_ci95"] <= 0.04 * pr["itl_ms_mean"]
+
+
+def test_one_sync_point_gives_a_constant_overhead():
+    """A sync sweep that kept one full-batch point measures the hidden engine CPU work at that batch
+    only: the overhead stays that difference at every batch instead of growing through the origin."""
+    from dataclasses import replace
+
+    from maskcost.profile import ForwardPoint
+    p = constant_profile(forward_ms=5.0)
+    p = replace(p, forward=replace(p.forward, sync_points=(ForwardPoint(8, 6.0, 6.0),)))
+    c = Costs(p, "xgrammar")
+    assert [c.cpu_overhead_ms(b) for b in (1, 8, 64, 256)] == pytest.approx([1.0] * 4)

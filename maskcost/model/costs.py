@@ -150,6 +150,9 @@ class Costs:
         schema-off ITL with --no-async-scheduling minus with it (0 where not measured)."""
         if self.forward_sync is None:
             return 0.0
+        if len(self.forward_sync.x) == 1:  # one sync point: its overhead, not a curve through the origin
+            x0 = float(self.forward_sync.x[0])
+            return max(0.0, self.forward_sync(x0) - self.forward(x0))
         return max(0.0, self.forward_sync(batch) - self.forward(batch))
 
     def grammar_step_cpu_ms(self, batch: float, advance_ms: float) -> float:
