@@ -165,6 +165,10 @@ class BackendCosts:
     # (schema_id, where its replayed outputs came from: recorded, examples, sampled under the mask);
     # absent in profiles written before it was recorded
     output_sources: tuple[tuple[str, str], ...] = ()
+    # the engine thread's own work per structured row per step beyond the library's traces (the
+    # engine's Python around the grammar), fitted through the engine on schema-on points
+    # (calibrate.engine.fit_engine_rows); 0 = not measured (none)
+    engine_row_us: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -480,7 +484,9 @@ def _profile_from_dict(d: dict[str, Any], where: str) -> Profile:
         ef = _engine_fill(b["engine_fill"], f"{w}.engine_fill") if b.get("engine_fill") is not None else None
         sources = tuple((_req(x, "schema_id", f"{w}.output_sources", str), _req(x, "source", f"{w}.output_sources", str))
                         for x in b.get("output_sources") or ())
-        backends[name] = BackendCosts(traces, compiles, pool, failures, bb, ef, sources)
+        row_us = _nonneg(_number(b["engine_row_us"], f"{w}.engine_row_us"), f"{w}.engine_row_us") \
+            if "engine_row_us" in b else 0.0  # absent = 0
+        backends[name] = BackendCosts(traces, compiles, pool, failures, bb, ef, sources, row_us)
     if not backends:
         raise ProfileError(f"{where}.backends: empty")
     fw = _req(d, "forward", where, dict)

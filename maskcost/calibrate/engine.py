@@ -12,8 +12,10 @@ from ..profile import ApplyCost, ApplyPoint, ContextPoint, ForwardCurve, Forward
 
 
 # a schema-off point whose engine ran fewer rows than this share of what its clients offered (up to
-# the server's max running requests) did not measure a full batch (forward_points_kept)
-FULL_BATCH_SHARE = 0.9
+# the server's max running requests) did not measure a full batch (forward_points_kept). SGLang 0.5.17
+# (runs 2 and 3): 29-55% where requests trickled in past the API server; 75% at concurrency 8 from the
+# drain of a 16-request point whose batch held 8 (running_max)
+FULL_BATCH_SHARE = 0.75
 
 
 def short_batch(summary: dict[str, Any]) -> bool:
@@ -132,8 +134,11 @@ def forward_from_summaries(summaries: list[dict[str, Any]], source: str,
     c1 = [s for s in offs if s["concurrency"] == 1 and s.get("ttft_ms_p50")]
     eager, fresh = eager_prefill_ms(list(eager_summaries)) if eager_summaries else (0.0, [])
     step1_ms = points[0].step_ms
-    if not c1 and fresh:  # the fixed part of TTFT: a fresh prompt's prefill replays a graph, as a decode step does
-        c1, step1_ms = fresh, statistics.median(p.step_ms for p in forward_points(fresh))
+    if not c1 and fresh:
+        # the fixed part of TTFT: a fresh prompt's prefill replays a graph, as a decode step does; a
+        # concurrency-1 point of short requests may sample no running request, so its step is the
+        # forward curve's at one row
+        c1, step1_ms = fresh, forward_curve(points)(1.0)
     ttft_fixed = max(0.0, statistics.median(s["ttft_ms_p50"] for s in c1) - step1_ms) if c1 else 0.0
     with_ctx = [s for s in offs if s.get("prompt_tokens_mean") and s.get("output_tokens_mean")]
     ref = statistics.mean(context_tokens(s) for s in with_ctx) if with_ctx else 0.0
@@ -287,3 +292,57 @@ def fit_frontend_structured(profile, cfg, summaries: list[dict[str, Any]], log=N
     for step in (0.25, 0.125):
         best = min((best - step, best, best + step), key=lambda r: error(r) if r >= 0 else float("inf"))
     return tried[best][1]
+
+
+# the search range of fit_engine_rows (us per structured row per step) and its bisection steps
+ENGINE_ROW_US_MAX = 2000.0
+ENGINE_ROW_STEPS = 14
+
+
+def _itl_log_error(profile, cfg, points: list[dict[str, Any]]) -> float:
+    """The median over `points` (schema-on sweep summaries) of log(model ITL / measured ITL), each point
+    run as predict runs it (Workload.requests requests, at least 3 per client)."""
+    from ..model.config import Workload
+    from ..model.costs import Costs
+    from ..model.engine import Simulation
+    from ..model.measured import measured_workload, profile_schema_ids
+    from ..model.metrics import summarize
+    from ..records import itl_ms
+    costs = Costs(profile, cfg.backend, cfg.cpu_speed)
+    known = set(profile.schema_ids(cfg.backend))
+    errs = []
+    for s in points:
+        wl = measured_workload([s], profile_schema_ids(s, known, cfg.backend),
+                               max(Workload.requests, 3 * s["concurrency"]))
+        errs.append(np.log(summarize(Simulation(costs, cfg, wl).run())["itl_ms_mean"] / itl_ms(s)))
+    return float(np.median(errs))
+
+
+def fit_engine_rows(profile, cfg, summaries: list[dict[str, Any]], log=None):
+    """The engine thread's own work per structured row per step (BackendCosts.engine_row_us of
+    cfg.backend) that makes the model's ITL meet the schema-on points of `summaries` (their median log
+    error zero; the points are fit points, never scored): bisection over 0-ENGINE_ROW_US_MAX us, the
+    model's ITL growing with it. Where the model is already at or above the points at 0, 0. Returns
+    the profile with it."""
+    from dataclasses import replace
+
+    from ..records import itl_ms
+    pts = [s for s in summaries if s["arm"] == "on" and itl_ms(s)]
+    if not pts:
+        raise ValueError("engine-row fit: the sweep has no schema-on point with an ITL")
+    b = profile.backends[cfg.backend]
+
+    def at(us: float):
+        return replace(profile, backends={**profile.backends, cfg.backend: replace(b, engine_row_us=us)})
+    lo, hi = 0.0, ENGINE_ROW_US_MAX
+    if _itl_log_error(at(lo), cfg, pts) >= 0:
+        return at(0.0)
+    if _itl_log_error(at(hi), cfg, pts) < 0:
+        raise ValueError(f"engine-row fit: even {hi:.0f} us a row leaves the model under the measured ITL")
+    for _ in range(ENGINE_ROW_STEPS):
+        mid = (lo + hi) / 2
+        err = _itl_log_error(at(mid), cfg, pts)
+        if log:
+            log(f"engine-row fit: {mid:7.1f} us a row: median ITL error {100 * (np.exp(err) - 1):+.1f}%")
+        lo, hi = (mid, hi) if err < 0 else (lo, mid)
+    return at(round((lo + hi) / 2, 1))

@@ -143,6 +143,35 @@ def _host_cpus() -> tuple[int, int]:
     return usable_cpus(), multiprocessing.cpu_count()
 
 
+def _fit_rows(args, p):
+    """calibrate --engine-only --fit-rows: the engine's own per-row grammar work, fitted through the model
+    on a schema-on sweep of the server (--server-engine, --server-engine-version, --server-backend,
+    --server-cores, --max-num-seqs say what it ran)."""
+    import os
+    from dataclasses import replace
+
+    from ..calibrate.engine import fit_engine_rows
+    from ..model.config import EngineConfig
+    from ..validate.sweep import read_summaries
+    if args.server_backend not in p.backends:
+        raise UsageError(f"calibrate --fit-rows: the profile has no {args.server_backend} traces "
+                         f"(--server-backend; it has {', '.join(p.backends)})")
+    cores = args.server_cores or len(os.sched_getaffinity(0))
+    try:
+        cfg = EngineConfig(engine=args.server_engine, engine_version=args.server_engine_version,
+                           backend=args.server_backend, max_num_seqs=args.max_num_seqs,
+                           cpu_count=args.server_cpu_count or os.cpu_count() or cores, usable_cores=cores)
+        p = fit_engine_rows(p, cfg, read_summaries(args.fit_rows), log=lambda m: print(m, file=sys.stderr))
+    except ValueError as e:
+        raise UsageError(f"calibrate --fit-rows {args.fit_rows}: {e}") from None
+    us = p.backends[args.server_backend].engine_row_us
+    print(f"{args.server_backend}: the engine's own work {us:.1f} us per structured row per step, fitted on "
+          f"{args.fit_rows} ({cfg.engine} {cfg.policy.version}, {cores} cores)")
+    return replace(p, provenance={**p.provenance, "engine_rows": {
+        "sweep": args.fit_rows, "backend": args.server_backend, "engine": cfg.engine,
+        "engine_version": cfg.policy.version, "cores": cores, "us_per_row": us}})
+
+
 def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep, context_sweep, eager_sweep,
                            out: Path) -> int:
     """Re-measure only the engine side of a profile (a server started with other flags): keep the
@@ -199,6 +228,8 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep,
     prov = {**base.provenance, "engine_only": {"command": " ".join(argv()), "utc": time.strftime(
         "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "notes": list(args.note or [])}}
     p = replace(base, name=args.name or base.name, forward=fw, provenance=prov)
+    if args.fit_rows:
+        p = _fit_rows(args, p)
     profile_from_dict(profile_to_dict(p))
     save_profile(p, out)
     print(f"wrote {out}: {base.name}'s host and grammar costs, forward {len(fw.points)} points, "
@@ -309,6 +340,10 @@ def add_parser(sub) -> None:
                    "one-token prefill step that runs without CUDA graphs (SGLang); default: the base profile's")
     c.add_argument("--context-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps with a long shared "
                    "--prompt-pad (prefix-cached): the context slope")
+    c.add_argument("--fit-rows", metavar="SWEEP.jsonl", help="--engine-only: fit the engine's own work per "
+                   "structured row per step beyond the traces, so the model meets this schema-on sweep's ITL "
+                   "(its points become fit points); the server as --server-engine, --server-engine-version, "
+                   "--server-backend, --server-cores and --max-num-seqs say (default: none fitted)")
     c.add_argument("--frontend", action="store_true", help="--engine-only: fit the API server's per-token and "
                    "per-request costs on the --forward-sweep (TTFT and running count under load)")
     c.add_argument("--engine-from", metavar="PROFILE", help="take forward and apply costs from this profile")

@@ -87,6 +87,7 @@ class Costs:
         self.blackbox = b.blackbox if not b.traces else None  # black box only where no library traces exist
         self.traces = flatten(b) if b.traces else None
         self.cpu_scale = 1.0 / cpu_speed  # host CPU work scales with single-thread speed
+        self.engine_row_ms = b.engine_row_us / 1e3  # the engine's own per-row grammar work (profile.BackendCosts)
         self.compile = {c.schema_id: c for c in b.compiles}
         self.forward = forward_curve(profile.forward.points)
         self.forward_sync = forward_curve(profile.forward.sync_points) if profile.forward.sync_points else None

@@ -375,6 +375,8 @@ class Simulation:
                 acc_us = at(tr.accept_us, pos)
                 # advance by the tokens of this step; with drafts also advance over each draft and roll back
                 adv_ms = float((acc_us * (1 + 2 * k * d)).sum()) * costs.cpu_scale / 1e3
+                # and the engine's own work per structured row beyond the library's (a fitted cost)
+                adv_ms += S * costs.engine_row_ms * costs.cpu_scale
                 fill_ms = float(row_ms.sum())
             # the engine thread's other work: with a grammar row and async scheduling it is not hidden;
             # where the probe timed it (the profile's engine-CPU curve), a sync step runs the same calls

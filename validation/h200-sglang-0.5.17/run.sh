@@ -14,6 +14,12 @@
 #                                                 --disable-overlap-schedule) side by side; schema off on both
 #                                                 (forward and sync curves), the one-token prefill pair, then
 #                                                 predictions, then schema on
+#   bash validation/h200-sglang-0.5.17/run.sh F   exploratory (run3x/): llguidance with the overlap scheduler (:8000)
+#                                                 and without (:8100), schema on with repeated and fresh prompts,
+#                                                 schema off, at 32 and 128
+#   bash validation/h200-sglang-0.5.17/run.sh G   one machine, one call (run4/): run.sh E's calibration, plus
+#                                                 llguidance's engine work per row fitted on schema-on points at
+#                                                 32 and 128, then predictions, then the held-out points
 # Results under $OUT/sg/ (and /tmp/sg-keep, so a later call on the same machine packs them all).
 set -u
 PH=$1; ROOT=$PWD; D=$ROOT/validation/h200-sglang-0.5.17; R=$OUT/sg; KEEP=/tmp/sg-keep; mkdir -p "$R"
@@ -129,6 +135,66 @@ case $PH in
       --json "$R/predicted-xgrammar.json" --png "$R/predicted-xgrammar.png"
     sw 80 llguidance-on $L --arms on --concurrency 8 32 64 128 256 --label llguidance --out "$R/llguidance.sweep.jsonl"
     sw $(( SECONDS < 560 ? 590 - SECONDS : 30 )) xgrammar-on $X --arms on --concurrency 8 32 64 --label xgrammar-no-overlap \
+      --out "$R/xgrammar.sweep.jsonl" ;;
+  F)
+    { nproc; lscpu | grep -E "Model name|^CPU\(s\)|MHz"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv;
+      ls "$STAGE"/w; } > "$R/host.txt" 2>&1
+    run 120 assemble bash "$D/serve_sglang.sh" assemble 0 || exit 1
+    F="--attention-backend triton --sampling-backend pytorch --sleep-on-idle"
+    note "serve llguidance :8000 (overlap)"
+    (PORT=8000 MEM=0.45 bash "$D/serve_sglang.sh" llguidance 256 $F > "$R/serve-overlap.log" 2>&1) &
+    for i in $(seq 1 60); do grep -q "Memory pool end" /tmp/sglang-8000.log 2>/dev/null && break; sleep 3; done
+    note "serve llguidance :8100 (--disable-overlap-schedule)"
+    (PORT=8100 MEM=0.7 bash "$D/serve_sglang.sh" llguidance 256 $F --disable-overlap-schedule > "$R/serve-no-overlap.log" 2>&1) &
+    wait; note "$(cat "$R"/serve-*.log | grep -h "up after\|died\|not up" | tr '\n' ' ')"; pack serve
+    S=("$D"/schemas/*.json)
+    sw() { local t=$1 log=$2 u=$3; shift 3; run "$t" "$log" $MC sweep --base-url "$u" --client-procs 6 --schema "${S[@]}" "$@"; }
+    for u in 8000:overlap 8100:no-overlap; do
+      p=${u%%:*}; n=${u#*:}; B=http://127.0.0.1:$p
+      sw 60 "$n-on" $B --arms on --concurrency 32 128 --label "$n-on" --out "$R/$n.on.jsonl"
+      sw 60 "$n-on-fresh" $B --arms on --concurrency 32 128 --unique-prompts --label "$n-on-fresh" --out "$R/$n.on-fresh.jsonl"
+      sw 60 "$n-off" $B --arms off --concurrency 32 128 --off-tokens 256 --rounds 2 --label "$n-off" --out "$R/$n.off.jsonl"
+      sw 40 "$n-off-short" $B --arms off --concurrency 32 128 --off-tokens 40 --rounds 3 --label "$n-off-short" \
+        --out "$R/$n.off-short.jsonl"
+    done ;;
+  G)
+    { nproc; lscpu | grep -E "Model name|^CPU\(s\)|MHz"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv;
+      ls "$STAGE"/w; } > "$R/host.txt" 2>&1
+    run 120 assemble bash "$D/serve_sglang.sh" assemble 0 || exit 1
+    run 150 calib-host $MC calibrate --engine-from "$D/run1/A/xgrammar/host.json.gz" --tokenizer /tmp/llama3-8b \
+      --schema "$D"/schemas/*.json --out "$R/host.json.gz" || exit 1
+    F="--attention-backend triton --sampling-backend pytorch --sleep-on-idle"
+    note "serve llguidance :8000 (overlap)"
+    (PORT=8000 MEM=0.45 bash "$D/serve_sglang.sh" llguidance 256 $F > "$R/serve-llguidance.log" 2>&1) &
+    for i in $(seq 1 60); do grep -q "Memory pool end" /tmp/sglang-8000.log 2>/dev/null && break; sleep 3; done
+    note "serve xgrammar :8100 (--disable-overlap-schedule)"
+    (PORT=8100 MEM=0.7 bash "$D/serve_sglang.sh" xgrammar 256 $F --disable-overlap-schedule > "$R/serve-xgrammar.log" 2>&1) &
+    wait; note "$(cat "$R"/serve-*.log | grep -h "up after\|died\|not up" | tr '\n' ' ')"; pack serve
+    grep -h "KV Cache is allocated\|Memory pool end" /tmp/sglang-8*.log >> "$R/host.txt"
+    S=("$D"/schemas/*.json)
+    sw() { local t=$1 log=$2 u=$3; shift 3; run "$t" "$log" $MC sweep --base-url "$u" --client-procs 6 --schema "${S[@]}" "$@"; }
+    L=http://127.0.0.1:8000; X=http://127.0.0.1:8100
+    # calibration and fit points, never scored
+    sw 90 off $L --arms off --concurrency 8 32 64 128 256 --off-tokens 256 --rounds 2 --label llguidance-off --out "$R/off.jsonl"
+    sw 30 eager-same $L --arms off --concurrency 1 --off-tokens 16 --rounds 12 --label eager-same --out "$R/eager-same.jsonl"
+    sw 30 eager-fresh $L --arms off --concurrency 1 --off-tokens 16 --rounds 12 --unique-prompts --label eager-fresh \
+      --out "$R/eager-fresh.jsonl"
+    sw 80 sync-off $X --arms off --concurrency 8 32 64 128 --off-tokens 256 --rounds 2 --label xgrammar-sync-off \
+      --out "$R/sync.jsonl"
+    sw 40 fit-on $L --arms on --concurrency 32 128 --label llguidance-fit --out "$R/fit.jsonl"
+    run 120 calib-forward $MC calibrate --engine-only --engine-from "$R/host.json.gz" --forward-sweep "$R/off.jsonl" \
+      --sync-sweep "$R/sync.jsonl" --eager-sweep "$R/eager-same.jsonl" "$R/eager-fresh.jsonl" --fit-rows "$R/fit.jsonl" \
+      --server-engine sglang --server-engine-version 0.5.17 --server-backend guidance --server-cores 16 \
+      --server-cpu-count 16 --max-num-seqs 256 --out "$R/machine.json.gz" || exit 1
+    # the registered predictions of every held-out point below, written before any of them runs
+    P="--profile $R/machine.json.gz --engine sglang --engine-version 0.5.17 --max-num-seqs 256 --schema-id contact order review
+       --prompt-tokens 145 --prompt-cached-tokens 144 --requests 2000 --no-band"
+    run 60 predict-llguidance $MC predict $P --backend guidance --concurrency 8 16 64 256 \
+      --json "$R/predicted-llguidance.json" --png "$R/predicted-llguidance.png" || exit 1
+    run 60 predict-xgrammar $MC predict $P --backend xgrammar --no-async-scheduling --concurrency 8 32 64 \
+      --json "$R/predicted-xgrammar.json" --png "$R/predicted-xgrammar.png" || exit 1
+    sw 60 llguidance-on $L --arms on --concurrency 8 16 64 256 --label llguidance --out "$R/llguidance.sweep.jsonl"
+    sw $(( SECONDS < 500 ? 550 - SECONDS : 30 )) xgrammar-on $X --arms on --concurrency 8 32 64 --label xgrammar-no-overlap \
       --out "$R/xgrammar.sweep.jsonl" ;;
 esac
 pack end
