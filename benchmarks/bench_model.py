@@ -4,6 +4,8 @@
   2. a 200-point what-if grid (each point = schema-on + schema-off arms): under 60 s
   3. the same grid with the band (predict's default; issue 23): under 10 s, and at most 12 times
      one point without the band (concurrency 256, predict's request count)
+  4. the same grid on a dask.distributed LocalCluster of this host's cores (predict --executor dask):
+     points per wall second against the local process pool, and each worker's memory after it
 Also reports simulated output tokens per wall second. Run: python benchmarks/bench_model.py
 """
 import os
@@ -46,6 +48,33 @@ def main() -> None:
     dt = time.perf_counter() - t
     print(f"the same grid with the band (predict's default): {dt:.1f} s wall, ratio {10.0 / dt:.2f}x (goal 10 s); "
           f"{dt / one:.0f} times one point ({one:.2f} s; goal <= 12)")
+    try:
+        from maskcost.model.predict import DaskExecutor, _dask_point, off_key, run_off
+    except ImportError:
+        return
+    jobs = len(os.sched_getaffinity(0))
+    t = time.perf_counter()
+    try:
+        grid(p, engines, loads, progress=False, executor="dask", jobs=jobs)
+    except ValueError as e:  # no dask installed
+        print(f"dask: {e}")
+        return
+    dd = time.perf_counter() - t
+    print(f"the same grid on a dask LocalCluster of {jobs} workers (cluster start included): {dd:.1f} s wall, "
+          f"{len(pts) / dd:.1f} points/s against {len(pts) / dt:.1f} locally (ratio {dt / dd:.2f}x)")
+    ex = DaskExecutor(p, jobs)
+    try:
+        combos = [(e, w, {off_key(e, w): run_off(p, off_key(e, w))}) for e in engines[:jobs] for w in loads[8:9]]
+        list(ex.map(_dask_point, combos))
+
+        def rss_mb() -> float:
+            import psutil
+            return psutil.Process().memory_info().rss / 2 ** 20
+        mem = sorted(ex.client.run(rss_mb).values())
+        print(f"dask worker memory after a point at concurrency 256: {mem[0]:.0f}-{mem[-1]:.0f} MB resident "
+              f"(median {mem[len(mem) // 2]:.0f})")
+    finally:
+        ex.close()
 
 
 if __name__ == "__main__":

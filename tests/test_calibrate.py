@@ -248,3 +248,34 @@ def test_frontend_request_fit_recovers_a_saturating_api_server_cost():
     assert sim(fitted, 128)["running_mean"] < 0.9 * sim(p, 128)["running_mean"]
     with pytest.raises(ValueError, match="--fit-frontend: the sweeps need >= 2 schema-on points"):
         fit_frontend_structured(p, cfg, sweep[:1])
+
+
+def test_engine_row_fit_recovers_the_work_it_was_measured_with(monkeypatch):
+    """fit_engine_rows on 'measured' points that the model itself produced with 300 us a row finds
+    300 us (to the bisection's step), and 0 where the model already meets them without it."""
+    from dataclasses import replace
+
+    from maskcost.calibrate import engine as ce
+    from maskcost.model.config import EngineConfig, Workload
+    from maskcost.model.costs import Costs
+    from maskcost.model.engine import Simulation
+    from maskcost.model.measured import measured_workload
+    from maskcost.model.metrics import summarize
+    from synth import constant_profile
+    monkeypatch.setattr(Workload, "requests", 300)  # the points' request count (predict's is larger)
+    base = constant_profile(fill_us=20.0, forward_ms=5.0)
+    planted = replace(base, backends={k: replace(b, engine_row_us=300.0) for k, b in base.backends.items()})
+    cfg = EngineConfig(backend="xgrammar")
+
+    def point(c, profile):
+        s = {"point": f"on-c{c}", "arm": "on", "concurrency": c, "prompt_tokens_mean": 1,
+             "config": {"schemas": ["s"]}, "engine": {}}
+        wl = measured_workload([s], ("s",), max(Workload.requests, 3 * c))
+        s["engine"]["itl_ms"] = summarize(Simulation(Costs(profile, "xgrammar"), cfg, wl).run())["itl_ms_mean"]
+        return s
+    pts = [point(16, planted), point(48, planted)]
+    fitted = ce.fit_engine_rows(base, cfg, pts).backends["xgrammar"].engine_row_us
+    assert fitted == pytest.approx(300.0, abs=ce.ENGINE_ROW_US_MAX / 2 ** ce.ENGINE_ROW_STEPS + 1.0)
+    assert ce.fit_engine_rows(base, cfg, [point(16, base), point(48, base)]).backends["xgrammar"].engine_row_us == 0.0
+    with pytest.raises(ValueError, match="no schema-on point"):
+        ce.fit_engine_rows(base, cfg, [])

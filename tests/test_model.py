@@ -359,6 +359,26 @@ def test_the_schema_off_arm_is_shared_across_cores_exactly():
     assert [g["off"] for g in got] == [a["off"] for a in alone]
 
 
+def test_the_grid_on_a_dask_local_cluster_gives_the_local_grid():
+    """predict --executor dask: the same grid on a LocalCluster of two worker processes on loopback
+    (the profile scattered to them, the schema-off arms and the points mapped, streamed in grid
+    order) as in this process, point for point, with the band."""
+    pytest.importorskip("dask.distributed")
+    from maskcost.model.predict import grid
+    from maskcost.profile import default_profile_path, load_profile
+    p = load_profile(default_profile_path())
+    cfgs = [EngineConfig(usable_cores=4), EngineConfig(backend="guidance")]
+    loads = [Workload(concurrency=c, requests=100) for c in (8, 64)]
+    seen = []
+    got = grid(p, cfgs, loads, progress=False, jobs=2, executor="dask", on_point=lambda k, pt: seen.append(pt))
+    here = grid(p, cfgs, loads, progress=False, jobs=1)
+    assert len(got) == 4 and [g["itl_ms_mean"] for g in got] == [h["itl_ms_mean"] for h in here]
+    assert [g["band"] for g in got] == [h["band"] for h in here] and [g["off"] for g in got] == [h["off"] for h in here]
+    assert [pt["itl_ms_mean"] for pt in seen] == [g["itl_ms_mean"] for g in got]  # streamed in grid order
+    with pytest.raises(ValueError, match="--executor"):
+        grid(p, cfgs, loads, progress=False, executor="ray")
+
+
 def _steps(profile, backend="xgrammar", **kw):
     ekw = {k: kw.pop(k) for k in list(kw) if k in EngineConfig.__dataclass_fields__}
     wl = Workload(prompt_tokens=1, **kw)
@@ -502,3 +522,14 @@ def test_one_sync_point_gives_a_constant_overhead():
     p = replace(p, forward=replace(p.forward, sync_points=(ForwardPoint(8, 6.0, 6.0),)))
     c = Costs(p, "xgrammar")
     assert [c.cpu_overhead_ms(b) for b in (1, 8, 64, 256)] == pytest.approx([1.0] * 4)
+
+
+def test_engine_row_work_runs_serial_with_the_step():
+    """BackendCosts.engine_row_us: the engine thread's own work per structured row, on the CPU branch
+    that races the forward (async scheduling): 32 rows x 0.5 ms = 16 ms, then the fill (32 x 10 us),
+    over a 5 ms forward."""
+    from dataclasses import replace
+    p = constant_profile(fill_us=10.0, forward_ms=5.0)
+    p = replace(p, backends={k: replace(b, engine_row_us=500.0) for k, b in p.backends.items()})
+    assert run(p, concurrency=32)["itl_ms_mean"] == pytest.approx(32 * 0.5 + 32 * 0.01, rel=1e-6)
+    assert run(p, concurrency=32, structured_fraction=0.0)["itl_ms_mean"] == pytest.approx(5.0, rel=1e-6)

@@ -150,11 +150,14 @@ def cmd_predict(args) -> int:
     for engine in args.engine:
         version, why = engine_version(args, profile, engine)
         print(f"mechanisms: {engine} {version} ({why}; model/engines.py)")
+    if args.scheduler and args.executor != "dask":
+        raise ValueError(f"--scheduler {args.scheduler}: only with --executor dask")
     stream, done = _partial(args, profile)
     try:
         points = grid(profile, _engine_configs(args, profile), _workloads(args, schema_ids),
                       trace_out=Path(args.trace) if args.trace else None, band=args.band, done=done,
-                      on_point=_streamer(stream) if stream else None)
+                      on_point=_streamer(stream) if stream else None, executor=args.executor,
+                      scheduler=args.scheduler)
     finally:
         if stream:
             stream.close()
@@ -210,6 +213,11 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=w.seed)
     p.add_argument("--json", metavar="OUT.json", help="write the points here; while the grid runs they stream to "
                    "OUT.json.partial.jsonl")
+    p.add_argument("--executor", choices=["local", "dask"], default="local", help="where the grid runs: local "
+                   "(a process pool on this host's cores) or dask (a dask.distributed cluster; pip install "
+                   "'maskcost[dask]') (default: local)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="--executor dask: the scheduler's address, e.g. "
+                   "tcp://10.0.0.5:8786 (default: a LocalCluster of this host's cores on loopback)")
     p.add_argument("--resume", action="store_true", help="with --json: read the points OUT.json.partial.jsonl holds "
                    "(an interrupted grid) and run only the rest")
     p.add_argument("--png", metavar="OUT.png", help="default: next to --json")

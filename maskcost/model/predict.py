@@ -128,14 +128,57 @@ def point_key(cfg: EngineConfig, wl: Workload) -> str:
     return json.dumps([asdict(cfg), asdict(wl)], sort_keys=True, default=str)
 
 
+def _dask_point(profile: Profile, combo: tuple[EngineConfig, Workload, dict]) -> dict[str, Any]:
+    return run_point_band(profile, combo[0], combo[1], _WORKER_CACHE, offs=combo[2])
+
+
+def _dask_off(profile: Profile, key: tuple[EngineConfig, Workload]) -> dict[str, Any]:
+    return run_off(profile, key, _WORKER_CACHE)
+
+
+class DaskExecutor:
+    """The grid's work on a dask.distributed cluster: the scheduler at `address`, or a LocalCluster of
+    `jobs` single-threaded worker processes on loopback. The profile goes to every worker once; map()
+    yields results in the order of its arguments, each as soon as it and those before it are done."""
+
+    def __init__(self, profile: Profile, jobs: int, address: str | None = None) -> None:
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise ValueError("--executor dask: needs dask.distributed (pip install 'maskcost[dask]')") from None
+        self.cluster = None if address else LocalCluster(
+            n_workers=jobs, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None)
+        try:
+            self.client = Client(address or self.cluster, timeout=10)
+        except OSError as e:
+            if self.cluster is not None:
+                self.cluster.close()
+            raise ValueError(f"--scheduler {address}: cannot reach a dask scheduler there ({e})") from None
+        self.profile = self.client.scatter(profile, broadcast=True)
+
+    def map(self, fn, args: list) -> Iterable[dict[str, Any]]:
+        for f in self.client.map(fn, [self.profile] * len(args), args, pure=False):
+            yield f.result()
+
+    def close(self) -> None:
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
 def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[Workload],
          trace_out: Path | None = None, progress: bool = True, jobs: int | None = None,
          band: bool = True, done: dict[str, dict[str, Any]] | None = None,
-         on_point: Callable[[str, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
-    """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores).
-    `band`: each point also with the engine as fast and as slow as the profile's engine_speeds
-    (two more schema-on runs a point; run_point_band). `done`: points already run, by point_key (not
-    run again); `on_point(key, point)`: called as each new point finishes, in grid order."""
+         on_point: Callable[[str, dict[str, Any]], None] | None = None,
+         executor: str = "local", scheduler: str | None = None) -> list[dict[str, Any]]:
+    """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores), or
+    with `executor` "dask" over a dask.distributed cluster (`scheduler`: its address; none: a
+    LocalCluster of `jobs` workers). `band`: each point also with the engine as fast and as slow as
+    the profile's engine_speeds (two more schema-on runs a point; run_point_band). `done`: points
+    already run, by point_key (not run again); `on_point(key, point)`: called as each new point
+    finishes, in grid order."""
+    if executor not in ("local", "dask"):
+        raise ValueError(f"--executor {executor}: local or dask")
     if not band:
         profile = replace(profile, engine_speeds=None)
     every = list(itertools.product(engines, workloads))
@@ -156,6 +199,9 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
     parallel = jobs > 1 and len(combos) >= 8
     cache: dict = {}
     offs = {keys[0]: run_off(profile, keys[0], cache)}  # a config the profile cannot run fails here, before any bar
+    if executor == "dask":
+        return _grid_dask(profile, combos, keys, offs, cache, trace_out, progress, jobs, scheduler,
+                          finished, names, done, len(every))
     with tqdm(total=len(keys), initial=1, desc="schema-off arms", unit="arm", disable=not progress) as bar:
         if parallel and len(keys) > 8:
             with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(profile,)) as ex:
@@ -181,6 +227,28 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
             finished(cfg, wl, run_point_band(profile, cfg, wl, cache, offs=offs))
             bar.update()
     bar.close()
+    return [done[k] for k in names]
+
+
+def _grid_dask(profile, combos, keys, offs, cache, trace_out, progress, jobs, scheduler, finished, names, done,
+               total) -> list[dict[str, Any]]:
+    """grid()'s work on a dask cluster (DaskExecutor): the schema-off arms, then the points; the first
+    point runs here (it writes the trace)."""
+    ex = DaskExecutor(profile, jobs, scheduler)
+    try:
+        with tqdm(total=len(keys), initial=1, desc="schema-off arms", unit="arm", disable=not progress) as bar:
+            for k, r in zip(keys[1:], ex.map(_dask_off, keys[1:])):
+                offs[k] = r
+                bar.update()
+        finished(*combos[0], run_point_band(profile, combos[0][0], combos[0][1], cache, trace_out, offs))
+        rest = combos[1:]
+        with tqdm(total=total, initial=total - len(rest), desc="predict", unit="pt", disable=not progress) as bar:
+            args = [(cfg, wl, {off_key(cfg, wl): offs[off_key(cfg, wl)]}) for cfg, wl in rest]
+            for (cfg, wl), r in zip(rest, ex.map(_dask_point, args)):
+                finished(cfg, wl, r)
+                bar.update()
+    finally:
+        ex.close()
     return [done[k] for k in names]
 
 

@@ -35,6 +35,39 @@ serve() { run 330 "serve-$1" bash "$D/serve_sglang.sh" "$@" --attention-backend 
 export PYTHONPATH=/tmp/sgsite:/tmp/mc   # SGLang's packages (xgrammar 0.2.1, llguidance 1.9.1), maskcost's wheel
 MC="python3 -m maskcost.cli"
 U=http://127.0.0.1:8000
+# runs 3, 3x and 4 (E, F, G): llguidance on :8000 with the overlap scheduler and BACKEND2 on :8100 without it,
+# the second started once the first has its KV pool; logs serve-NAME1.log and serve-NAME2.log
+two_servers() {
+    local F="--attention-backend triton --sampling-backend pytorch --sleep-on-idle"
+    note "serve llguidance :8000 (overlap)"
+    (PORT=8000 MEM=0.45 bash "$D/serve_sglang.sh" llguidance 256 $F > "$R/serve-$2.log" 2>&1) &
+    for i in $(seq 1 60); do grep -q "Memory pool end" /tmp/sglang-8000.log 2>/dev/null && break; sleep 3; done
+    note "serve $1 :8100 (--disable-overlap-schedule)"
+    (PORT=8100 MEM=0.7 bash "$D/serve_sglang.sh" "$1" 256 $F --disable-overlap-schedule > "$R/serve-$3.log" 2>&1) &
+    wait; note "$(cat "$R"/serve-*.log | grep -h "up after\|died\|not up" | tr '\n' ' ')"; pack serve
+}
+S=("$D"/schemas/*.json)
+sw() { local t=$1 log=$2 u=$3; shift 3; run "$t" "$log" $MC sweep --base-url "$u" --client-procs 6 --schema "${S[@]}" "$@"; }
+# runs 3 and 4 (E, G): this host's traces; llguidance (:8000, overlap) and xgrammar (:8100, no overlap)
+# side by side; the calibration points, never scored: the forward curve (overlap), the one-token
+# prefill pair, the sync curve (as run 3 ran it, E went on past a failed calib-host; both stop now)
+calibration_e() {
+    { nproc; lscpu | grep -E "Model name|^CPU\(s\)|MHz"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv;
+      ls "$STAGE"/w; } > "$R/host.txt" 2>&1
+    run 120 assemble bash "$D/serve_sglang.sh" assemble 0 || exit 1
+    run 150 calib-host $MC calibrate --engine-from "$D/run1/A/xgrammar/host.json.gz" --tokenizer /tmp/llama3-8b \
+      --schema "$D"/schemas/*.json --out "$R/host.json.gz" || exit 1
+    two_servers xgrammar llguidance xgrammar
+    grep -h "KV Cache is allocated\|Memory pool end" /tmp/sglang-8*.log >> "$R/host.txt"
+    L=http://127.0.0.1:8000; X=http://127.0.0.1:8100
+    # calibration, never scored: the forward curve (overlap), the one-token prefill pair, the sync curve
+    sw 90 off $L --arms off --concurrency 8 32 64 128 256 --off-tokens 256 --rounds 2 --label llguidance-off --out "$R/off.jsonl"
+    sw 30 eager-same $L --arms off --concurrency 1 --off-tokens 16 --rounds 12 --label eager-same --out "$R/eager-same.jsonl"
+    sw 30 eager-fresh $L --arms off --concurrency 1 --off-tokens 16 --rounds 12 --unique-prompts --label eager-fresh \
+      --out "$R/eager-fresh.jsonl"
+    sw 80 sync-off $X --arms off --concurrency 8 32 64 128 --off-tokens 256 --rounds 2 --label xgrammar-sync-off \
+      --out "$R/sync.jsonl"
+}
 case $PH in
   A)
     { nproc; lscpu | grep -E "Model name|^CPU\(s\)"; nvidia-smi --query-gpu=name,driver_version --format=csv;
@@ -101,29 +134,7 @@ case $PH in
     [ $SECONDS -lt 540 ] && sw $((585 - SECONDS)) xgrammar-unique $X --arms on --unique-schemas --concurrency 8 64 --label xgrammar-unique \
       --out "$R/xgrammar.unique.jsonl" ;;
   E)
-    { nproc; lscpu | grep -E "Model name|^CPU\(s\)|MHz"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv;
-      ls "$STAGE"/w; } > "$R/host.txt" 2>&1
-    run 120 assemble bash "$D/serve_sglang.sh" assemble 0 || exit 1
-    run 150 calib-host $MC calibrate --engine-from "$D/run1/A/xgrammar/host.json.gz" --tokenizer /tmp/llama3-8b \
-      --schema "$D"/schemas/*.json --out "$R/host.json.gz"
-    F="--attention-backend triton --sampling-backend pytorch --sleep-on-idle"
-    note "serve llguidance :8000 (overlap)"
-    (PORT=8000 MEM=0.45 bash "$D/serve_sglang.sh" llguidance 256 $F > "$R/serve-llguidance.log" 2>&1) &
-    for i in $(seq 1 60); do grep -q "Memory pool end" /tmp/sglang-8000.log 2>/dev/null && break; sleep 3; done
-    note "serve xgrammar :8100 (--disable-overlap-schedule)"
-    (PORT=8100 MEM=0.7 bash "$D/serve_sglang.sh" xgrammar 256 $F --disable-overlap-schedule > "$R/serve-xgrammar.log" 2>&1) &
-    wait; note "$(cat "$R"/serve-*.log | grep -h "up after\|died\|not up" | tr '\n' ' ')"; pack serve
-    grep -h "KV Cache is allocated\|Memory pool end" /tmp/sglang-8*.log >> "$R/host.txt"
-    S=("$D"/schemas/*.json)
-    sw() { local t=$1 log=$2 u=$3; shift 3; run "$t" "$log" $MC sweep --base-url "$u" --client-procs 6 --schema "${S[@]}" "$@"; }
-    L=http://127.0.0.1:8000; X=http://127.0.0.1:8100
-    # calibration, never scored: the forward curve (overlap), the one-token prefill pair, the sync curve
-    sw 90 off $L --arms off --concurrency 8 32 64 128 256 --off-tokens 256 --rounds 2 --label llguidance-off --out "$R/off.jsonl"
-    sw 30 eager-same $L --arms off --concurrency 1 --off-tokens 16 --rounds 12 --label eager-same --out "$R/eager-same.jsonl"
-    sw 30 eager-fresh $L --arms off --concurrency 1 --off-tokens 16 --rounds 12 --unique-prompts --label eager-fresh \
-      --out "$R/eager-fresh.jsonl"
-    sw 80 sync-off $X --arms off --concurrency 8 32 64 128 --off-tokens 256 --rounds 2 --label xgrammar-sync-off \
-      --out "$R/sync.jsonl"
+    calibration_e
     run 60 calib-forward $MC calibrate --engine-only --engine-from "$R/host.json.gz" --forward-sweep "$R/off.jsonl" \
       --sync-sweep "$R/sync.jsonl" --eager-sweep "$R/eager-same.jsonl" "$R/eager-fresh.jsonl" --out "$R/machine.json.gz"
     # the registered predictions of every schema-on point below, written before any of them runs
@@ -140,15 +151,7 @@ case $PH in
     { nproc; lscpu | grep -E "Model name|^CPU\(s\)|MHz"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv;
       ls "$STAGE"/w; } > "$R/host.txt" 2>&1
     run 120 assemble bash "$D/serve_sglang.sh" assemble 0 || exit 1
-    F="--attention-backend triton --sampling-backend pytorch --sleep-on-idle"
-    note "serve llguidance :8000 (overlap)"
-    (PORT=8000 MEM=0.45 bash "$D/serve_sglang.sh" llguidance 256 $F > "$R/serve-overlap.log" 2>&1) &
-    for i in $(seq 1 60); do grep -q "Memory pool end" /tmp/sglang-8000.log 2>/dev/null && break; sleep 3; done
-    note "serve llguidance :8100 (--disable-overlap-schedule)"
-    (PORT=8100 MEM=0.7 bash "$D/serve_sglang.sh" llguidance 256 $F --disable-overlap-schedule > "$R/serve-no-overlap.log" 2>&1) &
-    wait; note "$(cat "$R"/serve-*.log | grep -h "up after\|died\|not up" | tr '\n' ' ')"; pack serve
-    S=("$D"/schemas/*.json)
-    sw() { local t=$1 log=$2 u=$3; shift 3; run "$t" "$log" $MC sweep --base-url "$u" --client-procs 6 --schema "${S[@]}" "$@"; }
+    two_servers llguidance overlap no-overlap
     for u in 8000:overlap 8100:no-overlap; do
       p=${u%%:*}; n=${u#*:}; B=http://127.0.0.1:$p
       sw 60 "$n-on" $B --arms on --concurrency 32 128 --label "$n-on" --out "$R/$n.on.jsonl"
@@ -158,29 +161,7 @@ case $PH in
         --out "$R/$n.off-short.jsonl"
     done ;;
   G)
-    { nproc; lscpu | grep -E "Model name|^CPU\(s\)|MHz"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv;
-      ls "$STAGE"/w; } > "$R/host.txt" 2>&1
-    run 120 assemble bash "$D/serve_sglang.sh" assemble 0 || exit 1
-    run 150 calib-host $MC calibrate --engine-from "$D/run1/A/xgrammar/host.json.gz" --tokenizer /tmp/llama3-8b \
-      --schema "$D"/schemas/*.json --out "$R/host.json.gz" || exit 1
-    F="--attention-backend triton --sampling-backend pytorch --sleep-on-idle"
-    note "serve llguidance :8000 (overlap)"
-    (PORT=8000 MEM=0.45 bash "$D/serve_sglang.sh" llguidance 256 $F > "$R/serve-llguidance.log" 2>&1) &
-    for i in $(seq 1 60); do grep -q "Memory pool end" /tmp/sglang-8000.log 2>/dev/null && break; sleep 3; done
-    note "serve xgrammar :8100 (--disable-overlap-schedule)"
-    (PORT=8100 MEM=0.7 bash "$D/serve_sglang.sh" xgrammar 256 $F --disable-overlap-schedule > "$R/serve-xgrammar.log" 2>&1) &
-    wait; note "$(cat "$R"/serve-*.log | grep -h "up after\|died\|not up" | tr '\n' ' ')"; pack serve
-    grep -h "KV Cache is allocated\|Memory pool end" /tmp/sglang-8*.log >> "$R/host.txt"
-    S=("$D"/schemas/*.json)
-    sw() { local t=$1 log=$2 u=$3; shift 3; run "$t" "$log" $MC sweep --base-url "$u" --client-procs 6 --schema "${S[@]}" "$@"; }
-    L=http://127.0.0.1:8000; X=http://127.0.0.1:8100
-    # calibration and fit points, never scored
-    sw 90 off $L --arms off --concurrency 8 32 64 128 256 --off-tokens 256 --rounds 2 --label llguidance-off --out "$R/off.jsonl"
-    sw 30 eager-same $L --arms off --concurrency 1 --off-tokens 16 --rounds 12 --label eager-same --out "$R/eager-same.jsonl"
-    sw 30 eager-fresh $L --arms off --concurrency 1 --off-tokens 16 --rounds 12 --unique-prompts --label eager-fresh \
-      --out "$R/eager-fresh.jsonl"
-    sw 80 sync-off $X --arms off --concurrency 8 32 64 128 --off-tokens 256 --rounds 2 --label xgrammar-sync-off \
-      --out "$R/sync.jsonl"
+    calibration_e
     sw 40 fit-on $L --arms on --concurrency 32 128 --label llguidance-fit --out "$R/fit.jsonl"
     run 120 calib-forward $MC calibrate --engine-only --engine-from "$R/host.json.gz" --forward-sweep "$R/off.jsonl" \
       --sync-sweep "$R/sync.jsonl" --eager-sweep "$R/eager-same.jsonl" "$R/eager-fresh.jsonl" --fit-rows "$R/fit.jsonl" \
