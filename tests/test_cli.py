@@ -48,6 +48,12 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "modelled for 0.25.1, 0.33.0" in r.stderr
     r = mc("calibrate", "--blackbox", "--out", str(tmp_path / "p.json"), "--forward-sweep", str(tmp_path / "x"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1
+    from maskcost.profile import default_profile_path
+    r = mc("calibrate", "--engine-from", str(default_profile_path(["sglang"])), "--fit-rows", str(tmp_path / "s.jsonl"),
+           "--out", str(tmp_path / "p.json"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "go with --engine-only" in r.stderr
+    r = mc("predict", "--scheduler", "tcp://127.0.0.1:1", "--concurrency", "2")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "only with --executor dask" in r.stderr
     r = mc("fit", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--speed-from-probe")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--speed-from-probe: give --probe DIR" in r.stderr
     r = mc("fit", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--probe", str(tmp_path),

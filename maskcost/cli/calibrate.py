@@ -63,6 +63,8 @@ def cmd_calibrate(args) -> int:
         save_profile(p, out)
         print(f"wrote {out}")
         return 0
+    if (args.fit_rows or eager_sweep) and not args.engine_only:
+        raise UsageError("calibrate: --fit-rows and --eager-sweep go with --engine-only --engine-from PROFILE")
     if args.engine_only:
         return _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep, context_sweep, eager_sweep, out)
     if args.blackbox:
