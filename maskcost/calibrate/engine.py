@@ -203,20 +203,25 @@ def _frontend_error(profile, cfg, points: list[dict[str, Any]], per_client: int,
     `points` (sweep summaries) measured: the sum of the squared log errors. A schema-off point runs
     unstructured at its own fixed length, a schema-on point on its schemas (the report's
     workloads, at cfg's CPU speed), each max(least, per_client x concurrency) requests."""
-    from ..model.costs import Costs
-    from ..model.engine import Simulation
-    from ..model.metrics import summarize
-    from ..model.measured import measured_workload, profile_schema_ids
-    costs = Costs(profile, cfg.backend, cfg.cpu_speed)
-    known = set(profile.schema_ids(cfg.backend))
     err = 0.0
-    for s in points:
-        wl = measured_workload([s], profile_schema_ids(s, known, cfg.backend),
-                               max(least, per_client * s["concurrency"]))
-        r = summarize(Simulation(costs, cfg, wl).run())
+    for s, r in _model_at(profile, cfg, points, lambda c: max(least, per_client * c)):
         err += np.log(r["ttft_ms_p50"] / s["ttft_ms_p50"]) ** 2 + \
             np.log(r["running_mean"] / s["engine"]["running_mean"]) ** 2
     return err
+
+
+def _model_at(profile, cfg, points: list[dict[str, Any]], requests):
+    """(point, the model's summary of it) for each measured point (sweep summaries), at cfg: the
+    point's workload (model.measured.measured_workload), `requests(concurrency)` requests."""
+    from ..model.costs import Costs
+    from ..model.engine import Simulation
+    from ..model.measured import measured_workload, profile_schema_ids
+    from ..model.metrics import summarize
+    costs = Costs(profile, cfg.backend, cfg.cpu_speed)
+    known = set(profile.schema_ids(cfg.backend))
+    for s in points:
+        wl = measured_workload([s], profile_schema_ids(s, known, cfg.backend), requests(s["concurrency"]))
+        yield s, summarize(Simulation(costs, cfg, wl).run())
 
 
 def _frontend_points(summaries: list[dict[str, Any]], arm: str) -> list[dict[str, Any]]:
@@ -303,19 +308,9 @@ def _itl_log_error(profile, cfg, points: list[dict[str, Any]]) -> float:
     """The median over `points` (schema-on sweep summaries) of log(model ITL / measured ITL), each point
     run as predict runs it (Workload.requests requests, at least 3 per client)."""
     from ..model.config import Workload
-    from ..model.costs import Costs
-    from ..model.engine import Simulation
-    from ..model.measured import measured_workload, profile_schema_ids
-    from ..model.metrics import summarize
     from ..records import itl_ms
-    costs = Costs(profile, cfg.backend, cfg.cpu_speed)
-    known = set(profile.schema_ids(cfg.backend))
-    errs = []
-    for s in points:
-        wl = measured_workload([s], profile_schema_ids(s, known, cfg.backend),
-                               max(Workload.requests, 3 * s["concurrency"]))
-        errs.append(np.log(summarize(Simulation(costs, cfg, wl).run())["itl_ms_mean"] / itl_ms(s)))
-    return float(np.median(errs))
+    return float(np.median([np.log(r["itl_ms_mean"] / itl_ms(s))
+                            for s, r in _model_at(profile, cfg, points, lambda c: max(Workload.requests, 3 * c))]))
 
 
 def fit_engine_rows(profile, cfg, summaries: list[dict[str, Any]], log=None):
