@@ -49,7 +49,7 @@ def main() -> None:
     print(f"the same grid with the band (predict's default): {dt:.1f} s wall, ratio {10.0 / dt:.2f}x (goal 10 s); "
           f"{dt / one:.0f} times one point ({one:.2f} s; goal <= 12)")
     try:
-        from maskcost.model.predict import DaskExecutor, _dask_point, off_key, run_off
+        from maskcost.model.predict import DaskExecutor, _point, off_key, run_off
     except ImportError:
         return
     jobs = len(os.sched_getaffinity(0))
@@ -65,7 +65,7 @@ def main() -> None:
     ex = DaskExecutor(p, jobs)
     try:
         combos = [(e, w, {off_key(e, w): run_off(p, off_key(e, w))}) for e in engines[:jobs] for w in loads[8:9]]
-        list(ex.map(_dask_point, combos))
+        list(ex.map(_point, combos))
 
         def rss_mb() -> float:
             import psutil

@@ -34,9 +34,10 @@ def short_batch(summary: dict[str, Any]) -> bool:
 
 def forward_points_kept(summaries: list[dict[str, Any]]) -> tuple[tuple[ForwardPoint, ...], list[str]]:
     """forward_points of the points that measured a full batch (short_batch), and a word on each left out."""
-    short = [s for s in summaries if s["arm"] == "off" and short_batch(s)]
-    left = [f"{s['point']} ({s['engine']['running_mean']:.0f} running of {s['concurrency']} offered)" for s in short]
-    return forward_points([s for s in summaries if not (s["arm"] == "off" and short_batch(s))]), left
+    short = [s["arm"] == "off" and short_batch(s) for s in summaries]
+    left = [f"{s['point']} ({s['engine']['running_mean']:.0f} running of {s['concurrency']} offered)"
+            for s, x in zip(summaries, short) if x]
+    return forward_points([s for s, x in zip(summaries, short) if not x]), left
 
 
 def forward_points(summaries: list[dict[str, Any]]) -> tuple[ForwardPoint, ...]:

@@ -104,7 +104,22 @@ def run_point_band(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cach
     return point
 
 
+def point_key(cfg: EngineConfig, wl: Workload) -> str:
+    """A point's identity in a grid (what --resume matches a finished point by)."""
+    return json.dumps([asdict(cfg), asdict(wl)], sort_keys=True, default=str)
+
+
+def _off(profile: Profile, key: tuple[EngineConfig, Workload], cache: dict) -> dict[str, Any]:
+    return run_off(profile, key, cache)
+
+
+def _point(profile: Profile, combo: tuple[EngineConfig, Workload, dict], cache: dict) -> dict[str, Any]:
+    return run_point_band(profile, combo[0], combo[1], cache, offs=combo[2])
+
+
+# a local pool worker's profile (set once by its initializer) and costs
 _WORKER_PROFILE: Profile | None = None
+_WORKER_CACHE: dict = {}
 
 
 def _init_worker(profile: Profile) -> None:
@@ -112,28 +127,37 @@ def _init_worker(profile: Profile) -> None:
     _WORKER_PROFILE = profile
 
 
-def _run_in_worker(combo: tuple[EngineConfig, Workload, dict]) -> dict[str, Any]:
-    return run_point_band(_WORKER_PROFILE, combo[0], combo[1], _WORKER_CACHE, offs=combo[2])
+def _in_worker(fn, arg) -> dict[str, Any]:
+    return fn(_WORKER_PROFILE, arg, _WORKER_CACHE)
 
 
-def _off_in_worker(key: tuple[EngineConfig, Workload]) -> dict[str, Any]:
-    return run_off(_WORKER_PROFILE, key, _WORKER_CACHE)
+class LocalExecutor:
+    """The grid's work on this host: `jobs` processes for 8 or more tasks (the profile set once in each),
+    else here, with the grid's own costs."""
+
+    def __init__(self, profile: Profile, jobs: int, cache: dict) -> None:
+        self.profile, self.jobs, self.cache = profile, jobs, cache
+
+    def map(self, fn, args: list) -> Iterable[dict[str, Any]]:
+        if self.jobs > 1 and len(args) >= 8:
+            with ProcessPoolExecutor(self.jobs, initializer=_init_worker, initargs=(self.profile,)) as ex:
+                yield from ex.map(_in_worker, [fn] * len(args), args, chunksize=max(1, len(args) // (4 * self.jobs)))
+        else:
+            for a in args:
+                yield fn(self.profile, a, self.cache)
+
+    def close(self) -> None:
+        pass
 
 
-_WORKER_CACHE: dict = {}
+# a dask worker's costs, for the profile they were built from (a long-lived worker serves many grids)
+_DASK_WORKER: list = [None, {}]
 
 
-def point_key(cfg: EngineConfig, wl: Workload) -> str:
-    """A point's identity in a grid (what --resume matches a finished point by)."""
-    return json.dumps([asdict(cfg), asdict(wl)], sort_keys=True, default=str)
-
-
-def _dask_point(profile: Profile, combo: tuple[EngineConfig, Workload, dict]) -> dict[str, Any]:
-    return run_point_band(profile, combo[0], combo[1], _WORKER_CACHE, offs=combo[2])
-
-
-def _dask_off(profile: Profile, key: tuple[EngineConfig, Workload]) -> dict[str, Any]:
-    return run_off(profile, key, _WORKER_CACHE)
+def _on_dask_worker(fn, profile: Profile, arg) -> dict[str, Any]:
+    if _DASK_WORKER[0] is not profile:
+        _DASK_WORKER[:] = [profile, {}]
+    return fn(profile, arg, _DASK_WORKER[1])
 
 
 class DaskExecutor:
@@ -157,7 +181,7 @@ class DaskExecutor:
         self.profile = self.client.scatter(profile, broadcast=True)
 
     def map(self, fn, args: list) -> Iterable[dict[str, Any]]:
-        for f in self.client.map(fn, [self.profile] * len(args), args, pure=False):
+        for f in self.client.map(_on_dask_worker, [fn] * len(args), [self.profile] * len(args), args, pure=False):
             yield f.result()
 
     def close(self) -> None:
@@ -196,55 +220,21 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
     jobs = jobs or len(os.sched_getaffinity(0))
     # the schema-off arms first, each once (off_key); then every point's schema-on runs
     keys = list(dict.fromkeys(off_key(cfg, wl) for cfg, wl in combos))
-    parallel = jobs > 1 and len(combos) >= 8
     cache: dict = {}
     offs = {keys[0]: run_off(profile, keys[0], cache)}  # a config the profile cannot run fails here, before any bar
-    if executor == "dask":
-        return _grid_dask(profile, combos, keys, offs, cache, trace_out, progress, jobs, scheduler,
-                          finished, names, done, len(every))
-    with tqdm(total=len(keys), initial=1, desc="schema-off arms", unit="arm", disable=not progress) as bar:
-        if parallel and len(keys) > 8:
-            with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(profile,)) as ex:
-                for k, r in zip(keys[1:], ex.map(_off_in_worker, keys[1:],
-                                                 chunksize=max(1, len(keys) // (4 * jobs)))):
-                    offs[k] = r
-                    bar.update()
-        else:
-            for k in keys[1:]:
-                offs[k] = run_off(profile, k, cache)
-                bar.update()
-    finished(*combos[0], run_point_band(profile, combos[0][0], combos[0][1], cache, trace_out, offs))
-    rest = combos[1:]
-    bar = tqdm(total=len(every), initial=len(every) - len(rest), desc="predict", unit="pt", disable=not progress)
-    if parallel and len(rest) >= 8:
-        with ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(profile,)) as ex:
-            args = [(cfg, wl, {off_key(cfg, wl): offs[off_key(cfg, wl)]}) for cfg, wl in rest]
-            for (cfg, wl), r in zip(rest, ex.map(_run_in_worker, args, chunksize=max(1, len(rest) // (4 * jobs)))):
-                finished(cfg, wl, r)
-                bar.update()
-    else:
-        for cfg, wl in rest:
-            finished(cfg, wl, run_point_band(profile, cfg, wl, cache, offs=offs))
-            bar.update()
-    bar.close()
-    return [done[k] for k in names]
-
-
-def _grid_dask(profile, combos, keys, offs, cache, trace_out, progress, jobs, scheduler, finished, names, done,
-               total) -> list[dict[str, Any]]:
-    """grid()'s work on a dask cluster (DaskExecutor): the schema-off arms, then the points; the first
-    point runs here (it writes the trace)."""
-    ex = DaskExecutor(profile, jobs, scheduler)
+    ex = DaskExecutor(profile, jobs, scheduler) if executor == "dask" else LocalExecutor(profile, jobs, cache)
     try:
         with tqdm(total=len(keys), initial=1, desc="schema-off arms", unit="arm", disable=not progress) as bar:
-            for k, r in zip(keys[1:], ex.map(_dask_off, keys[1:])):
+            for k, r in zip(keys[1:], ex.map(_off, keys[1:])):
                 offs[k] = r
                 bar.update()
+        # the first point here: it writes the trace
         finished(*combos[0], run_point_band(profile, combos[0][0], combos[0][1], cache, trace_out, offs))
         rest = combos[1:]
-        with tqdm(total=total, initial=total - len(rest), desc="predict", unit="pt", disable=not progress) as bar:
+        with tqdm(total=len(every), initial=len(every) - len(rest), desc="predict", unit="pt",
+                  disable=not progress) as bar:
             args = [(cfg, wl, {off_key(cfg, wl): offs[off_key(cfg, wl)]}) for cfg, wl in rest]
-            for (cfg, wl), r in zip(rest, ex.map(_dask_point, args)):
+            for (cfg, wl), r in zip(rest, ex.map(_point, args)):
                 finished(cfg, wl, r)
                 bar.update()
     finally:
