@@ -379,6 +379,31 @@ def test_the_grid_on_a_dask_local_cluster_gives_the_local_grid():
         grid(p, cfgs, loads, progress=False, executor="ray")
 
 
+
+def test_a_long_lived_dask_cluster_keeps_each_grids_profile_apart():
+    """--scheduler ADDRESS: the same workers run a grid of one profile, then of another; the second
+    gets its own profile's numbers, not costs the workers built for the first."""
+    pytest.importorskip("dask.distributed")
+    from dataclasses import replace
+
+    from dask.distributed import LocalCluster
+
+    from maskcost.model.predict import grid
+    from maskcost.profile import default_profile_path, load_profile
+    p = replace(load_profile(default_profile_path()), engine_speeds=None)
+    b = p.backends["xgrammar"]
+    slow = replace(p, backends={**p.backends, "xgrammar": replace(b, engine_row_us=2000.0)})
+    cfgs, loads = [EngineConfig(usable_cores=4), EngineConfig()], [Workload(concurrency=32, requests=100)]
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                      dashboard_address=None) as cluster:
+        first = grid(p, cfgs, loads, progress=False, band=False, executor="dask", scheduler=cluster.scheduler_address)
+        second = grid(slow, cfgs, loads, progress=False, band=False, executor="dask",
+                      scheduler=cluster.scheduler_address)
+    want = grid(slow, cfgs, loads, progress=False, band=False, jobs=1)
+    assert [x["itl_ms_mean"] for x in second] == [w["itl_ms_mean"] for w in want]
+    assert second[1]["itl_ms_mean"] > first[1]["itl_ms_mean"]
+
+
 def _steps(profile, backend="xgrammar", **kw):
     ekw = {k: kw.pop(k) for k in list(kw) if k in EngineConfig.__dataclass_fields__}
     wl = Workload(prompt_tokens=1, **kw)
