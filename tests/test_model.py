@@ -359,6 +359,48 @@ def test_the_schema_off_arm_is_shared_across_cores_exactly():
     assert [g["off"] for g in got] == [a["off"] for a in alone]
 
 
+def test_points_that_share_a_sim_key_are_the_same_simulation():
+    """predict.grid runs one simulation per sim_key and gives it to every point with that key: points
+    with one key must give the same schema-on run to the last digit (cores that only the compile pool,
+    the fill pool or llguidance's threads read, max_num_seqs beyond the clients), and the key must
+    tell apart what does differ (the compile pool's size at 8 clients, the fill pool's lanes at 160)."""
+    import json
+    from dataclasses import replace
+
+    from maskcost.model.predict import grid, run_point_band, sim_key
+    from maskcost.profile import default_profile_path, load_profile
+    p = replace(load_profile(default_profile_path()), engine_speeds=None)
+    two = ("tier/flat", "tier/bounded")
+    loads = [Workload(concurrency=1, requests=30), Workload(concurrency=8, requests=64),
+             Workload(concurrency=160, requests=320, schemas=two)]
+    cfgs = [replace(base, cpu_count=n, usable_cores=u, max_num_seqs=m)
+            for base in (EngineConfig(), EngineConfig(backend="guidance"), EngineConfig(engine="sglang", backend="guidance"))
+            for n, u in ((4, 4), (8, 4), (8, 16), (16, 4), (16, 16), (64, 64)) for m in (128, 256)]
+    groups: dict = {}
+    for c in cfgs:
+        for w in loads:
+            run = summarize(Simulation(Costs(p, c.backend, c.cpu_speed), c, w).run())
+            groups.setdefault(sim_key(p, c, w), []).append(json.dumps(run, sort_keys=True, default=str))
+    assert all(len(set(runs)) == 1 for runs in groups.values())
+    assert len(groups) < len(cfgs) * len(loads) / 3  # the sharing is real
+    # what the key tells apart can differ: the fill pool's lanes, llguidance's threads, the slots
+    # below the clients, the compile pool where every request compiles
+    uniq = Workload(concurrency=32, requests=96, unique_schemas=True)
+    for c1, c2, w in ((EngineConfig(cpu_count=16, usable_cores=4), EngineConfig(cpu_count=16), loads[2]),
+                      (EngineConfig(engine="sglang", backend="guidance", usable_cores=4),
+                       EngineConfig(engine="sglang", backend="guidance"), loads[2]),
+                      (EngineConfig(max_num_seqs=128), EngineConfig(), loads[2]),
+                      (EngineConfig(cpu_count=4, usable_cores=4), EngineConfig(), uniq)):
+        assert sim_key(p, c1, w) != sim_key(p, c2, w)
+        a, b = (summarize(Simulation(Costs(p, c.backend), c, w).run()) for c in (c1, c2))
+        assert a["itl_ms_mean"] != b["itl_ms_mean"] or a["ttft_ms_p50"] != b["ttft_ms_p50"]
+    # the grid shares them and gives each point its own labels
+    some = [cfgs[0], replace(cfgs[0], usable_cores=8, cpu_count=8), replace(cfgs[0], max_num_seqs=200)]
+    got = grid(p, some, loads[1:2], progress=False, jobs=1)
+    alone = [run_point_band(p, c, loads[1]) for c in some]
+    assert got == alone
+
+
 def test_the_grid_on_a_dask_local_cluster_gives_the_local_grid():
     """predict --executor dask: the same grid on a LocalCluster of two worker processes on loopback
     (the profile scattered to them, the schema-off arms and the points mapped, streamed in grid

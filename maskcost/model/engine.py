@@ -107,6 +107,11 @@ class Simulation:
         # slots
         m = cfg.max_num_seqs
         self.s_active = np.zeros(m, bool)
+        self.n_active = 0  # self.s_active.sum()
+        # the decode rows change only when a prompt's last chunk runs or a slot is freed: until then a
+        # step without prompt chunks has the last such step's rows (_next_step)
+        self.rows_version = 0
+        self._steady: tuple = (-1, None)
         self.s_rid = np.zeros(m, int)
         self.s_pos = np.zeros(m, int)
         self.s_prefill = np.zeros(m, int)  # prompt tokens still to compute
@@ -183,7 +188,7 @@ class Simulation:
         self.issued += 1
         self.t_last_issue = self.env.now
         self.arrival[rid] = self.env.now
-        self.env.process(self.admit(rid))
+        self._admit(rid)
         return rid
 
     def client(self, cid: int):
@@ -223,11 +228,19 @@ class Simulation:
                 _, b = self.cache.popitem(last=False)
                 self.cache_bytes -= b
 
-    def admit(self, rid: int):
-        if self.frontend_free_at is not None:  # parse, template, tokenize (a schema: validate): on the API server's loop
-            fw = self.costs.profile.forward
-            ms = fw.frontend_request_ms + (fw.frontend_structured_ms if self.structured[rid] else 0.0)
-            yield self.env.timeout(self._frontend_job("admit request", ms * self.costs.cpu_scale))
+    # A request's way in, as callbacks on the events it waits for (a request has no thread of its own):
+    # the API server's admission job (parse, template, tokenize; a schema: validate), then its grammar
+    # (compiled in the compile pool, or found in the cache), then the scheduler's waiting queue.
+    def _admit(self, rid: int) -> None:
+        if self.frontend_free_at is None:
+            self._reach_engine(rid)
+            return
+        fw = self.costs.profile.forward
+        ms = fw.frontend_request_ms + (fw.frontend_structured_ms if self.structured[rid] else 0.0)
+        self.env.timeout(self._frontend_job("admit request", ms * self.costs.cpu_scale)).callbacks.append(
+            lambda _ev: self._reach_engine(rid))
+
+    def _reach_engine(self, rid: int) -> None:
         if self.structured[rid] and self.cfg.compiles_before_scheduling:
             key = self._grammar_key(rid)
             if not self._cached(key):
@@ -236,10 +249,16 @@ class Simulation:
                 if ev is None:
                     ev = self.inflight[key] = self.env.event()
                     self.env.process(self.compile_worker(key, self.req_schema[rid], ev))
-                yield ev
-                self.pending.pop(rid, None)
-                if self.aborted[rid]:
-                    return
+                ev.callbacks.append(lambda _ev: self._grammar_ready(rid))
+                return
+        self._schedulable(rid)
+
+    def _grammar_ready(self, rid: int) -> None:
+        self.pending.pop(rid, None)
+        if not self.aborted[rid]:
+            self._schedulable(rid)
+
+    def _schedulable(self, rid: int) -> None:
         self.waiting.append(rid)
         if not self.wakeup.triggered:
             self.wakeup.succeed()
@@ -289,6 +308,7 @@ class Simulation:
             rid = self.waiting.popleft()
             s = self.free_slots.pop()
             self.s_active[s], self.s_rid[s], self.s_pos[s] = True, rid, 0
+            self.n_active += 1
             self.s_prefill[s], self.s_prompt[s] = self.req_prefill[rid], self.req_prompt[rid]
             self.prefilling.append(s)
             c = min(int(self.s_prefill[s]), budget)
@@ -302,6 +322,8 @@ class Simulation:
         their first token, which are structured; the prompt tokens computed; the rows in a
         non-final prefill chunk (no token, no bitmask row: engines.md, structured_output_request_ids)."""
         while True:
+            if self._steady[0] == self.rows_version and not self.prefilling and not (self.waiting and self.free_slots):
+                return self._steady[1]  # no prompt to schedule: the last such step's rows
             dec, chunks = self._schedule()
             if chunks and self.engine.prefill_apart:
                 dec = dec[:0]  # SGLang: the prefill batch runs alone; the decode rows wait for the next step
@@ -313,11 +335,15 @@ class Simulation:
                         final.append(s)
                 for s in final:
                     self.prefilling.remove(s)
-                act = np.concatenate([dec, np.array(final, int)])
+                if final:
+                    self.rows_version += 1
+                act = np.concatenate([dec, np.array(final, int)]) if final else dec
                 rids = self.s_rid[act]
                 is_new = np.arange(act.size) >= dec.size
-                return (act, rids, is_new, self.structured[rids], sum(c for _, c in chunks),
-                        len(chunks) - len(final))
+                step = (act, rids, is_new, self.structured[rids], sum(c for _, c in chunks), len(chunks) - len(final))
+                if not chunks:
+                    self._steady = (self.rows_version, step)  # dec.size > 0 here
+                return step
             self._release_held()  # nothing to run: the engine returns what it holds
             self.wakeup = self.env.event()
             yield self.wakeup
@@ -332,49 +358,66 @@ class Simulation:
         k = cfg.spec_tokens
         engine = self.engine
         async_on = cfg.effective_async
+        last_act = None
         while True:
             act, rids, is_new, struct, prefill_tokens, partial = yield from self._next_step()
             t0 = env.now
-            s_slots = act[struct]
-            S = int(s_slots.size)
-            B = int(act.size)
+            if act is not last_act:  # new rows (else the last step's: _next_step)
+                last_act = act
+                B = int(act.size)
+                s_slots = act[struct]
+                dec_slots = act[~is_new]
+                n_dec = int(dec_slots.size)
+                ones = np.ones(B, int)
+                S = int(s_slots.size)
+                if S:
+                    srid = self.s_rid[s_slots]
+                    tid = self.req_trace[srid]
+                    off, n = tr.off[tid], tr.n[tid]
+                    rlen = self.reason_len[srid]
+                context = self._context_tokens(dec_slots)
+            elif k:
+                context = self._context_tokens(dec_slots)
+            else:  # the same rows as the last step, each one token further on
+                context += n_dec
             # decode tokens per row: 1, or 1 + accepted drafts (each accepted with p, in order) on
             # the rows that got drafts this step (a fraction spec_draft_rate of the decode rows)
-            drafted = np.zeros(B, bool)
-            toks = np.ones(B, int)
+            toks = ones
             if k:
                 drafted = ~is_new & (self.rng.random(B) < cfg.spec_draft_rate)
                 acc = np.minimum(self.rng.geometric(1.0 - cfg.spec_acceptance, B) - 1, k) \
                     if cfg.spec_acceptance < 1 else np.full(B, k)
                 toks = np.where(drafted, 1 + acc, 1)
-            forward_ms = costs.forward_ms(B + partial + k * int(drafted.sum()), prefill_tokens,
-                                          int((~is_new).sum()), self._context_tokens(act[~is_new]))
+            forward_ms = costs.forward_ms(B + partial + (k * int(np.count_nonzero(drafted)) if k else 0), prefill_tokens,
+                                          n_dec, context)
             if prefill_tokens:
                 forward_ms += engine.prefill_extra_ms(costs, prefill_tokens)
             # rows of the bitmask: one per structured request, 1 + k for a request with drafts
             fill_ms = adv_ms = 0.0
             row_ms = np.zeros(0)
             if S:
-                srid = self.s_rid[s_slots]
-                tid = self.req_trace[srid]
-                off, n = tr.off[tid], tr.n[tid]
-                pos = self.s_pos[s_slots] - self.reason_len[srid]  # < 0: still reasoning
-                d = drafted[struct]
+                pos = self.s_pos[s_slots] - rlen  # < 0: still reasoning
 
                 def at(values, p):  # a row's cost at answer position p; none while it reasons
                     if not self.reasoning:
                         return values[off + p % n]
                     return np.where(p >= 0, values[off + np.maximum(p, 0) % n], 0.0)
                 if k:
+                    d = drafted[struct]
                     rows = np.stack([at(tr.fill_us, pos + j) for j in range(k + 1)], 1)
                     keep = np.ones(rows.shape, bool)
                     keep[:, 1:] = d[:, None]
                     row_ms = rows[keep] * costs.cpu_scale / 1e3
-                else:
+                    acc_us = at(tr.accept_us, pos)
+                elif self.reasoning:
                     row_ms = at(tr.fill_us, pos) * costs.cpu_scale / 1e3
-                acc_us = at(tr.accept_us, pos)
+                    acc_us = at(tr.accept_us, pos)
+                else:  # the rows' trace positions, once for both costs
+                    here = off + pos % n
+                    row_ms = tr.fill_us[here] * costs.cpu_scale / 1e3
+                    acc_us = tr.accept_us[here]
                 # advance by the tokens of this step; with drafts also advance over each draft and roll back
-                adv_ms = float((acc_us * (1 + 2 * k * d)).sum()) * costs.cpu_scale / 1e3
+                adv_ms = float((acc_us * (1 + 2 * k * d)).sum() if k else acc_us.sum()) * costs.cpu_scale / 1e3
                 # and the engine's own work per structured row beyond the library's (a fitted cost)
                 adv_ms += S * costs.engine_row_ms * costs.cpu_scale
                 fill_ms = float(row_ms.sum())
@@ -417,7 +460,7 @@ class Simulation:
                 self._event("advance + engine CPU", "engine thread", env.now, serial)
                 yield env.timeout(serial)
             period = env.now - t0
-            if k and (~is_new).any():
+            if k and n_dec:
                 self.itl_w.append((t0, period, toks[~is_new]))
             self._end_step(act, rids, is_new, toks,
                            StepTimes(t0, period, B, S, prefill_tokens, forward_ms, fill_ms, pool_wait_ms, apply_ms,
@@ -453,19 +496,24 @@ class Simulation:
         """Advance the step's requests, record the step, free the slots of finished requests.
         hold: the outputs wait for the next step's fill (self.held)."""
         self.s_pos[act] += toks
-        dec = ~is_new
-        self.steps.append(StepRecord(*st, int(self.s_active.sum()), int(dec.sum()), int(toks[dec].sum()),
+        spec = self.cfg.spec_tokens
+        n_dec = act.size - int(np.count_nonzero(is_new))
+        self.steps.append(StepRecord(*st, self.n_active, n_dec, int(toks[~is_new].sum()) if spec else n_dec,
                                      st.period_ms - st.forward_ms))
         ended = act[self.s_pos[act] >= self.out_len[rids]]
         firsts, done = rids[is_new], self.s_rid[ended].copy()
+        if ended.size:
+            self.rows_version += 1
         for s in ended:  # the engine frees the slot now; the client hears of it when the API server streams it
             self.s_active[s] = False
+            self.n_active -= 1
             self.free_slots.append(int(s))
         self._release_held()
+        n_tok = int(toks.sum()) if spec else act.size
         if hold:
-            self.held = (firsts, done, int(toks.sum()))
+            self.held = (firsts, done, n_tok)
         else:
-            self._emit(firsts, done, int(toks.sum()))
+            self._emit(firsts, done, n_tok)
 
     def _release_held(self) -> None:
         if self.held is not None:

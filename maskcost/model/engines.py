@@ -104,6 +104,20 @@ class Engine:
     def compile_workers(self, cpu_count: int) -> int:
         raise NotImplementedError
 
+    def cores_read(self, cfg: EngineConfig, rows: int, compiles: int | None) -> tuple:
+        """What of cfg.cpu_count and cfg.usable_cores a run can read, where its batches hold at most
+        `rows` structured rows and at most `compiles` grammars (None: no bound) can be compiling at
+        once: two configs that differ only in those two and give the same tuple run the same
+        simulation (predict.sim_key; test_points_that_share_a_sim_key_are_the_same_simulation).
+        Here: the compile pool (Simulation.compile_worker), its capacity as far as it can fill, and the
+        cores it is slowed by only where it can hold more compiles than there are cores."""
+        if not self.compiles_before_scheduling:
+            return ()
+        cap = self.compile_workers(cfg.cpu_count)
+        if compiles is not None:
+            cap = min(cap, compiles)
+        return (cap,) if cap <= cfg.usable_cores else (cap, cfg.usable_cores)
+
     def caches_grammar(self, backend: str) -> bool:
         return True
 
@@ -178,6 +192,12 @@ class Vllm(Engine):
     def uses_pool(self, cfg: EngineConfig, structured_rows: int, spec_tokens: int) -> bool:
         return vllm_uses_pool(cfg.max_num_seqs, structured_rows, spec_tokens)
 
+    def cores_read(self, cfg: EngineConfig, rows: int, compiles: int | None) -> tuple:
+        # and the fill pool's lanes (pool_fill), where a batch can be large enough to use it
+        lanes = (max(1, min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores)),) \
+            if self.uses_pool(cfg, rows, cfg.spec_tokens) else ()
+        return super().cores_read(cfg, rows, compiles) + lanes
+
     def holds_outputs(self) -> bool:
         return True
 
@@ -188,14 +208,18 @@ class Vllm(Engine):
         costs = sim.costs
         inengine = costs.engine_pool_excess is not None
         scale = costs.pool_task_factor if inengine else 1.0
-        chunks = [scale * float(row_ms[i:i + VLLM_FILL_CHUNK_ROWS].sum())
-                  for i in range(0, len(row_ms), VLLM_FILL_CHUNK_ROWS)]
+        whole = len(row_ms) // VLLM_FILL_CHUNK_ROWS  # each chunk's sum (as row_ms[i:i + 16].sum(), to the bit)
+        sums = row_ms[:whole * VLLM_FILL_CHUNK_ROWS].reshape(whole, VLLM_FILL_CHUNK_ROWS).sum(axis=1).tolist()
+        if len(row_ms) % VLLM_FILL_CHUNK_ROWS:
+            sums.append(float(row_ms[whole * VLLM_FILL_CHUNK_ROWS:].sum()))
+        chunks = [scale * c for c in sums]
         t0 = sim.env.now
-        free = [(0.0, lane) for lane in range(max(1, min(workers, sim.cfg.usable_cores)))]
+        free = [(0.0, lane) for lane in range(max(1, min(workers, sim.cfg.usable_cores)))]  # as in cores_read
         for c in chunks:
-            t, lane = heapq.heappop(free)
-            sim._event("fill chunk", f"fill worker {lane}", t0 + t, c)
-            heapq.heappush(free, (t + c, lane))
+            t, lane = free[0]
+            if sim.record_trace:
+                sim._event("fill chunk", f"fill worker {lane}", t0 + t, c)
+            heapq.heapreplace(free, (t + c, lane))
         # thread hand-off, GIL and contention beyond ideal scheduling: as the probe timed it inside
         # the engine where the profile has it, else as measured on the calibration host
         excess = costs.engine_pool_excess(len(chunks)) * costs.cpu_scale if inengine else \
@@ -207,7 +231,7 @@ class Vllm(Engine):
             return (yield from super().fill(sim, row_ms, fill_ms, use_pool))
         env, costs = sim.env, sim.costs
         tp = env.now
-        yield env.process(self.pool_fill(sim, row_ms, vllm_fill_pool_workers(sim.cfg.cpu_count)))
+        yield from self.pool_fill(sim, row_ms, vllm_fill_pool_workers(sim.cfg.cpu_count))
         if costs.fill_pool_factor != 1.0:  # the pool inside a live engine (profile engine_fill)
             yield env.timeout((costs.fill_pool_factor - 1.0) * (env.now - tp))
         wait = env.now - tp
@@ -266,10 +290,16 @@ class Sglang(Engine):
     def apply_rows(self, batch_rows: int, structured_rows: int, bitmask_rows: int, spec_tokens: int) -> int:
         return batch_rows
 
+    def cores_read(self, cfg: EngineConfig, rows: int, compiles: int | None) -> tuple:
+        # and llguidance's batched fill threads (batched_fill_ms)
+        threads = (min(llguidance_batched_threads(cfg.usable_cores), cfg.usable_cores),) \
+            if cfg.backend == "guidance" else ()
+        return super().cores_read(cfg, rows, compiles) + threads
+
     def batched_fill_ms(self, sim: Simulation, row_ms: np.ndarray) -> float:
         """llguidance's rayon pool: rows spread over clamp(0.8 x usable cores, 1, 32) threads, at the
         measured inflation."""
-        t = min(llguidance_batched_threads(sim.cfg.usable_cores), sim.cfg.usable_cores)
+        t = min(llguidance_batched_threads(sim.cfg.usable_cores), sim.cfg.usable_cores)  # as in cores_read
         free = [0.0] * t
         for r in row_ms:
             heapq.heappush(free, heapq.heappop(free) + r)

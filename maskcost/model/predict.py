@@ -1,7 +1,9 @@
 """A what-if grid: every combination of the given engine/host/load values, each run twice (with
-the schemas, and the schema-off arm of the same point), reported with the overhead."""
+the schemas, and the schema-off arm of the same point), reported with the overhead; simulations
+that several points share (sim_key, off_key) run once."""
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import os
@@ -32,10 +34,27 @@ def _costs(profile: Profile, cfg: EngineConfig, costs_cache: dict) -> Costs:
 
 def off_key(cfg: EngineConfig, wl: Workload) -> tuple[EngineConfig, Workload]:
     """What a point's schema-off arm depends on: no grammar is compiled or filled there, so neither
-    the cores the engine may use nor the cpu_count that sizes its pools enters it (the test
-    test_the_schema_off_arm_is_shared_across_cores_exactly checks it); points that differ only in
-    those share one simulation."""
-    return replace(cfg, usable_cores=1, cpu_count=1, cpu_speed_pool=None), replace(wl, structured_fraction=0.0)
+    the cores the engine may use nor the cpu_count that sizes its pools enters it, nor (a closed
+    loop of c clients) max_num_seqs beyond c (the test test_the_schema_off_arm_is_shared_across_cores_exactly
+    checks it); points that differ only in those share one simulation."""
+    mns = min(cfg.max_num_seqs, wl.concurrency) if wl.concurrency is not None else cfg.max_num_seqs
+    return (replace(cfg, max_num_seqs=mns, usable_cores=1, cpu_count=1, cpu_speed_pool=None),
+            replace(wl, structured_fraction=0.0))
+
+
+def sim_key(profile: Profile, cfg: EngineConfig, wl: Workload) -> tuple:
+    """What a point's schema-on runs (its band and speed regime included) depend on: points with one
+    key are the same simulations, so a grid runs one and gives its numbers to all. A closed loop of c
+    clients never holds more than c requests, so max_num_seqs beyond c is never read; of the cores
+    and cpu_count, what the engine can read at this load (Engine.cores_read: its compile pool, fill
+    pool, batched fill). Checked by test_points_that_share_a_sim_key_are_the_same_simulation."""
+    mns = off_key(cfg, wl)[0].max_num_seqs
+    b = profile.backends.get(cfg.backend)
+    grammars = None if wl.unique_schemas else len(wl.schemas) or (
+        len({t.schema_id for t in b.traces}) if b is not None and b.traces else None)
+    bounds = [x for x in (wl.concurrency, grammars) if x is not None]
+    cores = cfg.policy.cores_read(replace(cfg, max_num_seqs=mns), mns, min(bounds) if bounds else None)
+    return replace(cfg, max_num_seqs=mns, usable_cores=1, cpu_count=1), wl, cores
 
 
 def run_off(profile: Profile, key: tuple[EngineConfig, Workload], costs_cache: dict | None = None) -> dict[str, Any]:
@@ -55,10 +74,7 @@ def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: di
     if trace_out is not None:
         write_chrome_trace(on_sim, trace_out)
     point = {
-        "engine": cfg.engine, "engine_version": cfg.policy.version, "backend": cfg.backend, "concurrency": wl.concurrency, "rate_per_s": wl.rate_per_s,
-        "max_num_seqs": cfg.max_num_seqs, "cores": cfg.usable_cores, "cpu_count": cfg.cpu_count,
-        "async_scheduling": cfg.effective_async, "spec_tokens": cfg.spec_tokens,
-        "schema": ",".join(wl.schemas) if wl.schemas else "all",
+        **_labels(cfg, wl),
         **{k: v for k, v in on.items()},
         "off": {k: off[k] for k in ("itl_ms_mean", "itl_ms_p50", "ttft_ms_mean", "ttft_ms_p50", "out_tok_per_s",
                                         "running_mean")},
@@ -69,6 +85,22 @@ def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: di
                                     if on["out_tok_per_s"] and off["out_tok_per_s"] else None)
     point["config"] = {"engine": asdict(cfg), "workload": asdict(wl)}
     return point
+
+
+def _labels(cfg: EngineConfig, wl: Workload) -> dict[str, Any]:
+    """A point's own settings, as its record names them."""
+    return {"engine": cfg.engine, "engine_version": cfg.policy.version, "backend": cfg.backend,
+            "concurrency": wl.concurrency, "rate_per_s": wl.rate_per_s, "max_num_seqs": cfg.max_num_seqs,
+            "cores": cfg.usable_cores, "cpu_count": cfg.cpu_count, "async_scheduling": cfg.effective_async,
+            "spec_tokens": cfg.spec_tokens, "schema": ",".join(wl.schemas) if wl.schemas else "all"}
+
+
+def relabel(point: dict[str, Any], cfg: EngineConfig, wl: Workload) -> dict[str, Any]:
+    """A point run for another config of the same sim_key, as the record of (cfg, wl)."""
+    out = copy.deepcopy(point)
+    out.update(_labels(cfg, wl))
+    out["config"] = {"engine": asdict(cfg), "workload": asdict(wl)}
+    return out
 
 
 def run_point_band(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: dict | None = None,
@@ -137,17 +169,21 @@ class LocalExecutor:
 
     def __init__(self, profile: Profile, jobs: int, cache: dict) -> None:
         self.profile, self.jobs, self.cache = profile, jobs, cache
+        self.pool: ProcessPoolExecutor | None = None  # started by the first map that needs it
 
     def map(self, fn, args: list) -> Iterable[dict[str, Any]]:
         if self.jobs > 1 and len(args) >= 8:
-            with ProcessPoolExecutor(self.jobs, initializer=_init_worker, initargs=(self.profile,)) as ex:
-                yield from ex.map(_in_worker, [fn] * len(args), args, chunksize=max(1, len(args) // (4 * self.jobs)))
+            if self.pool is None:
+                self.pool = ProcessPoolExecutor(self.jobs, initializer=_init_worker, initargs=(self.profile,))
+            yield from self.pool.map(_in_worker, [fn] * len(args), args,
+                                     chunksize=max(1, len(args) // (16 * self.jobs)))
         else:
             for a in args:
                 yield fn(self.profile, a, self.cache)
 
     def close(self) -> None:
-        pass
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
 
 
 # a dask worker's costs, for the profile they were built from (a long-lived worker serves many grids)
@@ -198,9 +234,11 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
     """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores), or
     with `executor` "dask" over a dask.distributed cluster (`scheduler`: its address; none: a
     LocalCluster of `jobs` workers). `band`: each point also with the engine as fast and as slow as
-    the profile's engine_speeds (two more schema-on runs a point; run_point_band). `done`: points
-    already run, by point_key (not run again); `on_point(key, point)`: called as each new point
-    finishes, in grid order."""
+    the profile's engine_speeds (two more schema-on runs a point; run_point_band). Points of one
+    sim_key (and schema-off arms of one off_key) are the same simulations: each runs once and its
+    numbers go to every point that has it, relabelled (relabel); the runs start longest first.
+    `done`: points already run, by point_key (not run again); `on_point(key, point)`: called as each
+    new point finishes, in grid order."""
     if executor not in ("local", "dask"):
         raise ValueError(f"--executor {executor}: local or dask")
     if not band:
@@ -218,28 +256,52 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
         done[k] = p
         report(k, p)
     jobs = jobs or len(os.sched_getaffinity(0))
-    # the schema-off arms first, each once (off_key); then every point's schema-on runs
-    keys = list(dict.fromkeys(off_key(cfg, wl) for cfg, wl in combos))
+    # points of one sim_key are the same simulations: each key runs once, for its first point
+    sims = list(dict.fromkeys(sim_key(profile, cfg, wl) for cfg, wl in combos))
+    sim_of = {k: i for i, k in enumerate(sims)}
+    reps: dict[int, tuple[EngineConfig, Workload]] = {}
+    for cfg, wl in combos:
+        reps.setdefault(sim_of[sim_key(profile, cfg, wl)], (cfg, wl))
+    # the schema-off arms first, each once (off_key); then every shared point's schema-on runs; each
+    # phase longest first (_work), so that no worker is left with a long run at the end
+    keys = sorted(dict.fromkeys(off_key(*reps[i]) for i in range(len(sims))), key=lambda k: -_work(*k))
     cache: dict = {}
-    offs = {keys[0]: run_off(profile, keys[0], cache)}  # a config the profile cannot run fails here, before any bar
+    for cfg, wl in (reps[0], keys[0]):  # a config the profile cannot run fails here, before any bar
+        Simulation(_costs(profile, cfg, cache), cfg, wl)
     ex = DaskExecutor(profile, jobs, scheduler) if executor == "dask" else LocalExecutor(profile, jobs, cache)
+    ran: dict[int, dict[str, Any]] = {}
     try:
-        with tqdm(total=len(keys), initial=1, desc="schema-off arms", unit="arm", disable=not progress) as bar:
-            for k, r in zip(keys[1:], ex.map(_off, keys[1:])):
+        offs: dict = {}
+        with tqdm(total=len(keys), desc="schema-off arms", unit="arm", disable=not progress) as bar:
+            for k, r in zip(keys, ex.map(_off, keys)):
                 offs[k] = r
                 bar.update()
-        # the first point here: it writes the trace
-        finished(*combos[0], run_point_band(profile, combos[0][0], combos[0][1], cache, trace_out, offs))
-        rest = combos[1:]
-        with tqdm(total=len(every), initial=len(every) - len(rest), desc="predict", unit="pt",
+        order = list(range(len(sims)))
+        if trace_out is not None:  # the first point here: it writes the trace
+            ran[0] = run_point_band(profile, *reps[0], cache, trace_out, offs)
+            order = order[1:]
+        order.sort(key=lambda i: -_work(*reps[i]))
+        args = [(*reps[i], {off_key(*reps[i]): offs[off_key(*reps[i])]}) for i in order]
+        results = zip(order, ex.map(_point, args))
+        with tqdm(total=len(every), initial=len(every) - len(combos), desc="predict", unit="pt",
                   disable=not progress) as bar:
-            args = [(cfg, wl, {off_key(cfg, wl): offs[off_key(cfg, wl)]}) for cfg, wl in rest]
-            for (cfg, wl), r in zip(rest, ex.map(_point, args)):
-                finished(cfg, wl, r)
+            for cfg, wl in combos:  # in grid order, each as soon as its simulation is done
+                i = sim_of[sim_key(profile, cfg, wl)]
+                while i not in ran:
+                    j, r = next(results)
+                    ran[j] = r
+                finished(cfg, wl, ran[i] if reps[i] == (cfg, wl) else relabel(ran[i], cfg, wl))
                 bar.update()
     finally:
         ex.close()
     return [done[k] for k in names]
+
+
+def _work(cfg: EngineConfig, wl: Workload) -> float:
+    """A rough measure of a run's cost, to start the long ones first: its steps (requests over the
+    batch), each dearer with more rows."""
+    batch = min(wl.concurrency or cfg.max_num_seqs, cfg.max_num_seqs)
+    return wl.requests / batch * (1.0 + batch / 300.0)
 
 
 def write_chrome_trace(sim: Simulation, path: Path) -> None:
