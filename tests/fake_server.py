@@ -145,9 +145,9 @@ def make_handler(engine: FakeEngine):
 
 
 class FakeServer:
-    def __init__(self, engine: FakeEngine) -> None:
+    def __init__(self, engine: FakeEngine, port: int = 0) -> None:
         self.engine = engine
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(engine))
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), make_handler(engine))
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

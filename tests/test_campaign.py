@@ -71,3 +71,73 @@ def test_a_campaign_runs_the_three_commands_resumes_and_scores(tmp_path, capsys)
     strict = _campaign(tmp_path, bar_pct=1e-9)
     assert main(["campaign", "score", str(strict), "--out", str(out)]) == 0
     assert "MISSED" in capsys.readouterr().out
+
+
+def _arms_campaign(tmp_path, arms=None, **over):
+    f = _campaign(tmp_path, **over)
+    d = json.loads(f.read_text())
+    d.pop("held_out")
+    sg = {"engine": "sglang", "engine_version": "0.5.17"}
+    d["arms"] = arms if arms is not None else [  # as SGLang run 4: one with the overlap scheduler, one without
+        {"name": "a", "held_out": [3], "profile": "calibrate", "server": sg},
+        {"name": "b", "held_out": [3], "profile": "sync", "sweep_loads": [2, 4], "fit_loads": [2],
+         "engine_args": ["--no-async-scheduling"], "server": {**sg, "flags": ["--disable-overlap-schedule"]}}]
+    f.write_text(json.dumps(d))
+    return f
+
+
+def test_a_campaign_of_two_servers_predicts_both_before_either_is_held_out(tmp_path, capsys):
+    """arms: the first server calibrates; the second is predicted from that profile with its own schema-off
+    sweep as the sync curve and its engine's grammar work per row fitted on its schema-on points; every
+    arm's predictions exist before any held-out point is sent; the bar is on all arms' points together."""
+    f = _arms_campaign(tmp_path)
+    c = load_campaign(f)
+    assert [a.name for a in c.arm_list()] == ["a", "b"] and c.arms[1].sweep_loads == (2, 4)
+    text = registration(f, "0.1.0")
+    assert "Arm b:" in text and "sync curve" in text and "fitted on its schema-on points at 2" in text
+    engines = [FakeEngine('{"name": "Al", "ok": true}', base_step_ms=2.0, per_request_ms=0.05) for _ in range(2)]
+    for e in engines:
+        e.grammar_ms_per_row = 1.5
+    out = tmp_path / "run"
+    with FakeServer(engines[0]) as sa, FakeServer(engines[1]) as sb:
+        urls = [f"a={sa.url}", f"b={sb.url}"]
+        assert main(["campaign", "run", str(f), "--base-url", sa.url, "--out", str(out)]) == 2  # one URL, two arms
+        assert "NAME=URL for each arm (a, b)" in capsys.readouterr().err
+        assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out), "--stop-after", "predict"]) == 0
+        assert (out / "a" / "predicted.json").exists() and (out / "b" / "predicted.json").exists()
+        assert (out / "b" / "profile.json.gz").exists() and not (out / "a" / "val").exists()
+        assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out)]) == 0
+        served = [e.served for e in engines]
+        assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out)]) == 0  # resumes: no request
+        assert [e.served for e in engines] == served
+    doc = json.loads((out / "score.json").read_text())
+    assert doc["points"] == 2 and {k: v["points"] for k, v in doc["arms"].items()} == {"a": 1, "b": 1}
+    assert doc["met"] and doc["resolved_campaign"]["arms"][1]["profile"] == "sync"
+    steps = (out / "steps.txt").read_text()
+    assert steps.rindex(" predict rc 0") < steps.index(" validate rc 0")
+    from maskcost.profile import load_profile
+    b = load_profile(out / "b" / "profile.json.gz")
+    assert b.forward.sync_points and "Sync points" in b.forward.source
+    # SGLang 0.5.17's one-token prefill runs eager: calibrate --base-url measured the eager pair
+    assert "eager prefill" in load_profile(out / "host.json.gz").forward.source
+    assert (out / "host.eager-same.jsonl").exists() and (out / "host.eager-fresh.jsonl").exists()
+    assert json.loads((out / "b" / "val" / "report.json").read_text())["engine_config"]["async_scheduling"] is False
+
+
+@pytest.mark.parametrize("arms,msg", [
+    ([{"name": "a", "held_out": [3]}], "profile calibrate is the first arm's"),
+    ([{"name": "a", "held_out": [3], "profile": "calibrate"}, {"name": "a", "held_out": [4]}], "distinct"),
+    ([{"name": "a", "held_out": [3], "profile": "calibrate"}, {"name": "b", "held_out": [4], "profile": "sync"}],
+     "sweep_loads go with profile sync"),
+    ([{"name": "a", "held_out": [3, 8], "profile": "calibrate", "fit_loads": [8]}], r"fit_loads \[8\] are also held out"),
+    ([{"name": "a", "held_out": [3], "profile": "calibrate", "gpu": 1}], r"arms\[0\]: expected an object"),
+])
+def test_a_bad_arm_is_one_line(tmp_path, arms, msg):
+    with pytest.raises(CampaignError, match=msg):
+        load_campaign(_arms_campaign(tmp_path, arms))
+    f = _arms_campaign(tmp_path, [{"name": "a", "held_out": [3], "profile": "calibrate"}])
+    d = json.loads(f.read_text())
+    d["held_out"] = [3]
+    f.write_text(json.dumps(d))
+    with pytest.raises(CampaignError, match="with arms, each arm names its server and held_out"):
+        load_campaign(f)

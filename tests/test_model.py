@@ -326,6 +326,13 @@ def test_vllm_0_33_checks_a_waiting_grammar_without_blocking_and_applies_k_plus_
     # 8 structured rows, 4 of them with 3 drafts: 8 + 12 rows filled; 0.33 applies 8 x 4
     assert old.apply_rows(10, 8, 20, 3) == 20 and new.apply_rows(10, 8, 20, 3) == 32
     assert new.apply_rows(10, 8, 8, 0) == 8
+    # a JSON schema compiles on 0.33's JSON compiler, cached up to VLLM_XGRAMMAR_CACHE_MB as 0.25.1's
+    # one compiler (backend_xgrammar.py:146-156, 216-224); guidance caches nothing in either
+    for mb in (1, 512):
+        cfg = EngineConfig(xgrammar_cache_mb=mb)
+        assert new.cache_limit_bytes(cfg) == old.cache_limit_bytes(cfg) == mb * 2 ** 20
+    assert [new.caches_grammar(b) for b in ("xgrammar", "guidance")] == [True, False] == \
+        [old.caches_grammar(b) for b in ("xgrammar", "guidance")]
     p = constant_profile(fill_us=50.0, forward_ms=5.0, compile_ms=400.0)
     a = run(p, concurrency=32, requests=200, unique_schemas=True)
     b = run(p, concurrency=32, requests=200, unique_schemas=True, engine_version="0.33.0")

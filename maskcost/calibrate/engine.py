@@ -135,10 +135,11 @@ def forward_from_summaries(summaries: list[dict[str, Any]], source: str,
     c1 = [s for s in offs if s["concurrency"] == 1 and s.get("ttft_ms_p50")]
     eager, fresh = eager_prefill_ms(list(eager_summaries)) if eager_summaries else (0.0, [])
     step1_ms = points[0].step_ms
-    if not c1 and fresh:
-        # the fixed part of TTFT: a fresh prompt's prefill replays a graph, as a decode step does; a
-        # concurrency-1 point of short requests may sample no running request, so its step is the
-        # forward curve's at one row
+    if fresh:
+        # the fixed part of TTFT: a fresh prompt's prefill replays a graph, as a decode step does (a
+        # repeated prompt's, as the forward sweep's own concurrency-1 point sends it, would count the
+        # eager step twice); a concurrency-1 point of short requests may sample no running request, so
+        # its step is the forward curve's at one row
         c1, step1_ms = fresh, forward_curve(points)(1.0)
     ttft_fixed = max(0.0, statistics.median(s["ttft_ms_p50"] for s in c1) - step1_ms) if c1 else 0.0
     with_ctx = [s for s in offs if s.get("prompt_tokens_mean") and s.get("output_tokens_mean")]

@@ -184,9 +184,9 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep,
     from ..calibrate.engine import forward_from_summaries, forward_points_kept
     from ..profile import profile_from_dict, profile_to_dict, save_profile
     from ..calibrate.run import argv
-    if base is None or (forward_sweep is None and not sync_sweep):
-        raise UsageError("calibrate --engine-only: give --engine-from PROFILE and --forward-sweep and/or "
-                         "--sync-sweep SWEEP.jsonl")
+    if base is None or (forward_sweep is None and not sync_sweep and not args.fit_rows):
+        raise UsageError("calibrate --engine-only: give --engine-from PROFILE and --forward-sweep, --sync-sweep "
+                         "and/or --fit-rows SWEEP.jsonl")
     if (prefill_sweep or context_sweep or eager_sweep) and forward_sweep is None:
         raise UsageError("calibrate --engine-only: --prefill-sweep, --context-sweep and --eager-sweep need the --forward-sweep "
                          "of the same server (their reference)")

@@ -11,43 +11,81 @@ from pathlib import Path
 STEPS = ("calibrate", "check", "predict", "validate", "score")  # what campaign run runs, in order
 
 
+def _base_urls(given: list[str], arms) -> dict[str, str]:
+    """--base-url URL (a campaign of one server) or NAME=URL for every arm."""
+    from .common import UsageError
+    names = [a.name for a in arms]
+    if len(given) == 1 and "=" not in given[0] and len(arms) == 1:
+        return {names[0]: given[0]}
+    urls = dict(g.split("=", 1) for g in given if "=" in g)
+    if len(urls) != len(given) or sorted(urls) != sorted(names):
+        raise UsageError(f"campaign run: give --base-url NAME=URL for each arm ({', '.join(names)})"
+                         + (" or one URL" if len(arms) == 1 else ""))
+    return urls
+
+
 def _run_steps(args) -> int:
     from .. import __version__
     from ..validate.campaign import digest, load_campaign
     from . import main
     path = Path(args.campaign)
     c = load_campaign(path)
+    arms = c.arm_list()
+    urls = _base_urls(args.base_url, arms)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     schemas, tools = c.files(path.parent)
     given = (["--schema", *schemas] if schemas else []) + (["--tools", *tools, "--tool-choice", c.tool_choice]
                                                           if tools else [])
-    held = [str(x) for x in c.held_out]
     from ..calibrate.schemas import load_schema_file
     from ..calibrate.tools import tool_entry
-    ids = [load_schema_file(f).schema_id for f in schemas] + [tool_entry(f, c.tool_choice, c.server.engine).schema_id
+    first = arms[0]
+    ids = [load_schema_file(f).schema_id for f in schemas] + [tool_entry(f, c.tool_choice, first.server.engine).schema_id
                                                                for f in tools]
-    host, pred, val, valp = out / "host.json.gz", out / "predicted.json", out / "val", out / "val-predicted"
-    sv = c.server
-    mns = ["--max-num-seqs", str(sv.max_num_seqs)]
-    engine = ["--engine", sv.engine, "--engine-version", sv.engine_version, "--backend", sv.backend, *mns]
-    steps = [
-        ("calibrate", host, ["calibrate", "--base-url", args.base_url, "--tokenizer", c.tokenizer, *given,
-                             "--server-engine", sv.engine, "--server-engine-version", sv.engine_version,
-                             "--server-backend", sv.backend, *mns, *c.calibrate_args, "--out", str(host)]),
-        ("check", None, ["calibrate", "--check", str(host)]),
-        ("predict", pred, ["predict", "--profile", str(host), *engine, "--schema-id", *ids,
-                           "--concurrency", *held, "--json", str(pred)]),
-        ("validate", val / "report.json", ["validate", "--profile", str(host), "--base-url", args.base_url,
-                                           *engine, *given, "--concurrency", *held,
-                                           "--repeats", str(c.repeats), "--out", str(val)]),
-        ("score", valp / "report.json", ["report", "--profile", str(host), *engine,
-                                         "--sweep", str(val / "sweep.jsonl"), "--predicted", str(pred),
-                                         "--out", str(valp)]),
-    ]
-    assert [n for n, _, _ in steps] == list(STEPS)
+    host = out / "host.json.gz"
+    steps: list[tuple[str, Path | None, list[str]]] = []
+    for i, a in enumerate(arms):
+        d, sv, url = _arm_dir(c, out, a), a.server, urls[a.name]
+        mns = ["--max-num-seqs", str(sv.max_num_seqs)]
+        server = ["--server-engine", sv.engine, "--server-engine-version", sv.engine_version,
+                  "--server-backend", sv.backend, *mns]
+        if i == 0:
+            steps.append(("calibrate", host, ["calibrate", "--base-url", url, "--tokenizer", c.tokenizer, *given,
+                                              *server, *c.calibrate_args, "--out", str(host)]))
+        if a.profile == "sync" or a.fit_loads:  # this arm's own engine side (its sweeps resume)
+            engine_only = ["calibrate", "--engine-only", "--engine-from", str(host)]
+            for arm, loads, f in (("off", a.sweep_loads, "sync"), ("on", a.fit_loads, "fit")):
+                if loads:
+                    steps.append(("calibrate", None, ["sweep", "--base-url", url, "--arms", arm, *given, "--concurrency",
+                                                      *map(str, loads), "--label", f"{a.name}-{f}",
+                                                      "--out", str(d / f"{f}.jsonl")]))
+                    engine_only += ["--sync-sweep" if f == "sync" else "--fit-rows", str(d / f"{f}.jsonl")]
+            if a.fit_loads:
+                engine_only += server
+            steps.append(("calibrate", _arm_profile(c, out, a), [*engine_only, "--out", str(_arm_profile(c, out, a))]))
+    for p in dict.fromkeys(_arm_profile(c, out, a) for a in arms):
+        steps.append(("check", None, ["calibrate", "--check", str(p)]))
+    for a in arms:  # every arm's predictions before any held-out point of any arm
+        d, sv = _arm_dir(c, out, a), a.server
+        engine = ["--engine", sv.engine, "--engine-version", sv.engine_version, "--backend", sv.backend,
+                  "--max-num-seqs", str(sv.max_num_seqs), *a.engine_args]
+        steps.append(("predict", d / "predicted.json",
+                      ["predict", "--profile", str(_arm_profile(c, out, a)), *engine, "--schema-id", *ids,
+                       "--concurrency", *map(str, a.held_out), *a.predict_args, "--json", str(d / "predicted.json")]))
+    for a in arms:
+        d, sv = _arm_dir(c, out, a), a.server
+        engine = ["--engine", sv.engine, "--engine-version", sv.engine_version, "--backend", sv.backend,
+                  "--max-num-seqs", str(sv.max_num_seqs), *a.engine_args]
+        prof = str(_arm_profile(c, out, a))
+        steps.append(("validate", d / "val" / "report.json",
+                      ["validate", "--profile", prof, "--base-url", urls[a.name], *engine, *given, "--concurrency",
+                       *map(str, a.held_out), "--repeats", str(c.repeats), "--out", str(d / "val")]))
+        steps.append(("score", d / "val-predicted" / "report.json",
+                      ["report", "--profile", prof, *engine, "--sweep", str(d / "val" / "sweep.jsonl"),
+                       "--predicted", str(d / "predicted.json"), "--out", str(d / "val-predicted")]))
+    steps.sort(key=lambda s: STEPS.index(s[0]))  # stable: each step for every arm, in STEPS order
     if args.stop_after:
-        steps = steps[:STEPS.index(args.stop_after) + 1]
+        steps = [s for s in steps if STEPS.index(s[0]) <= STEPS.index(args.stop_after)]
     log = out / "steps.txt"
     with log.open("a") as f:
         f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} campaign {c.name} digest {digest(path)} "
@@ -72,15 +110,29 @@ def _run_steps(args) -> int:
     return _score_run(c, out)
 
 
+def _arm_dir(c, out: Path, a) -> Path:
+    """Where an arm's files go: the run's folder for a campaign of one server, else its own folder."""
+    return out if not c.arms else out / a.name
+
+
+def _arm_profile(c, out: Path, a) -> Path:
+    return _arm_dir(c, out, a) / "profile.json.gz" if (a.profile == "sync" or a.fit_loads) else out / "host.json.gz"
+
+
 def _score_run(c, out: Path) -> int:
-    """The registered rule on a run folder's reports (val/, and val-predicted/ where it exists): score.json."""
+    """The registered rule on a run folder's reports (each arm's val/, and val-predicted/ where it exists):
+    score.json."""
     from ..validate.campaign import score
-    try:
-        rep = json.loads((out / "val" / "report.json").read_text())
-    except OSError:
-        raise ValueError(f"campaign score: no {out / 'val' / 'report.json'} (run the campaign first)") from None
-    pr = out / "val-predicted" / "report.json"
-    doc = score(c, rep, json.loads(pr.read_text()) if pr.exists() else None)
+    reports = {}
+    for a in c.arm_list():
+        d = _arm_dir(c, out, a)
+        try:
+            rep = json.loads((d / "val" / "report.json").read_text())
+        except OSError:
+            raise ValueError(f"campaign score: no {d / 'val' / 'report.json'} (run the campaign first)") from None
+        pr = d / "val-predicted" / "report.json"
+        reports[a.name] = (rep, json.loads(pr.read_text()) if pr.exists() else None)
+    doc = score(c, reports)
     (out / "score.json").write_text(json.dumps(doc, indent=1))
     _print_score(doc)
     return 0
@@ -91,6 +143,10 @@ def _print_score(doc) -> None:
     print(f"campaign {doc['campaign']}: median |{doc['metric']} error| {doc['primary_median_abs_error_pct']:.1f}% over "
           f"{doc['points']} held-out points, bar {doc['bar_pct']:g}%: {'met' if doc['met'] else 'MISSED'}"
           + (f"; against predicted.json {sec:.1f}%" if sec is not None else ""))
+    if len(doc["arms"]) > 1:
+        for name, a in doc["arms"].items():
+            m = a["median_abs_error_pct"]
+            print(f"  arm {name}: {a['points']} points, median |error| " + (f"{m:.1f}%" if m is not None else "-"))
 
 
 def cmd_campaign(args) -> int:
@@ -120,7 +176,8 @@ def add_parser(sub) -> None:
                    help="register: write the registration; run: the three GPU-host commands and the score; "
                         "score: score a finished run again")
     p.add_argument("campaign", metavar="CAMPAIGN.json", help="the campaign file (validate/campaign.py)")
-    p.add_argument("--base-url", help="run: the live server")
+    p.add_argument("--base-url", nargs="+", metavar="URL|NAME=URL",
+                   help="run: the live server; a campaign of several servers (arms): NAME=URL for each")
     p.add_argument("--stop-after", choices=STEPS, help="run: stop after this step (a later run resumes; "
                                                        "default: every step and the score)")
     p.add_argument("--out", metavar="PATH", help="register: the registration file (default: print it); run and "

@@ -100,6 +100,8 @@ class Engine:
     compiles_before_scheduling: ClassVar[bool] = True  # the request waits for its grammar in a compile pool
     api_server_queue: ClassVar[bool] = False  # ForwardCurve.frontend_* was fitted on this engine's API server
     prefill_apart: ClassVar[bool] = False  # a step with prompt chunks runs no decode rows (else they share it)
+    # prefill_extra_ms reads ForwardCurve.eager_prefill_ms: calibrate --base-url measures it (the eager pair)
+    reads_eager_prefill: ClassVar[bool] = False
 
     def compile_workers(self, cpu_count: int) -> int:
         raise NotImplementedError
@@ -251,9 +253,15 @@ class Vllm033(Vllm):
       (mask_stride, __init__.py:393-395, num_masks :524-526), so the copy and apply cover S x (k + 1)
       rows whatever its drafts; the rows filled are as before (a request without drafts fills its
       bonus row only; a rejected draft is logged and its last valid row copied, :488-503).
-    Not modelled from here: the V2 model runner's Triton apply kernel (v1/worker/gpu/
-    structured_outputs.py; the profile's measured apply cost stands in), xgrammar 0.2.8's two
-    compilers (the profile's traces are of the xgrammar it was calibrated with)."""
+    The same as 0.25.1 for the workloads modelled, read so:
+    - Model Runner V2, the default for Llama in both (config/vllm.py use_v2_model_runner, 0.33.0
+      :731-767), applies with its Triton kernel over (rows, vocab / 8192) after a side-stream copy
+      (v1/worker/gpu/structured_outputs.py:70-124; 0.25.1 :39-68): the profile's measured apply;
+      only its row map by mask_stride (:86-94) is new, in apply_rows;
+    - xgrammar 0.2.8's two compilers (v1/structured_output/backend_xgrammar.py:72-111): a JSON schema
+      compiles on the JSON one (:146-156), cache VLLM_XGRAMMAR_CACHE_MB (:216-224) as 0.25.1's single
+      compiler (:65-70), so Vllm.cache_limit_bytes holds; the full-vocabulary one serves structural
+      tags (not modelled). The traces are of the xgrammar the profile was calibrated with."""
     version = "0.33.0"
 
     def compile_wait_ms(self, sim: Simulation, t0: float) -> float:
@@ -344,6 +352,7 @@ class Sglang0517(Sglang):
     libraries differ (0.5.17: xgrammar 0.2.1; 0.5.23: xgrammar 0.2.7): a profile's traces are of the
     library it was calibrated with."""
     version = "0.5.17"
+    reads_eager_prefill = True
 
     def prefill_extra_ms(self, costs: Costs, prefill_tokens: int) -> float:
         return costs.eager_prefill_ms if sglang_prefill_runs_eager(prefill_tokens) else 0.0

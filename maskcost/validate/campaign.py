@@ -6,6 +6,13 @@ in words, the file's digest) before anything runs; `maskcost campaign run` runs 
 commands against the live server in order (calibrate --base-url, calibrate --check, predict the
 held-out loads to predicted.json, validate them, report --predicted) and scores the result against
 the registered bar. Steps whose output exists are not run again (a run resumes).
+
+A campaign of several servers (`arms`, each started by the device script beside the others) calibrates
+against the first; each later arm is predicted from that profile as it is (`profile: shared`), or with
+its own schema-off sweep as the sync curve (`sync`: a server without async scheduling or the overlap
+scheduler); any arm may fit the engine's own grammar work per row through the engine on schema-on
+points at `fit_loads` (calibrate --engine-only --fit-rows). Every arm's predictions are written before
+any held-out point of any arm is sent; the bar is on the median over all arms' held-out points.
 """
 from __future__ import annotations
 
@@ -35,10 +42,31 @@ class Server:
     env: dict[str, str] = field(default_factory=dict)  # environment of the server
 
 
+ARM_PROFILES = ("calibrate", "shared", "sync")
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One server of a campaign, its held-out loads and the profile it is predicted from."""
+    name: str
+    held_out: tuple[int, ...]  # schema-on concurrencies scored on this server
+    server: Server = field(default_factory=Server)
+    # calibrate: calibrate --base-url against this server (the first arm, and only it); shared: the
+    # first arm's profile; sync: that profile with this server's schema-off sweep at sweep_loads as
+    # its sync curve (calibrate --engine-only --sync-sweep)
+    profile: str = "shared"
+    sweep_loads: tuple[int, ...] = ()  # sync: the schema-off sweep's concurrencies
+    # the engine's own grammar work per row fitted on this server's schema-on points at these loads
+    # (calibrate --engine-only --fit-rows; never held out on this arm)
+    fit_loads: tuple[int, ...] = ()
+    engine_args: tuple[str, ...] = ()  # engine flags for predict, validate and report, e.g. --no-async-scheduling
+    predict_args: tuple[str, ...] = ()  # more predict flags, e.g. --prompt-tokens 145
+
+
 @dataclass(frozen=True)
 class Campaign:
     name: str
-    held_out: tuple[int, ...]  # schema-on concurrencies the calibration does not run
+    held_out: tuple[int, ...] = ()  # schema-on concurrencies the calibration does not run (one server)
     server: Server = field(default_factory=Server)
     schemas: tuple[str, ...] = ()  # schema files, relative to the campaign file
     tools: tuple[str, ...] = ()  # OpenAI tools lists, relative to the campaign file
@@ -48,10 +76,15 @@ class Campaign:
     bar_pct: float = 10.0  # the primary's median |error| must be at most this
     repeats: int = 1
     calibrate_args: tuple[str, ...] = ()  # more `calibrate --base-url` flags
+    arms: tuple[Arm, ...] = ()  # several servers (then no held_out or server of the campaign's own)
     version: int = CAMPAIGN_VERSION
 
     def files(self, base: Path) -> tuple[list[str], list[str]]:
         return [str(base / s) for s in self.schemas], [str(base / t) for t in self.tools]
+
+    def arm_list(self) -> tuple[Arm, ...]:
+        """The servers: the arms, or the one server of a campaign without them (arm "main")."""
+        return self.arms or (Arm("main", self.held_out, self.server, "calibrate"),)
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -66,21 +99,19 @@ def load_campaign(path: str | Path) -> Campaign:
         raise CampaignError(f"{path}: unknown field {unknown[0]!r} (known: {', '.join(sorted(known))})")
     if d.get("version", CAMPAIGN_VERSION) != CAMPAIGN_VERSION:
         raise CampaignError(f"{path}: campaign version {d.get('version')}, this maskcost reads {CAMPAIGN_VERSION}")
-    for k in ("name", "held_out"):
+    for k in ("name",) + (() if "arms" in d else ("held_out",)):
         if k not in d:
             raise CampaignError(f"{path}: missing {k!r}")
     sv = d.get("server", {})
-    if not isinstance(sv, dict) or set(sv) - {f.name for f in fields(Server)}:
-        raise CampaignError(f"{path}: server: expected an object with {', '.join(f.name for f in fields(Server))}")
     try:
-        c = Campaign(**{**d, "server": Server(**{**sv, "flags": tuple(sv.get("flags", ()))}),
-                        "held_out": tuple(int(x) for x in d["held_out"]),
+        c = Campaign(**{**d, "server": _server(path, sv, "server"),
+                        "held_out": tuple(int(x) for x in d.get("held_out", ())),
                         "schemas": tuple(d.get("schemas", ())), "tools": tuple(d.get("tools", ())),
-                        "calibrate_args": tuple(d.get("calibrate_args", ()))})
+                        "calibrate_args": tuple(d.get("calibrate_args", ())),
+                        "arms": tuple(_arm(path, i, a) for i, a in enumerate(d.get("arms", ())))})
     except (TypeError, ValueError) as e:
         raise CampaignError(f"{path}: {e}") from None
-    if not c.held_out or any(x < 1 for x in c.held_out):
-        raise CampaignError(f"{path}: held_out: give one or more concurrencies >= 1")
+    _check_arms(path, c, d)
     if not (c.schemas or c.tools):
         raise CampaignError(f"{path}: give schemas or tools (files, relative to the campaign file)")
     if c.metric not in METRICS:
@@ -91,6 +122,48 @@ def load_campaign(path: str | Path) -> Campaign:
         if not (path.parent / f).is_file():
             raise CampaignError(f"{path}: {f}: no such file beside the campaign")
     return c
+
+
+def _server(path: Path, sv: Any, where: str) -> Server:
+    if not isinstance(sv, dict) or set(sv) - {f.name for f in fields(Server)}:
+        raise CampaignError(f"{path}: {where}: expected an object with {', '.join(f.name for f in fields(Server))}")
+    return Server(**{**sv, "flags": tuple(sv.get("flags", ()))})
+
+
+def _arm(path: Path, i: int, a: Any) -> Arm:
+    known = {f.name for f in fields(Arm)}
+    if not isinstance(a, dict) or set(a) - known or not {"name", "held_out"} <= set(a):
+        raise CampaignError(f"{path}: arms[{i}]: expected an object with name, held_out and any of "
+                            f"{', '.join(sorted(known - {'name', 'held_out'}))}")
+    try:
+        return Arm(**{**a, "server": _server(path, a.get("server", {}), f"arms[{i}].server"),
+                      **{k: tuple(int(x) for x in a.get(k, ())) for k in ("held_out", "sweep_loads", "fit_loads")},
+                      **{k: tuple(a.get(k, ())) for k in ("engine_args", "predict_args")}})
+    except (TypeError, ValueError) as e:
+        raise CampaignError(f"{path}: arms[{i}]: {e}") from None
+
+
+def _check_arms(path: Path, c: Campaign, d: dict) -> None:
+    if c.arms and ("held_out" in d or "server" in d):
+        raise CampaignError(f"{path}: with arms, each arm names its server and held_out (not the campaign)")
+    arms = c.arm_list()
+    names = [a.name for a in arms]
+    if len(set(names)) < len(names) or not all(n and n.replace("-", "").replace("_", "").isalnum() for n in names):
+        raise CampaignError(f"{path}: arms: names must be distinct words (letters, digits, - and _)")
+    for i, a in enumerate(arms):
+        where = f"arms[{i}] ({a.name})" if c.arms else "campaign"
+        if not a.held_out or any(x < 1 for x in (*a.held_out, *a.sweep_loads, *a.fit_loads)):
+            raise CampaignError(f"{path}: {where}: held_out: give one or more concurrencies >= 1")
+        if a.profile not in ARM_PROFILES:
+            raise CampaignError(f"{path}: {where}: profile {a.profile!r}: one of {', '.join(ARM_PROFILES)}")
+        if (a.profile == "calibrate") != (i == 0):
+            raise CampaignError(f"{path}: {where}: profile calibrate is the first arm's, and only its "
+                                f"(the others are predicted from its profile: shared or sync)")
+        if (a.profile == "sync") != bool(a.sweep_loads):
+            raise CampaignError(f"{path}: {where}: sweep_loads go with profile sync (its schema-off sweep), and only")
+        if set(a.fit_loads) & set(a.held_out):
+            raise CampaignError(f"{path}: {where}: fit_loads {sorted(set(a.fit_loads) & set(a.held_out))} are "
+                                f"also held out: a point the profile is fitted on is not scored")
 
 
 def digest(path: str | Path) -> str:
@@ -114,42 +187,79 @@ def source_commit(path: str | Path) -> str | None:
     return r.stdout.strip() or None if r.returncode == 0 else None
 
 
+def _server_line(sv: Server) -> str:
+    env = " ".join(f"{k}={v}" for k, v in sv.env.items())
+    return (f"{sv.engine} {sv.engine_version}, backend {sv.backend}, max-num-seqs {sv.max_num_seqs}"
+            + (f", flags `{' '.join(sv.flags)}`" if sv.flags else "") + (f", env `{env}`" if env else ""))
+
+
+def _arm_line(a: Arm, first: str) -> str:
+    made = {"calibrate": "calibrate --base-url against it",
+            "shared": f"the one calibrated against {first}, as it is",
+            "sync": f"the one calibrated against {first}, with this server's schema-off sweep at "
+                    f"{' '.join(map(str, a.sweep_loads))} as its sync curve"}[a.profile]
+    fit = (f"; its engine's grammar work per row fitted on its schema-on points at "
+           f"{' '.join(map(str, a.fit_loads))}" if a.fit_loads else "")
+    flags = (f"; predicted, validated and reported with `{' '.join(a.engine_args)}`" if a.engine_args else "") + \
+        (f"; predicted with `{' '.join(a.predict_args)}`" if a.predict_args else "")
+    return (f"- Arm {a.name}: {_server_line(a.server)}. Profile: {made}{fit}{flags}. Held out: "
+            f"{' '.join(map(str, a.held_out))}.")
+
+
 def registration(path: str | Path, version: str) -> str:
     """The registration text, written before the run and committed with the campaign."""
     c = load_campaign(path)
     commit = source_commit(path)
     what = ", ".join([*c.schemas, *(f"{t} (tool_choice {c.tool_choice})" for t in c.tools)])
-    sv = c.server
-    env = " ".join(f"{k}={v}" for k, v in sv.env.items())
-    return "\n".join([
+    head = [
         f"# Campaign {c.name}: registration",
         "",
         f"Registered before it runs, with maskcost {version}" + (f" (checkout at {commit}, before this file's "
                                                                f"commit)" if commit else "")
         + f"; campaign digest `{digest(path)}` (the campaign",
         "file and the files it names: `maskcost campaign register` prints it again).",
-        "",
-        f"- Server: {sv.engine} {sv.engine_version}, backend {sv.backend}, max-num-seqs {sv.max_num_seqs}"
-        + (f", flags `{' '.join(sv.flags)}`" if sv.flags else "") + (f", env `{env}`" if env else "") + ".",
-        f"- Requests: {what}; tokenizer {c.tokenizer}.",
-        f"- Steps: `calibrate --base-url` (its own loads), `calibrate --check`, `predict` at the held-out "
-        f"loads {' '.join(map(str, c.held_out))} to predicted.json before the held-out sweep, `validate` at "
-        f"them ({c.repeats} repeat{'s' if c.repeats > 1 else ''}), `report --predicted`.",
-        f"- Primary: median |{c.metric} error| over the held-out schema-on points, as validate reports it. "
-        f"**Bar: <= {c.bar_pct:g}%.** Secondary: the same against predicted.json.",
-        "- Every figure of the run is reported, misses as plainly as hits; raw records kept.",
-        ""])
+        ""]
+    tail = [f"- Primary: median |{c.metric} error| over the held-out schema-on points"
+            + (" of every arm together" if c.arms else "") + f", as validate reports them. "
+            f"**Bar: <= {c.bar_pct:g}%.** Secondary: the same against predicted.json"
+            + (" (each arm's)." if c.arms else "."),
+            "- Every figure of the run is reported, misses as plainly as hits; raw records kept.",
+            ""]
+    if not c.arms:
+        return "\n".join(head + [
+            f"- Server: {_server_line(c.server)}.",
+            f"- Requests: {what}; tokenizer {c.tokenizer}.",
+            f"- Steps: `calibrate --base-url` (its own loads), `calibrate --check`, `predict` at the held-out "
+            f"loads {' '.join(map(str, c.held_out))} to predicted.json before the held-out sweep, `validate` at "
+            f"them ({c.repeats} repeat{'s' if c.repeats > 1 else ''}), `report --predicted`."] + tail)
+    first = c.arms[0].name
+    return "\n".join(head + [f"- Requests: {what}; tokenizer {c.tokenizer}."]
+                     + [_arm_line(a, first) for a in c.arms] + [
+        f"- Steps: every arm's profile (`calibrate --base-url` against {first}; the others' sweeps and "
+        f"`calibrate --engine-only`), `calibrate --check` of each, `predict` of every arm's held-out loads "
+        f"to its predicted.json before any held-out point of any arm is sent, `validate` of each "
+        f"({c.repeats} repeat{'s' if c.repeats > 1 else ''}), `report --predicted` of each."] + tail)
 
 
-def score(c: Campaign, report: dict[str, Any], predicted_report: dict[str, Any] | None) -> dict[str, Any]:
-    """The registered rule applied to validate's report (and report --predicted's)."""
-    s = report["score"].get(c.metric)
+def score(c: Campaign, reports: dict[str, tuple[dict[str, Any], dict[str, Any] | None]]) -> dict[str, Any]:
+    """The registered rule applied to validate's report of every arm (and report --predicted's), by arm
+    name: the primary is the median over all arms' held-out points together."""
+    from .report import score as score_rows
+
+    def pooled(which: int) -> dict[str, Any] | None:
+        if any(r[which] is None for r in reports.values()):
+            return None
+        return score_rows([row for r in reports.values() for row in r[which]["rows"]], c.metric)
+    s = pooled(0)
     if not s or s.get("median_abs_error_pct") is None:
         raise CampaignError(f"the report scores no {c.metric} point: nothing to score")
     prim = float(s["median_abs_error_pct"])
-    sec = None
-    if predicted_report is not None and (p := predicted_report["score"].get(c.metric)):
-        sec = p.get("median_abs_error_pct")
+    p = pooled(1)
+    sec = p.get("median_abs_error_pct") if p else None
+    per_arm = {name: {"points": r[0]["score"].get(c.metric, {}).get("points", 0),
+                      "median_abs_error_pct": r[0]["score"].get(c.metric, {}).get("median_abs_error_pct"),
+                      "secondary_median_abs_error_pct": (r[1]["score"].get(c.metric) or {}).get("median_abs_error_pct")
+                      if r[1] is not None else None} for name, r in reports.items()}
     return {"campaign": c.name, "metric": c.metric, "points": s["points"], "primary_median_abs_error_pct": prim,
             "bar_pct": c.bar_pct, "met": prim <= c.bar_pct, "secondary_median_abs_error_pct": sec,
-            "worst_error_pct": s.get("worst_error_pct"), "resolved_campaign": asdict(c)}
+            "worst_error_pct": s.get("worst_error_pct"), "arms": per_arm, "resolved_campaign": asdict(c)}

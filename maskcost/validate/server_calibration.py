@@ -145,11 +145,18 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
                         prompt_pad=plan.context_pad, seed=seed) if plan.context_concurrency else []
     between()
     done("context")
+    # an engine whose one-token prefill runs eager (engines.Sglang0517): concurrency-1 TTFT of the same
+    # short prompt every request (the cache holds all but its last token) against fresh ones
+    eager = [s for unique in (False, True) for s in
+             run_sweep(base_url, [PointSpec("off", 1, 0, plan.min_requests)], [],
+                       side("eager-fresh" if unique else "eager-same"), off_tokens=16, unique_prompts=unique,
+                       seed=seed)] if cfg.policy.reads_eager_prefill else []
     srv = f"{prov['base_url']} (version {prov.get('version')})"
     forward = forward_from_summaries(fwd, f"schema-off sweep of {srv}: {side('forward-sweep').name}"
                                           f"{'; prefill at concurrency 1, unique prompts ' + str(list(plan.prefill_pads)) if prefill else ''}"
-                                          f"{'; context: a cached ' + str(plan.context_pad) + '-token prompt' if context else ''}",
-                                     (), prefill, context)
+                                          f"{'; context: a cached ' + str(plan.context_pad) + '-token prompt' if context else ''}"
+                                          f"{'; eager prefill: concurrency-1 TTFT, the same prompt against fresh ones' if eager else ''}",
+                                     (), prefill, context, eager)
     if base is not None:
         costs, ratio = _scaled_engine_side(base, host.bench_us, costs)
         forward = replace(forward, frontend_structured_ms=base.forward.frontend_structured_ms * ratio)
