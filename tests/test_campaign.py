@@ -18,7 +18,8 @@ def _campaign(tmp_path, **over):
     d = {"name": "fake", "held_out": [3], "schemas": ["plain.json"], "bar_pct": 1000.0,
          "calibrate_args": ["--engine-from", str(default_profile_path()), "--backend", "xgrammar",
                             "--concurrency", "1", "2", "4", "--speed-concurrency", "2", "4",
-                            "--rounds", "2", "--min-requests", "6", "--off-tokens", "150"], **over}
+                            "--rounds", "2", "--min-requests", "6", "--off-tokens", "150",
+                            "--budget-min", "0.01"], **over}  # no context slope, prefill points or API-server fit
     f = tmp_path / "campaign.json"
     f.write_text(json.dumps(d))
     return f
