@@ -66,16 +66,12 @@ def _run_steps(args) -> int:
     for p in dict.fromkeys(_arm_profile(c, out, a) for a in arms):
         steps.append(("check", None, ["calibrate", "--check", str(p)]))
     for a in arms:  # every arm's predictions before any held-out point of any arm
-        d, sv = _arm_dir(c, out, a), a.server
-        engine = ["--engine", sv.engine, "--engine-version", sv.engine_version, "--backend", sv.backend,
-                  "--max-num-seqs", str(sv.max_num_seqs), *a.engine_args]
+        d, engine = _arm_dir(c, out, a), _engine_flags(a)
         steps.append(("predict", d / "predicted.json",
                       ["predict", "--profile", str(_arm_profile(c, out, a)), *engine, "--schema-id", *ids,
                        "--concurrency", *map(str, a.held_out), *a.predict_args, "--json", str(d / "predicted.json")]))
     for a in arms:
-        d, sv = _arm_dir(c, out, a), a.server
-        engine = ["--engine", sv.engine, "--engine-version", sv.engine_version, "--backend", sv.backend,
-                  "--max-num-seqs", str(sv.max_num_seqs), *a.engine_args]
+        d, engine = _arm_dir(c, out, a), _engine_flags(a)
         prof = str(_arm_profile(c, out, a))
         steps.append(("validate", d / "val" / "report.json",
                       ["validate", "--profile", prof, "--base-url", urls[a.name], *engine, *given, "--concurrency",
@@ -108,6 +104,13 @@ def _run_steps(args) -> int:
         print(f"campaign {c.name}: stopped after {args.stop_after} (--stop-after); run again to go on")
         return 0
     return _score_run(c, out)
+
+
+def _engine_flags(a) -> list[str]:
+    """The engine an arm's predict, validate and report model: its server's, and its own flags."""
+    sv = a.server
+    return ["--engine", sv.engine, "--engine-version", sv.engine_version, "--backend", sv.backend,
+            "--max-num-seqs", str(sv.max_num_seqs), *a.engine_args]
 
 
 def _arm_dir(c, out: Path, a) -> Path:
