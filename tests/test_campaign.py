@@ -19,7 +19,8 @@ def _campaign(tmp_path, **over):
          "calibrate_args": ["--engine-from", str(default_profile_path()), "--backend", "xgrammar",
                             "--concurrency", "1", "2", "4", "--speed-concurrency", "2", "4",
                             "--rounds", "2", "--min-requests", "6", "--off-tokens", "150",
-                            "--budget-min", "0.01"], **over}  # no context slope, prefill points or API-server fit
+                            "--budget-min", "0.01", "--pool-rows", "16", "32"], **over}
+    # the budget: no context slope, prefill points or API-server fit; a fill pool of small steps only
     f = tmp_path / "campaign.json"
     f.write_text(json.dumps(d))
     return f

@@ -226,7 +226,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     eng.grammar_ms_per_row = 1.5
     args = ["calibrate", "--base-url", None, "--schema", str(s), "--out", str(out), "--engine-from",
             str(default_profile_path()), "--concurrency", "1", "2", "4", "--speed-concurrency", "3", "2", "4",
-            "--rounds", "2", "--min-requests", "6", "--off-tokens", "150"]
+            "--rounds", "2", "--min-requests", "6", "--off-tokens", "150", "--pool-rows", "16", "32"]
     import maskcost.validate.server_calibration as sc
     order = []  # (sweep file, points measured) in the order they ran
 
@@ -253,6 +253,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     assert m is not None and m.backend == "xgrammar" and [c for c, _ in m.points] == [2, 3, 4]
     assert 0.2 < m.cpu_speed < 5.0 and m.cpu_speed == pytest.approx(sorted(x for _, x in m.points)[1], abs=1e-3)
     assert {t.schema_id for t in p.backends["guidance"].traces} == {"plain"}
+    assert {q.rows for q in p.backends["xgrammar"].pool} == {16, 32}  # --pool-rows
     assert len(p.forward.prefill_points) == 3 and p.forward.context_points
     assert p.backends["xgrammar"].engine_fill is not None  # the same-version in-engine factors, scaled
     assert any("in-engine factors from" in n for n in p.provenance["notes"])
@@ -268,6 +269,9 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
         r = mc("calibrate", "--base-url", srv.url, "--schema", str(s), "--out", str(tmp_path / "x.json.gz"),
                "--budget-min", "0")
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--budget-min 0" in r.stderr
+        r = mc("calibrate", "--base-url", srv.url, "--schema", str(s), "--out", str(tmp_path / "x.json.gz"),
+               "--pool-rows", "16", "0")
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--pool-rows 16 0" in r.stderr
 
 
 def test_the_budget_trims_the_plan_in_order():

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from . import POOL_ROWS, POOL_WORKERS
 from .backends import make_backend
 from .fill import TraceResult, output_text, result_from_json, result_to_json, trace_schema
 from .host import cpu_model, package_versions
@@ -21,8 +22,6 @@ from ..profile import (ApplyCost, BackendCosts, ForwardCurve, HostInfo, Profile,
 from .schemas import SchemaEntry
 from .tokenizer import Vocab
 
-POOL_WORKERS = (1, 2, 4, 8)
-POOL_ROWS = (16, 32, 64, 128, 256, 512)
 RECORDED_PER_SCHEMA = 16
 
 

@@ -6,6 +6,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..calibrate import POOL_ROWS
 from ..calibrate.tokenizer import BUNDLED
 from ..validate.plan import LivePlan
 from .common import UsageError, _add_schema_args, _entries
@@ -38,6 +39,8 @@ def cmd_calibrate(args) -> int:
         return 0
     if not args.out:
         raise UsageError("calibrate: --out PROFILE is required (or --check PROFILE)")
+    if not all(1 <= r <= 4096 for r in args.pool_rows):
+        raise UsageError(f"--pool-rows {' '.join(map(str, args.pool_rows))}: each must be 1 to 4096 rows")
     from ..calibrate.engine import apply_or_copied, forward_from_summaries
     from ..calibrate.host import host_info
     from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs
@@ -93,7 +96,7 @@ def cmd_calibrate(args) -> int:
     partial = out.with_name(out.name + ".partial.jsonl")
     backends = calibrate_backends(vocab, entries, args.backend, partial, outputs, repeats=args.repeats_fill,
                                   traces_per_schema=args.traces_per_schema, sampled=args.sampled, seed=args.seed,
-                                  log=lambda m: print(m, file=sys.stderr))
+                                  pool_rows=tuple(args.pool_rows), log=lambda m: print(m, file=sys.stderr))
     sampled = sorted({sid for c in backends.values() for sid, src in c.output_sources if "sampled" in src})
     if sampled:
         notes.append(f"outputs sampled under the mask (seed {args.seed}) for {len(sampled)} schemas without examples "
@@ -133,7 +136,7 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
     plan = fit_to_budget(plan, args.budget_min * 60 if args.budget_min else None, len(entries), len(args.backend))
     p = calibrate_live(args.base_url, vocab, entries, args.backend, out, plan, cfg, args.engine_from,
                        default_profile_path(), args.name or out.name.split(".")[0], notes, seed=args.seed,
-                       log=lambda m: print(m, file=sys.stderr))
+                       pool_rows=tuple(args.pool_rows), log=lambda m: print(m, file=sys.stderr))
     print(summary_line(p, out))
     return 0
 
@@ -310,6 +313,9 @@ def add_parser(sub) -> None:
     c.add_argument("--sampled", type=int, default=0, metavar="N",
                    help="replay N outputs sampled under the mask (seeded by --seed) instead of the examples "
                         "(default 0: the examples; a schema without examples gets 4 sampled outputs)")
+    c.add_argument("--pool-rows", type=int, nargs="+", default=list(POOL_ROWS), metavar="N",
+                   help="the fill pool's step sizes measured, in rows (one distinct matcher each); predict takes "
+                        "the nearest for a step it models (default: " + " ".join(map(str, POOL_ROWS)) + ")")
     c.add_argument("--base-url", help="a live server: measure everything a profile needs against it (the forward "
                    "curve, prefill, context, the API server, and the server's own speed from a short schema-on "
                    "sweep of the given schemas), beside the host-side costs")

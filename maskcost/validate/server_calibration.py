@@ -31,6 +31,7 @@ from tqdm import tqdm
 from ..calibrate.engine import apply_or_copied, fit_frontend, forward_from_summaries
 from ..calibrate.host import host_info
 from ..profile import (BackendCosts, EngineFill, MeasuredSpeed, Profile, load_profile, save_profile)
+from ..calibrate import POOL_ROWS
 from ..calibrate.run import argv, build_profile, calibrate_backends
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
@@ -92,7 +93,8 @@ def _served_version(cfg: EngineConfig, prov: dict[str, Any]) -> EngineConfig:
 
 def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], backends: list[str], out: Path,
                    plan: LivePlan, cfg: EngineConfig, engine_from: str | None, default_path: Path,
-                   name: str, notes: list[str], seed: int = 0, log: Callable[[str], None] = print) -> Profile:
+                   name: str, notes: list[str], seed: int = 0, log: Callable[[str], None] = print,
+                   pool_rows: tuple[int, ...] = POOL_ROWS) -> Profile:
     """Measure everything (module doc) and write the profile to `out`; returns it."""
     t_start = time.monotonic()
     prov = server_provenance(base_url.rstrip("/"))  # a server that is not there fails here, in one line
@@ -110,7 +112,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     # the host, while the server is idle
     host = host_info(vocab)
     partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
-    costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, log=lambda m: tqdm.write(m))
+    costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows,
+                               log=lambda m: tqdm.write(m))
     apply = apply_or_copied(vocab.size, base, notes)
     done("host")
     # the server, schema on, one speed point at a time between the other phases (read at the end)
