@@ -1,0 +1,75 @@
+"""The corpus-wide profile that bench_corpus_grid.py runs its grid on: every schema of a corpus that
+calibrates, traced in shards on one many-core host (corpus_profile_device.sh runs it on the device's
+16 cores: calibrating the 8,011 schemas of ../shared/data/schemas/dev one at a time is about 98 min on
+a 2-core machine).
+
+  python benchmarks/corpus_profile.py split CORPUS_DIR OUT_DIR N
+      the corpus's gzip JSON lines dealt round-robin into N folders (every subset in every shard)
+  python benchmarks/corpus_profile.py merge OUT POOL_PROFILE SHARD_PROFILE ...
+      one profile: every shard's traces, compiles and failures; the fill pool (measured on an idle
+      host, not beside the other shards) and the host facts from POOL_PROFILE
+
+The shards' traces were measured with the other shards running on the other cores: fit for the
+grid's speed (what the benchmark measures), not a calibration to predict from.
+"""
+from __future__ import annotations
+
+import gzip
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from maskcost.profile import load_profile, save_profile
+
+
+def split(corpus: Path, out: Path, n: int) -> None:
+    files = sorted(corpus.glob("*.jsonl.gz"))
+    if not files:
+        raise SystemExit(f"split: no *.jsonl.gz in {corpus}")
+    shards = [[] for _ in range(n)]
+    k = 0
+    for f in files:
+        for line in gzip.open(f, "rt"):
+            if line.strip():
+                shards[k % n].append(line)
+                k += 1
+    for i, lines in enumerate(shards):
+        d = out / f"shard{i:02d}"
+        d.mkdir(parents=True, exist_ok=True)
+        with gzip.open(d / "corpus.jsonl.gz", "wt") as g:
+            g.writelines(lines)
+    print(f"{k} schemas from {len(files)} files into {n} shards under {out}")
+
+
+def merge(out: Path, pool_path: Path, shard_paths: list[Path]) -> None:
+    pool = load_profile(pool_path)
+    shards = [load_profile(p) for p in shard_paths]
+    backends = {}
+    for name, pb in pool.backends.items():
+        parts = [s.backends[name] for s in shards if name in s.backends]
+        backends[name] = replace(pb, traces=tuple(t for b in parts for t in b.traces),
+                                 compiles=tuple(c for b in parts for c in b.compiles),
+                                 failures=tuple(f for b in parts for f in b.failures),
+                                 output_sources=tuple(o for b in parts for o in b.output_sources))
+    notes = [*pool.provenance.get("notes", []),
+             f"corpus profile (benchmarks/corpus_profile.py merge): traces and compiles of {len(shards)} shards "
+             f"calibrated side by side on {pool.host.cpu_model}, the fill pool of {pool_path.name} measured alone"]
+    p = replace(pool, name=out.name.split(".")[0], backends=backends,
+                provenance={**pool.provenance, "notes": notes, "shards": [s.provenance.get("command") for s in shards]})
+    save_profile(p, out)
+    load_profile(out)
+    print(f"wrote {out}: " + ", ".join(f"{n}: {len({t.schema_id for t in b.traces})} schemas traced, "
+                                        f"{len(b.failures)} skipped" for n, b in backends.items()))
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) == 4 and argv[0] == "split":
+        split(Path(argv[1]), Path(argv[2]), int(argv[3]))
+    elif len(argv) >= 4 and argv[0] == "merge":
+        merge(Path(argv[1]), Path(argv[2]), [Path(a) for a in argv[3:]])
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
