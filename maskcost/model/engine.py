@@ -432,33 +432,35 @@ class Simulation:
             use_pool = engine.uses_pool(cfg, S, k)
             # --- the step: GPU forward and the CPU branch run together (a sync step with the probe's
             # curve: its schedule, launch, sample and update in series with the forward; the fill overlaps it)
+            # Nothing else acts on a step while it runs, so its parts are times, not events: the engine
+            # waits once for the CPU work up to the end of the fill (when the previous step's held outputs
+            # leave), and once for the rest (the forward's end, the mask, a sync step's serial work).
             sync_grammar = grammar_cpu and not async_on
-            if not sync_grammar:
-                gpu = env.timeout(forward_ms)
-                self._event("forward", "GPU", t0, forward_ms)
             cpu_serial = (adv_ms + overhead_ms if async_on or grammar_cpu else 0.0) + compile_wait_ms
-            t_cpu = env.now
             if cpu_serial:
-                self._event("advance + engine CPU", "engine thread", t_cpu, cpu_serial)
-                yield env.timeout(cpu_serial)
-            if sync_grammar:
-                gpu = env.timeout(forward_ms)
-                self._event("forward", "GPU", env.now, forward_ms)
-            pool_wait_ms = thread_fill_ms = 0.0
+                self._event("advance + engine CPU", "engine thread", t0, cpu_serial)
+            gpu_end = t0 + cpu_serial + forward_ms if sync_grammar else t0 + forward_ms
+            self._event("forward", "GPU", gpu_end - forward_ms, forward_ms)
+            pool_wait_ms = thread_fill_ms = fill_dur = 0.0
             if S:
-                pool_wait_ms, thread_fill_ms = yield from engine.fill(self, row_ms, fill_ms, use_pool)
-            self._release_held()  # the previous step's outputs leave with this step's fill done
-            if not gpu.processed:
-                yield gpu
+                fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms, fill_ms, use_pool, t0 + cpu_serial)
+            fill_end = t0 + cpu_serial + fill_dur
+            if self.held is not None:  # the previous step's outputs leave with this step's fill done
+                if fill_end > t0:
+                    yield env.timeout(fill_end - t0)
+                self._release_held()
+            t_apply = max(fill_end, gpu_end)
             if apply_ms:
-                self._event("mask copy + apply", "GPU", env.now, apply_ms)
-                yield env.timeout(apply_ms)
+                self._event("mask copy + apply", "GPU", t_apply, apply_ms)
+            t_end = t_apply + apply_ms
             if not async_on and not grammar_cpu:
                 # sync step: sampling, then update_from_output advances the matchers; plus the
                 # engine CPU work that the schema-off async ITL hides
                 serial = adv_ms + overhead_ms
-                self._event("advance + engine CPU", "engine thread", env.now, serial)
-                yield env.timeout(serial)
+                self._event("advance + engine CPU", "engine thread", t_end, serial)
+                t_end += serial
+            if t_end > env.now:
+                yield env.timeout(t_end - env.now)
             period = env.now - t0
             if k and n_dec:
                 self.itl_w.append((t0, period, toks[~is_new]))

@@ -148,14 +148,15 @@ class Engine:
         """Forward time of a step computing `prefill_tokens` prompt tokens beyond the curve's: none."""
         return 0.0
 
-    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool):
-        """The step's bitmask fill (a simpy generator; use_pool: uses_pool said so): returns
-        (pool_wait_ms, thread_fill_ms), the engine thread's wait for a pool and the fill it did
-        itself. Default: serially on the engine thread."""
+    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
+             t0: float) -> tuple[float, float, float]:
+        """The step's bitmask fill, begun at t0 (use_pool: uses_pool said so): (its duration, the engine
+        thread's wait for a pool, the fill it did itself), all ms. A fill's time depends on its rows
+        alone, so the engine loop waits for it in one timeout with the work before it. Default:
+        serially on the engine thread."""
         dur = fill_ms * sim.costs.serial_fill_factor(row_ms.size)
-        sim._event("fill bitmask", "engine thread", sim.env.now, dur)
-        yield sim.env.timeout(dur)
-        return 0.0, dur
+        sim._event("fill bitmask", "engine thread", t0, dur)
+        return dur, 0.0, dur
 
 
 class Vllm(Engine):
@@ -203,10 +204,10 @@ class Vllm(Engine):
     def holds_outputs(self) -> bool:
         return True
 
-    def pool_fill(self, sim: Simulation, row_ms: np.ndarray, workers: int):
-        """vLLM's fill ThreadPoolExecutor: chunks of 16 rows in submission order, each taken by the
-        first free thread; threads beyond the usable cores wait for one, so the chunks are list
-        scheduled on min(threads, cores) lanes (nothing else in the model holds a core)."""
+    def pool_fill(self, sim: Simulation, row_ms: np.ndarray, workers: int, t0: float) -> float:
+        """vLLM's fill ThreadPoolExecutor, begun at t0: chunks of 16 rows in submission order, each taken
+        by the first free thread; threads beyond the usable cores wait for one, so the chunks are list
+        scheduled on min(threads, cores) lanes (nothing else in the model holds a core). Its ms."""
         costs = sim.costs
         inengine = costs.engine_pool_excess is not None
         scale = costs.pool_task_factor if inengine else 1.0
@@ -215,7 +216,6 @@ class Vllm(Engine):
         if len(row_ms) % VLLM_FILL_CHUNK_ROWS:
             sums.append(float(row_ms[whole * VLLM_FILL_CHUNK_ROWS:].sum()))
         chunks = [scale * c for c in sums]
-        t0 = sim.env.now
         free = [(0.0, lane) for lane in range(max(1, min(workers, sim.cfg.usable_cores)))]  # as in cores_read
         for c in chunks:
             t, lane = free[0]
@@ -226,19 +226,17 @@ class Vllm(Engine):
         # the engine where the profile has it, else as measured on the calibration host
         excess = costs.engine_pool_excess(len(chunks)) * costs.cpu_scale if inengine else \
             costs.pool_excess_ms(min(workers, sim.cfg.usable_cores), len(row_ms))
-        yield sim.env.timeout(max(t for t, _ in free) + excess)
+        return max(t for t, _ in free) + excess
 
-    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool):
+    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
+             t0: float) -> tuple[float, float, float]:
         if not use_pool:
-            return (yield from super().fill(sim, row_ms, fill_ms, use_pool))
-        env, costs = sim.env, sim.costs
-        tp = env.now
-        yield from self.pool_fill(sim, row_ms, vllm_fill_pool_workers(sim.cfg.cpu_count))
-        if costs.fill_pool_factor != 1.0:  # the pool inside a live engine (profile engine_fill)
-            yield env.timeout((costs.fill_pool_factor - 1.0) * (env.now - tp))
-        wait = env.now - tp
-        sim._event("wait for fill pool", "engine thread", tp, wait)
-        return wait, 0.0
+            return super().fill(sim, row_ms, fill_ms, use_pool, t0)
+        wait = self.pool_fill(sim, row_ms, vllm_fill_pool_workers(sim.cfg.cpu_count), t0)
+        if sim.costs.fill_pool_factor != 1.0:  # the pool inside a live engine (profile engine_fill)
+            wait += (sim.costs.fill_pool_factor - 1.0) * wait
+        sim._event("wait for fill pool", "engine thread", t0, wait)
+        return wait, wait, 0.0
 
 
 class Vllm033(Vllm):
@@ -313,17 +311,17 @@ class Sglang(Engine):
             heapq.heappush(free, heapq.heappop(free) + r)
         return max(free) + sim.costs.pool_excess_ms(t, len(row_ms), batched=True)
 
-    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool):
+    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
+             t0: float) -> tuple[float, float, float]:
         # with a reasoning parser every grammar is a ReasonerGrammarObject
         # (constrained/reasoner_grammar_backend.py:43, 262-271: no fill while thinking), so llguidance's
         # batched path, taken only when all rows are plain GuidanceGrammar (llguidance_backend.py:168-175),
         # gives way to the serial loop for the whole batch, answering rows included
         if sim.cfg.backend != "guidance" or sim.cfg.spec_tokens or sim.reasoning:
-            return (yield from super().fill(sim, row_ms, fill_ms, use_pool))
+            return super().fill(sim, row_ms, fill_ms, use_pool, t0)
         dur = self.batched_fill_ms(sim, row_ms)
-        sim._event("fill bitmask", "engine thread", sim.env.now, dur)
-        yield sim.env.timeout(dur)
-        return 0.0, dur
+        sim._event("fill bitmask", "engine thread", t0, dur)
+        return dur, 0.0, dur
 
 
 class Sglang0517(Sglang):
