@@ -160,8 +160,14 @@ class Costs:
         """The engine thread's work per step besides the fill when grammar rows are in the batch
         (async scheduling cannot hide it then): the probe's curve where the profile has one,
         else the advance + the schema-off sync overhead."""
+        add, floor = self.grammar_step_cpu_terms(batch)
+        return max(advance_ms + add, floor)
+
+    def grammar_step_cpu_terms(self, batch: float) -> tuple[float, float]:
+        """grammar_step_cpu_ms(batch, a) = max(a + add, floor), (add, floor) of the batch alone: a run
+        of steps of one batch computes them once."""
         if self.engine_cpu is None:
-            return advance_ms + self.cpu_overhead_ms(batch)
+            return self.cpu_overhead_ms(batch), 0.0
         x0 = float(self.engine_cpu.x[0])
         if batch < x0:  # below the lowest probed batch: linear down to the profile's own at one row
             lo = self.cpu_overhead_ms(1.0)
@@ -172,7 +178,7 @@ class Costs:
             ms = (self.engine_cpu(x1) + self.engine_cpu_slope * (batch - x1)) * self.cpu_scale
         else:
             ms = self.engine_cpu(batch) * self.cpu_scale
-        return max(advance_ms, ms)
+        return 0.0, ms
 
     def apply_ms(self, rows: int) -> float:
         return self.apply(rows) if rows else 0.0

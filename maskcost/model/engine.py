@@ -376,6 +376,11 @@ class Simulation:
                     off, n = tr.off[tid], tr.n[tid]
                     rlen = self.reason_len[srid]
                 context = self._context_tokens(dec_slots)
+                # what depends on the rows alone (a run of steady steps keeps them)
+                cpu_add, cpu_floor = costs.grammar_step_cpu_terms(B)
+                overhead_off_ms = costs.cpu_overhead_ms(B)
+                use_pool = engine.uses_pool(cfg, S, k)
+                apply_plain_ms = costs.apply_ms(engine.apply_rows(B, S, S, 0) if S else 0)
             elif k:
                 context = self._context_tokens(dec_slots)
             else:  # the same rows as the last step, each one token further on
@@ -426,10 +431,9 @@ class Simulation:
             # (core.py:479 step(): schedule, launch, fill while the GPU runs, sample, update), so it
             # is the same curve
             grammar_cpu = bool(S) and (async_on or costs.engine_cpu is not None)
-            overhead_ms = costs.grammar_step_cpu_ms(B, adv_ms) - adv_ms if grammar_cpu else costs.cpu_overhead_ms(B)
+            overhead_ms = max(adv_ms + cpu_add, cpu_floor) - adv_ms if grammar_cpu else overhead_off_ms
             compile_wait_ms = engine.compile_wait_ms(self, t0)
-            apply_ms = costs.apply_ms(engine.apply_rows(B, S, int(row_ms.size), k) if S else 0)
-            use_pool = engine.uses_pool(cfg, S, k)
+            apply_ms = costs.apply_ms(engine.apply_rows(B, S, int(row_ms.size), k) if S else 0) if k else apply_plain_ms
             # --- the step: GPU forward and the CPU branch run together (a sync step with the probe's
             # curve: its schedule, launch, sample and update in series with the forward; the fill overlaps it)
             # Nothing else acts on a step while it runs, so its parts are times, not events: the engine
