@@ -532,8 +532,9 @@ class Simulation:
             self._deliver(firsts, done)
         else:  # the API server streams the step's tokens after what it has queued; clients hear then
             dur = tokens * self.costs.profile.forward.frontend_token_us * self.costs.cpu_scale / 1e3
-            self.env.timeout(self._frontend_job("stream step outputs", dur)).callbacks.append(
-                lambda _ev: self._deliver(firsts, done))
+            delay = self._frontend_job("stream step outputs", dur)
+            if firsts.size or done.size:  # else no client hears anything it acts on: no event
+                self.env.timeout(delay).callbacks.append(lambda _ev: self._deliver(firsts, done))
 
     def _frontend_job(self, name: str, dur: float) -> float:
         """Queue a job on the API server; the delay from now until it ends."""
