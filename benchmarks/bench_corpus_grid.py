@@ -24,7 +24,7 @@ from pathlib import Path
 from maskcost.calibrate.host import cpu_model
 from maskcost.model.config import EngineConfig, Workload
 from maskcost.model.predict import DaskExecutor, default_requests, grid
-from maskcost.profile import load_default_profile, load_profile
+from maskcost.profile import ProfileError, load_default_profile, load_profile
 
 LOADS = (1, 8, 32, 64, 128, 160, 192, 224, 256, 320)
 CORES = (4, 8, 16, 32, 64)
@@ -49,7 +49,10 @@ def main() -> None:
     ap.add_argument("--out", default="benchmarks/out")
     args = ap.parse_args()
     t = time.perf_counter()
-    p = load_profile(args.profile)
+    try:
+        p = load_profile(args.profile)
+    except ProfileError as e:
+        raise SystemExit(f"bench_corpus_grid: {e}") from None
     load_s = time.perf_counter() - t
     # a host-side calibration has no in-engine factors or server spread: the embedded profile's (both
     # measured on its H200 servers), so that each point runs what a point of predict's default grid runs

@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from maskcost.calibrate.fill import result_from_json
-from maskcost.profile import BackendCosts, load_profile, save_profile
+from maskcost.profile import BackendCosts, ProfileError, load_profile, save_profile
 
 
 def _partial(path: Path) -> dict[str, BackendCosts]:
@@ -84,12 +84,15 @@ def merge(out: Path, pool_path: Path, shard_paths: list[Path]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    if len(argv) == 4 and argv[0] == "split":
-        split(Path(argv[1]), Path(argv[2]), int(argv[3]))
-    elif len(argv) >= 4 and argv[0] == "merge":
-        merge(Path(argv[1]), Path(argv[2]), [Path(a) for a in argv[3:]])
-    else:
-        raise SystemExit(__doc__)
+    try:
+        if len(argv) == 4 and argv[0] == "split" and argv[3].isdigit() and int(argv[3]) > 0:
+            split(Path(argv[1]), Path(argv[2]), int(argv[3]))
+        elif len(argv) >= 4 and argv[0] == "merge":
+            merge(Path(argv[1]), Path(argv[2]), [Path(a) for a in argv[3:]])
+        else:
+            raise SystemExit(__doc__)
+    except (ProfileError, OSError, KeyError) as e:
+        raise SystemExit(f"corpus_profile {argv[0]}: {e}") from None
 
 
 if __name__ == "__main__":
