@@ -156,16 +156,11 @@ class Costs:
             return max(0.0, self.forward_sync(x0) - self.forward(x0))
         return max(0.0, self.forward_sync(batch) - self.forward(batch))
 
-    def grammar_step_cpu_ms(self, batch: float, advance_ms: float) -> float:
-        """The engine thread's work per step besides the fill when grammar rows are in the batch
-        (async scheduling cannot hide it then): the probe's curve where the profile has one,
-        else the advance + the schema-off sync overhead."""
-        add, floor = self.grammar_step_cpu_terms(batch)
-        return max(advance_ms + add, floor)
-
     def grammar_step_cpu_terms(self, batch: float) -> tuple[float, float]:
-        """grammar_step_cpu_ms(batch, a) = max(a + add, floor), (add, floor) of the batch alone: a run
-        of steps of one batch computes them once."""
+        """The engine thread's work per step besides the fill when grammar rows are in the batch
+        (async scheduling cannot hide it then), for an advance of a ms: max(a + add, floor), the probe's
+        curve where the profile has one (add 0), else the advance + the schema-off sync overhead
+        (floor 0). (add, floor) depend on the batch alone: a run of steps of one batch computes them once."""
         if self.engine_cpu is None:
             return self.cpu_overhead_ms(batch), 0.0
         x0 = float(self.engine_cpu.x[0])
