@@ -607,3 +607,41 @@ def test_engine_row_work_runs_serial_with_the_step():
     p = replace(p, backends={k: replace(b, engine_row_us=500.0) for k, b in p.backends.items()})
     assert run(p, concurrency=32)["itl_ms_mean"] == pytest.approx(32 * 0.5 + 32 * 0.01, rel=1e-6)
     assert run(p, concurrency=32, structured_fraction=0.0)["itl_ms_mean"] == pytest.approx(5.0, rel=1e-6)
+
+
+def test_quiet_runs_of_steady_steps_are_the_event_by_event_steps(monkeypatch):
+    """engine_loop computes a run of steady steps that nothing else acts on in one go (_quiet_run): it
+    must give the records (every count the same, every time to 1e-12: its one timeout to the run's end
+    lands within a rounding of it), finish times and API-server queue that the event-by-event loop
+    gives, in every regime it takes (async held outputs, sync steps, schema-off rows, SGLang without
+    the API-server queue and with llguidance's batched fill, a full batch with requests waiting,
+    open-loop arrivals, drawn lengths)."""
+    from maskcost.profile import default_profile_path, load_profile
+    p = load_profile(default_profile_path())
+    cases = [(EngineConfig(engine=e, backend=b, async_scheduling=a, usable_cores=4, cpu_speed=0.8),
+              Workload(concurrency=c, requests=120, structured_fraction=f))
+             for e in ("vllm", "sglang") for b in ("xgrammar", "guidance") for a in (True, False)
+             for c, f in ((1, 1.0), (8, 0.5))]
+    cases += [(EngineConfig(max_num_seqs=4), Workload(concurrency=8, requests=100)),
+              (EngineConfig(), Workload(concurrency=None, rate_per_s=20.0, requests=150)),
+              (EngineConfig(backend="guidance"), Workload(concurrency=16, requests=100, prompt_lengths="lognormal:800:0.5",
+                                                          unstructured_lengths="lognormal:200:0.5", structured_fraction=0.5))]
+
+    def sims():
+        out = []
+        for cfg, wl in cases:
+            s = Simulation(Costs(p, cfg.backend, cfg.cpu_speed), cfg, wl).run()
+            out.append((np.array(s.steps, float), s.done_t, s.first_t, s.frontend_free_at))
+        return out
+    calls = []
+    quiet_run = Simulation._quiet_run
+    monkeypatch.setattr(Simulation, "_quiet_run", lambda self, *a: calls.append(r := quiet_run(self, *a)) or r)
+    fast = sims()
+    assert sum(n for n, _ in calls) > 10_000  # most steady steps were computed in runs
+    monkeypatch.setattr(Simulation, "_quiet", lambda self: False)
+    slow = sims()
+    for (cfg, wl), a, b in zip(cases, fast, slow):  # one timeout to a run's end lands within a rounding of it
+        assert a[0].shape == b[0].shape and np.allclose(a[0], b[0], rtol=1e-12, atol=0), (cfg, wl)
+        assert np.allclose(a[1], b[1], rtol=1e-12, atol=0, equal_nan=True)
+        assert np.allclose(a[2], b[2], rtol=1e-12, atol=0, equal_nan=True)
+        assert a[3] == pytest.approx(b[3], rel=1e-12, abs=0) if a[3] is not None else b[3] is None

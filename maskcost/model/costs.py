@@ -3,6 +3,7 @@ apply by rows, per-row fill/accept traces (flattened for vectorised lookup), com
 the pool inflation measured on the calibration host."""
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -124,6 +125,15 @@ class Costs:
         if self.engine_pool_excess is not None:
             self.fill_pool_factor = 1.0  # the pool is built from its parts instead (EngineFill)
             self.pool_task_factor = ef.pool_task_factor
+
+    def at_speed(self, cpu_speed: float) -> "Costs":
+        """These costs on a host of another single-thread speed: the same curves and traces (and their
+        memos), only the host-CPU scale differs (the one thing __init__ reads cpu_speed for)."""
+        if not cpu_speed > 0:
+            raise ValueError(f"--cpu-speed {cpu_speed}: must be > 0")
+        other = copy.copy(self)
+        other.cpu_scale = 1.0 / cpu_speed
+        return other
 
     def forward_ms(self, batch: float, prefill_tokens: float = 0.0, decode_rows: float = 0.0,
                    context_tokens: float = 0.0) -> float:

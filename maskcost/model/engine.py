@@ -385,6 +385,15 @@ class Simulation:
                 context = self._context_tokens(dec_slots)
             else:  # the same rows as the last step, each one token further on
                 context += n_dec
+            # a run of such steps that nothing else acts on: computed in one go (_quiet_run), one timeout
+            if not k and self._steady[1] is not None and act is self._steady[1][0] and not use_pool and self._quiet():
+                grammar_cpu = bool(S) and (async_on or costs.engine_cpu is not None)
+                ran, t_end = self._quiet_run(t0, act, rids, context, (s_slots, off, n) if S else None, grammar_cpu,
+                                             (cpu_add, cpu_floor, overhead_off_ms, apply_plain_ms))
+                if ran:
+                    context += (ran - 1) * n_dec  # the last step's: the loop's next adds one more
+                    yield env.timeout(t_end - env.now)  # to the last step's end, to within a rounding
+                    continue
             # decode tokens per row: 1, or 1 + accepted drafts (each accepted with p, in order) on
             # the rows that got drafts this step (a fraction spec_draft_rate of the decode rows)
             toks = ones
@@ -473,6 +482,91 @@ class Simulation:
                                      adv_ms, compile_wait_ms, overhead_ms, use_pool, thread_fill_ms),
                            hold=bool(S) and async_on and engine.holds_outputs())
 
+    def _quiet(self) -> bool:
+        """Whether the steps to come may be computed ahead (_quiet_run): no grammar awaited (the engine's
+        compile wait would act), no trace recorded, no reasoning rows, and the outputs the engine holds
+        (if any) give no client a token it acts on."""
+        h = self.held
+        return not self.pending and not self.record_trace and not self.reasoning and \
+            (h is None or not (h[0].size or h[1].size))
+
+    def _quiet_run(self, t0: float, act: np.ndarray, rids: np.ndarray, context: float, srows: tuple | None,
+                   grammar_cpu: bool, terms: tuple[float, float, float, float]) -> tuple[int, float]:
+        """The steady steps from t0 (the same rows, no drafts, no fill pool, _quiet) before the first in
+        which a row ends and before the next event of the simulation (env.peek()): nothing else acts on
+        the engine then, so each step is engine_loop's step as arithmetic, to the same times (each the
+        sum engine_loop's timeouts make), records and API-server jobs (none of them an event: a steady
+        step has no first token and no finished request). Returns (steps run, when the last ends);
+        (0, t0) where fewer than 3 would run. `srows`: (the structured slots, their trace offsets and
+        lengths); `terms`: engine_loop's per-rows (cpu_add, cpu_floor, overhead_off_ms, apply_plain_ms)."""
+        steps_left = int((self.out_len[rids] - self.s_pos[act]).min()) - 1  # the next one ends a row
+        horizon = self.env.peek()
+        if steps_left < 3:
+            return 0, t0
+        costs, cfg, engine = self.costs, self.cfg, self.engine
+        tr, scale = costs.traces, costs.cpu_scale
+        B, n_dec = int(act.size), int(act.size)
+        S = 0 if srows is None else int(srows[0].size)
+        J = min(steps_left, max(8, 8192 // max(S, 1)))
+        j = np.arange(J)
+        # the forward at each step's context (Costs.forward_ms, elementwise)
+        fwd = np.full(J, costs.forward_ms(B))
+        if costs.context_ms_per_token and n_dec:
+            ctx = context + j * float(n_dec)
+            fwd = np.maximum(0.5 * fwd, fwd + costs.context_ms_per_token * (ctx - n_dec * costs.context_ref))
+        fwd = fwd.tolist()
+        if S:
+            s_slots, off, n = srows
+            here = off[None, :] + (self.s_pos[s_slots][None, :] + j[:, None]) % n[None, :]
+            row_ms = tr.fill_us[here] * scale / 1e3
+            fills = row_ms.sum(axis=1).tolist()
+            advs = (tr.accept_us[here].sum(axis=1) * scale / 1e3 + S * costs.engine_row_ms * scale).tolist()
+        cpu_add, cpu_floor, overhead_off_ms, apply_ms = terms
+        async_on = cfg.effective_async
+        sync_grammar = grammar_cpu and not async_on
+        hold = bool(S) and async_on and engine.holds_outputs()
+        none = rids[:0]
+        held = self.held
+        append, frontend = self.steps.append, self.frontend_free_at is not None
+        n_active = self.n_active
+        ran, t = 0, t0
+        for i in range(J):
+            fill_ms = adv_ms = 0.0
+            if S:
+                fill_ms, adv_ms = fills[i], advs[i]
+            overhead_ms = max(adv_ms + cpu_add, cpu_floor) - adv_ms if grammar_cpu else overhead_off_ms
+            cpu_serial = adv_ms + overhead_ms if async_on or grammar_cpu else 0.0
+            forward_ms = fwd[i]
+            gpu_end = t + cpu_serial + forward_ms if sync_grammar else t + forward_ms
+            pool_wait_ms = thread_fill_ms = fill_dur = 0.0
+            if S:
+                fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms[i], fill_ms, False, t + cpu_serial)
+            fill_end = t + cpu_serial + fill_dur
+            released = t + (fill_end - t) if held is not None and fill_end > t else t
+            t_end = max(fill_end, gpu_end) + apply_ms
+            if not async_on and not grammar_cpu:
+                t_end += adv_ms + overhead_ms
+            now = released + (t_end - released) if t_end > released else released
+            if now >= horizon:  # an event first: engine_loop runs this step
+                break
+            if held is not None and frontend:
+                self._stream_job(held[2], released)
+            period = now - t
+            append(StepRecord(t, period, B, S, 0, forward_ms, fill_ms, pool_wait_ms, apply_ms, adv_ms, 0.0,
+                              overhead_ms, False, thread_fill_ms, n_active, n_dec, n_dec, period - forward_ms))
+            if hold:
+                held = (none, none, B)
+            else:
+                held = None
+                if frontend:
+                    self._stream_job(B, now)
+            ran, t = ran + 1, now
+        if not ran:
+            return 0, t0
+        self.s_pos[act] += ran
+        self.held = held
+        return ran, t
+
     def llamacpp_loop(self):
         """llama.cpp's server loop (model/engines.py, LlamaCpp): decode every active slot in one batch, then
         sample the slots one by one on the same thread; a new structured slot first builds its grammar."""
@@ -531,17 +625,22 @@ class Simulation:
         if self.frontend_free_at is None:
             self._deliver(firsts, done)
         else:  # the API server streams the step's tokens after what it has queued; clients hear then
-            dur = tokens * self.costs.profile.forward.frontend_token_us * self.costs.cpu_scale / 1e3
-            delay = self._frontend_job("stream step outputs", dur)
+            delay = self._stream_job(tokens, self.env.now)
             if firsts.size or done.size:  # else no client hears anything it acts on: no event
                 self.env.timeout(delay).callbacks.append(lambda _ev: self._deliver(firsts, done))
 
-    def _frontend_job(self, name: str, dur: float) -> float:
-        """Queue a job on the API server; the delay from now until it ends."""
-        start = max(self.env.now, self.frontend_free_at)
+    def _stream_job(self, tokens: int, now: float) -> float:
+        """The API server's job streaming a step's `tokens`, queued at `now`; the delay from now until it ends."""
+        dur = tokens * self.costs.profile.forward.frontend_token_us * self.costs.cpu_scale / 1e3
+        return self._frontend_job("stream step outputs", dur, now)
+
+    def _frontend_job(self, name: str, dur: float, now: float | None = None) -> float:
+        """Queue a job on the API server at `now` (default: the simulation's); the delay from then until it ends."""
+        now = self.env.now if now is None else now
+        start = max(now, self.frontend_free_at)
         self.frontend_free_at = start + dur
         self._event(name, "API server", start, dur)
-        return self.frontend_free_at - self.env.now
+        return self.frontend_free_at - now
 
     def _deliver(self, firsts: np.ndarray, done: np.ndarray) -> None:
         self.first_t[firsts] = self.env.now

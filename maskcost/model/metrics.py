@@ -30,14 +30,14 @@ def itl_ci95_ms(itl: np.ndarray, w: np.ndarray, batches: int = ITL_BATCHES) -> f
     """Half-width of the 95% confidence interval of the weighted ITL mean by the method of batch means:
     the window's steps (in time order) cut into `batches` runs of equal weight, the Student t interval of
     the runs' means (contiguous runs absorb the steps' correlation). None with too few steps."""
-    from scipy import stats
+    from scipy.special import stdtrit  # Student t's quantile (what scipy.stats.t.ppf calls), without scipy.stats' import
     if itl.size < 2 * batches:
         return None
     edges = np.searchsorted(np.cumsum(w), np.linspace(0, w.sum(), batches + 1)[1:-1])
     means = [float(np.average(a, weights=b)) for a, b in zip(np.split(itl, edges), np.split(w, edges)) if b.sum() > 0]
     if len(means) < 2:
         return None
-    return float(stats.t.ppf(0.975, len(means) - 1) * np.std(means, ddof=1) / np.sqrt(len(means)))
+    return float(stdtrit(len(means) - 1, 0.975) * np.std(means, ddof=1) / np.sqrt(len(means)))
 
 
 def waited_gaps(period_ms: np.ndarray, decode_rows: np.ndarray, batch: np.ndarray, running: np.ndarray
