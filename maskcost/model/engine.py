@@ -15,6 +15,7 @@ gathered with numpy: a step of 256 rows costs a few vector operations, not 256 P
 """
 from __future__ import annotations
 
+import math
 from collections import OrderedDict, deque, namedtuple
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -374,7 +375,7 @@ class Simulation:
                     srid = self.s_rid[s_slots]
                     tid = self.req_trace[srid]
                     off, n = tr.off[tid], tr.n[tid]
-                    rlen = self.reason_len[srid]
+                    rlen = self.reason_len[srid] if self.reasoning else None
                 context = self._context_tokens(dec_slots)
                 # what depends on the rows alone (a run of steady steps keeps them)
                 cpu_add, cpu_floor = costs.grammar_step_cpu_terms(B)
@@ -410,7 +411,7 @@ class Simulation:
             fill_ms = adv_ms = 0.0
             row_ms = np.zeros(0)
             if S:
-                pos = self.s_pos[s_slots] - rlen  # < 0: still reasoning
+                pos = self.s_pos[s_slots] - rlen if self.reasoning else self.s_pos[s_slots]  # < 0: still reasoning
 
                 def at(values, p):  # a row's cost at answer position p; none while it reasons
                     if not self.reasoning:
@@ -499,15 +500,19 @@ class Simulation:
         step has no first token and no finished request). Returns (steps run, when the last ends);
         (0, t0) where fewer than 3 would run. `srows`: (the structured slots, their trace offsets and
         lengths); `terms`: engine_loop's per-rows (cpu_add, cpu_floor, overhead_off_ms, apply_plain_ms)."""
+        costs, cfg, engine = self.costs, self.cfg, self.engine
+        B, n_dec = int(act.size), int(act.size)
+        # a step lasts at least its forward, which is at least half the curve's (Costs.forward_ms)
+        horizon, shortest = self.env.peek(), 0.5 * costs.forward_ms(B)
+        fit = (horizon - t0) / shortest if shortest > 0 else math.inf
+        if fit < 3:
+            return 0, t0
         steps_left = int((self.out_len[rids] - self.s_pos[act]).min()) - 1  # the next one ends a row
-        horizon = self.env.peek()
         if steps_left < 3:
             return 0, t0
-        costs, cfg, engine = self.costs, self.cfg, self.engine
         tr, scale = costs.traces, costs.cpu_scale
-        B, n_dec = int(act.size), int(act.size)
         S = 0 if srows is None else int(srows[0].size)
-        J = min(steps_left, max(8, 8192 // max(S, 1)))
+        J = int(min(steps_left, max(8, 8192 // max(S, 1)), fit + 1))
         j = np.arange(J)
         # the forward at each step's context (Costs.forward_ms, elementwise)
         fwd = np.full(J, costs.forward_ms(B))
@@ -595,13 +600,13 @@ class Simulation:
                   hold: bool = False) -> None:
         """Advance the step's requests, record the step, free the slots of finished requests.
         hold: the outputs wait for the next step's fill (self.held)."""
-        self.s_pos[act] += toks
         spec = self.cfg.spec_tokens
+        self.s_pos[act] += toks if spec else 1
         n_dec = act.size - int(np.count_nonzero(is_new))
         self.steps.append(StepRecord(*st, self.n_active, n_dec, int(toks[~is_new].sum()) if spec else n_dec,
                                      st.period_ms - st.forward_ms))
         ended = act[self.s_pos[act] >= self.out_len[rids]]
-        firsts, done = rids[is_new], self.s_rid[ended].copy()
+        firsts, done = rids[is_new], self.s_rid[ended]  # (copies: fancy indexing)
         if ended.size:
             self.rows_version += 1
         for s in ended:  # the engine frees the slot now; the client hears of it when the API server streams it
