@@ -101,6 +101,7 @@ class Costs:
         self.eager_prefill_ms = fw.eager_prefill_ms
         self.context_ms_per_token = fw.context_us_per_ktoken / 1e6
         self.pool = [p for p in b.pool if p.workers > 0]
+        self._excess_memo: dict[tuple[int, int, bool], float] = {}  # pool_excess_ms, a simulation asks again and again
         self.batched = [p for p in b.pool if p.workers < 0]
         self.calib_cores = profile.host.nproc
         # the engine step as the probe timed it in a live engine (fit --probe --fit-engine-fill)
@@ -194,6 +195,13 @@ class Costs:
         nearest measured worker count (capped at the calibration host's cores) and row count.
         Additive, not a factor: the calibration shows it is a fixed cost per fill (a factor of up
         to 13 on cheap 128-row fills, under 1.5 on heavy 256-row ones)."""
+        key = (workers, rows, batched)
+        ms = self._excess_memo.get(key)  # (shared with the other speeds' costs: at the calibration host's)
+        if ms is None:
+            ms = self._excess_memo[key] = self._pool_excess_at_calibration_ms(workers, rows, batched)
+        return ms * self.cpu_scale
+
+    def _pool_excess_at_calibration_ms(self, workers: int, rows: int, batched: bool) -> float:
         pts = self.batched if batched else self.pool
         if workers <= 1 or not pts:
             return 0.0
@@ -202,4 +210,4 @@ class Costs:
         w = max([x for x in ws if x <= w_want] or [ws[0]])
         cand = [p for p in pts if abs(p.workers) == w]
         p = min(cand, key=lambda p: abs(np.log(p.rows / max(rows, 1))))
-        return max(0.0, p.parallel_us - p.ideal_us) / 1e3 * self.cpu_scale
+        return max(0.0, p.parallel_us - p.ideal_us) / 1e3

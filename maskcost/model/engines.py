@@ -216,17 +216,22 @@ class Vllm(Engine):
         if len(row_ms) % VLLM_FILL_CHUNK_ROWS:
             sums.append(float(row_ms[whole * VLLM_FILL_CHUNK_ROWS:].sum()))
         chunks = [scale * c for c in sums]
-        free = [(0.0, lane) for lane in range(max(1, min(workers, sim.cfg.usable_cores)))]  # as in cores_read
-        for c in chunks:
-            t, lane = free[0]
-            if sim.record_trace:
-                sim._event("fill chunk", f"fill worker {lane}", t0 + t, c)
-            heapq.heapreplace(free, (t + c, lane))
+        lanes = max(1, min(workers, sim.cfg.usable_cores))  # as in cores_read
+        if sim.record_trace or lanes < len(chunks):
+            free = [(0.0, lane) for lane in range(lanes)]
+            for c in chunks:
+                t, lane = free[0]
+                if sim.record_trace:
+                    sim._event("fill chunk", f"fill worker {lane}", t0 + t, c)
+                heapq.heapreplace(free, (t + c, lane))
+            span = max(t for t, _ in free)
+        else:  # a lane for every chunk: each starts at once
+            span = max(chunks)
         # thread hand-off, GIL and contention beyond ideal scheduling: as the probe timed it inside
         # the engine where the profile has it, else as measured on the calibration host
         excess = costs.engine_pool_excess(len(chunks)) * costs.cpu_scale if inengine else \
             costs.pool_excess_ms(min(workers, sim.cfg.usable_cores), len(row_ms))
-        return max(t for t, _ in free) + excess
+        return span + excess
 
     def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
              t0: float) -> tuple[float, float, float]:
