@@ -323,7 +323,8 @@ class Simulation:
         """The next step, sleeping while nothing is runnable: the slots that emit a token (decode
         rows, then prompts whose last chunk is in this step), their requests, which of them emit
         their first token, which are structured; the prompt tokens computed; the rows in a
-        non-final prefill chunk (no token, no bitmask row: engines.md, structured_output_request_ids)."""
+        non-final prefill chunk (no token, no bitmask row: engines.md, structured_output_request_ids); the
+        decode slots (the first of the slots that emit)."""
         while True:
             if self._steady[0] == self.rows_version and not self.prefilling and not (self.waiting and self.free_slots):
                 return self._steady[1]  # no prompt to schedule: the last such step's rows
@@ -343,7 +344,8 @@ class Simulation:
                 act = np.concatenate([dec, np.array(final, int)]) if final else dec
                 rids = self.s_rid[act]
                 is_new = np.arange(act.size) >= dec.size
-                step = (act, rids, is_new, self.structured[rids], sum(c for _, c in chunks), len(chunks) - len(final))
+                step = (act, rids, is_new, self.structured[rids], sum(c for _, c in chunks),
+                        len(chunks) - len(final), dec)
                 if not chunks:
                     self._steady = (self.rows_version, step)  # dec.size > 0 here
                 return step
@@ -362,16 +364,16 @@ class Simulation:
         engine = self.engine
         async_on = cfg.effective_async
         last_act = None
+        by_counts: dict[tuple[int, int], tuple] = {}
         while True:
-            act, rids, is_new, struct, prefill_tokens, partial = yield from self._next_step()
+            act, rids, is_new, struct, prefill_tokens, partial, dec_slots = yield from self._next_step()
             t0 = env.now
             if act is not last_act:  # new rows (else the last step's: _next_step)
                 last_act = act
                 B = int(act.size)
                 s_slots = act[struct]
-                dec_slots = act[~is_new]
-                n_dec = int(dec_slots.size)
-                ones = np.ones(B, int)
+                n_dec = int(dec_slots.size)  # the decode rows: act's first n_dec (_next_step)
+                ones = np.ones(B, int) if k else None  # (without drafts _end_step advances each row by 1)
                 S = int(s_slots.size)
                 if S:
                     srid = self.s_rid[s_slots]
@@ -379,11 +381,13 @@ class Simulation:
                     off, n = tr.off[tid], tr.n[tid]
                     rlen = self.reason_len[srid] if self.reasoning else None
                 context = self._context_tokens(dec_slots)
-                # what depends on the rows alone (a run of steady steps keeps them)
-                cpu_add, cpu_floor = costs.grammar_step_cpu_terms(B)
-                overhead_off_ms = costs.cpu_overhead_ms(B)
-                use_pool = engine.uses_pool(cfg, S, k)
-                apply_plain_ms = costs.apply_ms(engine.apply_rows(B, S, S, 0) if S else 0)
+                # what depends on the rows' counts alone (a run of steady steps keeps them; the run, B and S)
+                terms = by_counts.get((B, S))
+                if terms is None:
+                    terms = by_counts[B, S] = (*costs.grammar_step_cpu_terms(B), costs.cpu_overhead_ms(B),
+                                               engine.uses_pool(cfg, S, k),
+                                               costs.apply_ms(engine.apply_rows(B, S, S, 0) if S else 0))
+                cpu_add, cpu_floor, overhead_off_ms, use_pool, apply_plain_ms = terms
             elif k:
                 context = self._context_tokens(dec_slots)
             else:  # the same rows as the last step, each one token further on
@@ -582,7 +586,7 @@ class Simulation:
         step_ms = costs.blackbox.step_us * costs.cpu_scale / 1e3
         launch_ms = costs.blackbox.launch_ms * costs.cpu_scale
         while True:
-            act, rids, is_new, struct, prefill_tokens, partial = yield from self._next_step()
+            act, rids, is_new, struct, prefill_tokens, partial, _ = yield from self._next_step()
             t0 = env.now
             S, B = int(struct.sum()), int(act.size)
             launch = launch_ms * int((struct & is_new).sum())
@@ -598,7 +602,7 @@ class Simulation:
                                      apply_ms=0.0, advance_ms=0.0, compile_wait_ms=launch, cpu_overhead_ms=0.0,
                                      pool_used=False, thread_fill_ms=fill_ms))
 
-    def _end_step(self, act: np.ndarray, rids: np.ndarray, is_new: np.ndarray, toks: np.ndarray, st: StepTimes,
+    def _end_step(self, act: np.ndarray, rids: np.ndarray, is_new: np.ndarray, toks: np.ndarray | None, st: StepTimes,
                   hold: bool = False) -> None:
         """Advance the step's requests, record the step, free the slots of finished requests.
         hold: the outputs wait for the next step's fill (self.held)."""
