@@ -44,10 +44,21 @@ def spread(xs: list[float]) -> str:
     return f"median {statistics.median(xs):.2f} s (range {xs[0]:.2f}-{xs[-1]:.2f}, {len(xs)} runs)"
 
 
+def reference_loop_s() -> float:
+    """A fixed pure-Python loop's wall seconds: how fast this host runs Python right now (a shared VM's
+    speed drifts by tens of per cent within minutes; the ratios below move with it)."""
+    t = time.perf_counter()
+    x = 0
+    for i in range(3_000_000):
+        x += i * i
+    return time.perf_counter() - t
+
+
 def main() -> None:
     p = load_default_profile()
     costs = Costs(p, "xgrammar")
-    print(f"host: {cpu_model()}, nproc {len(os.sched_getaffinity(0))}, Python {platform.python_version()}")
+    print(f"host: {cpu_model()}, nproc {len(os.sched_getaffinity(0))}, Python {platform.python_version()}; "
+          f"reference loop {reference_loop_s():.3f} s (3M Python additions; lower is a faster host)")
     times = []
     for _ in range(3):
         t = time.perf_counter()
@@ -91,6 +102,7 @@ def main() -> None:
     dd = time.perf_counter() - t
     print(f"the same grid on a dask LocalCluster of {jobs} workers (cluster start included): {dd:.1f} s wall, "
           f"{len(pts) / dd:.1f} points/s against {len(pts) / dt:.1f} locally (ratio {dt / dd:.2f}x)")
+    print(f"reference loop after the runs: {reference_loop_s():.3f} s")
     ex = DaskExecutor(p, jobs)
     try:
         combos = [(e, w, {off_key(e, w): run_off(p, off_key(e, w))}) for e in engines[:jobs] for w in loads[8:9]]
