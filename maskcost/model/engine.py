@@ -504,7 +504,7 @@ class Simulation:
         the engine then, so each step is engine_loop's step as arithmetic, to the same times (each the
         sum engine_loop's timeouts make), records and API-server jobs (none of them an event: a steady
         step has no first token and no finished request). Returns (steps run, when the last ends);
-        (0, t0) where fewer than 3 would run. `srows`: (the structured slots, their trace offsets and
+        (0, t0) where it would not pay (fewer than 3 steps before a row ends or the next event is due). `srows`: (the structured slots, their trace offsets and
         lengths); `terms`: engine_loop's per-rows (cpu_add, cpu_floor, overhead_off_ms, apply_plain_ms)."""
         costs, cfg, engine = self.costs, self.cfg, self.engine
         B, n_dec = int(act.size), int(act.size)
