@@ -76,18 +76,22 @@ def flatten(b: BackendCosts) -> Traces:
                   np.concatenate(s).astype(bool))
 
 
+def _cpu_scale(cpu_speed: float) -> float:
+    if not cpu_speed > 0:
+        raise ValueError(f"--cpu-speed {cpu_speed}: must be > 0")
+    return 1.0 / cpu_speed
+
+
 class Costs:
     def __init__(self, profile: Profile, backend: str, cpu_speed: float = 1.0) -> None:
         if backend not in profile.backends:
             raise ValueError(f"--backend {backend}: the profile '{profile.name}' has no {backend} traces "
                              f"(it has {', '.join(profile.backends)})")
-        if not cpu_speed > 0:
-            raise ValueError(f"--cpu-speed {cpu_speed}: must be > 0")
         self.profile = profile
         b = profile.backends[backend]
         self.blackbox = b.blackbox if not b.traces else None  # black box only where no library traces exist
         self.traces = flatten(b) if b.traces else None
-        self.cpu_scale = 1.0 / cpu_speed  # host CPU work scales with single-thread speed
+        self.cpu_scale = _cpu_scale(cpu_speed)  # host CPU work scales with single-thread speed
         self.engine_row_ms = b.engine_row_us / 1e3  # the engine's own per-row grammar work (profile.BackendCosts)
         self.compile = {c.schema_id: c for c in b.compiles}
         self.forward = forward_curve(profile.forward.points)
@@ -130,10 +134,8 @@ class Costs:
     def at_speed(self, cpu_speed: float) -> "Costs":
         """These costs on a host of another single-thread speed: the same curves and traces (and their
         memos), only the host-CPU scale differs (the one thing __init__ reads cpu_speed for)."""
-        if not cpu_speed > 0:
-            raise ValueError(f"--cpu-speed {cpu_speed}: must be > 0")
         other = copy.copy(self)
-        other.cpu_scale = 1.0 / cpu_speed
+        other.cpu_scale = _cpu_scale(cpu_speed)
         return other
 
     def forward_ms(self, batch: float, prefill_tokens: float = 0.0, decode_rows: float = 0.0,

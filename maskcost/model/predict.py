@@ -26,11 +26,11 @@ def default_requests(concurrency: int | None) -> int:
 
 
 def _costs(profile: Profile, cfg: EngineConfig, costs_cache: dict) -> Costs:
-    key = (cfg.backend, cfg.cpu_speed)
-    if key not in costs_cache:  # one Costs per backend, the other speeds sharing its curves (Costs.at_speed)
-        base = costs_cache.get((cfg.backend, 1.0)) or \
-            costs_cache.setdefault((cfg.backend, 1.0), Costs(profile, cfg.backend))
-        costs_cache[key] = base.at_speed(cfg.cpu_speed)
+    key, base_key = (cfg.backend, cfg.cpu_speed), (cfg.backend, 1.0)
+    if base_key not in costs_cache:  # one Costs per backend, the other speeds sharing its curves (Costs.at_speed)
+        costs_cache[base_key] = Costs(profile, cfg.backend)
+    if key not in costs_cache:
+        costs_cache[key] = costs_cache[base_key].at_speed(cfg.cpu_speed)
     return costs_cache[key]
 
 
