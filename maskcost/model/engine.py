@@ -388,13 +388,17 @@ class Simulation:
                                                engine.uses_pool(cfg, S, k),
                                                costs.apply_ms(engine.apply_rows(B, S, S, 0) if S else 0))
                 cpu_add, cpu_floor, overhead_off_ms, use_pool, apply_plain_ms = terms
+                # the engine thread's other work: with a grammar row and async scheduling it is not hidden;
+                # where the probe timed it (the profile's engine-CPU curve), a sync step runs the same calls
+                # (core.py:479 step(): schedule, launch, fill while the GPU runs, sample, update), so it
+                # is the same curve
+                grammar_cpu = bool(S) and (async_on or costs.engine_cpu is not None)
             elif k:
                 context = self._context_tokens(dec_slots)
             else:  # the same rows as the last step, each one token further on
                 context += n_dec
             # a run of such steps that nothing else acts on: computed in one go (_quiet_run), one timeout
             if not k and self._steady[1] is not None and act is self._steady[1][0] and not use_pool and self._quiet():
-                grammar_cpu = bool(S) and (async_on or costs.engine_cpu is not None)
                 ran, t_end = self._quiet_run(t0, act, rids, context, (s_slots, off, n) if S else None, grammar_cpu,
                                              (cpu_add, cpu_floor, overhead_off_ms, apply_plain_ms))
                 if ran:
@@ -442,11 +446,6 @@ class Simulation:
                 # and the engine's own work per structured row beyond the library's (a fitted cost)
                 adv_ms += S * costs.engine_row_ms * costs.cpu_scale
                 fill_ms = float(row_ms.sum())
-            # the engine thread's other work: with a grammar row and async scheduling it is not hidden;
-            # where the probe timed it (the profile's engine-CPU curve), a sync step runs the same calls
-            # (core.py:479 step(): schedule, launch, fill while the GPU runs, sample, update), so it
-            # is the same curve
-            grammar_cpu = bool(S) and (async_on or costs.engine_cpu is not None)
             overhead_ms = max(adv_ms + cpu_add, cpu_floor) - adv_ms if grammar_cpu else overhead_off_ms
             compile_wait_ms = engine.compile_wait_ms(self, t0)
             apply_ms = costs.apply_ms(engine.apply_rows(B, S, int(row_ms.size), k) if S else 0) if k else apply_plain_ms
@@ -504,10 +503,11 @@ class Simulation:
         the engine then, so each step is engine_loop's step as arithmetic, to the same times (each the
         sum engine_loop's timeouts make), records and API-server jobs (none of them an event: a steady
         step has no first token and no finished request). Returns (steps run, when the last ends);
-        (0, t0) where it would not pay (fewer than 3 steps before a row ends or the next event is due). `srows`: (the structured slots, their trace offsets and
-        lengths); `terms`: engine_loop's per-rows (cpu_add, cpu_floor, overhead_off_ms, apply_plain_ms)."""
+        (0, t0) where it would not pay (fewer than 3 steps before a row ends or the next event is due).
+        `srows`: (the structured slots, their trace offsets and lengths); `terms`: engine_loop's
+        per-rows (cpu_add, cpu_floor, overhead_off_ms, apply_plain_ms)."""
         costs, cfg, engine = self.costs, self.cfg, self.engine
-        B, n_dec = int(act.size), int(act.size)
+        B = n_dec = int(act.size)  # a steady step: every row decodes
         # a step lasts at least its forward, which is at least half the curve's (Costs.forward_ms)
         horizon, shortest = self.env.peek(), 0.5 * costs.forward_ms(B)
         fit = (horizon - t0) / shortest if shortest > 0 else math.inf
