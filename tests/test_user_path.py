@@ -192,6 +192,52 @@ def test_predict_with_a_plain_schema_twice_gives_the_same_numbers(tmp_path):
     assert runs[0]["points"][0]["schema"] == "plain"
 
 
+def test_the_benchmark_grammar_kept_on_disk_masks_as_the_compiled_one(vocab, tmp_path, monkeypatch):
+    """host.bench_us's grammar is compiled once and read back serialised: the read-back grammar gives
+    the same mask at every position of the benchmark's instance; a corrupt file is compiled again."""
+    import numpy as np
+
+    import maskcost.calibrate.cache as cache
+    from maskcost.calibrate.fill import output_text
+    monkeypatch.setenv("MASKCOST_CACHE_DIR", str(tmp_path))
+    be = make_backend("xgrammar", vocab)
+    entry = TIERS["bounded"]
+    first = cache.bench_grammar(be, entry.schema)
+    (path,) = (tmp_path / "bench").iterdir()
+    monkeypatch.setattr(cache, "_BENCH_GRAMMARS", {})
+    monkeypatch.setattr(be, "compile", lambda *a, **k: pytest.fail("compiled again although the file is there"))
+    again = cache.bench_grammar(be, entry.schema)
+    assert again is not first
+    tokens = vocab.encode(output_text(entry.examples[0])) + [vocab.eos_id]
+    ma, mb, bm = be.matcher(first), be.matcher(again), be.bitmask(2)
+    for t in tokens:
+        be.fill(ma, bm, 0)
+        be.fill(mb, bm, 1)
+        assert np.array_equal(bm[0].numpy(), bm[1].numpy())
+        assert be.accept(ma, t) and be.accept(mb, t)
+    path.write_bytes(b"not zlib")
+    monkeypatch.setattr(cache, "_BENCH_GRAMMARS", {})
+    monkeypatch.delattr(be, "compile")  # the instance's stand-in: the real compile again
+    assert cache.bench_grammar(be, entry.schema) is not None
+    assert path.stat().st_size > 1000  # rewritten
+
+
+def test_a_cached_trace_builds_no_backend(vocab, tmp_path, monkeypatch):
+    """A trace read back from the cache needs no grammar engine (its import and set-up are seconds)."""
+    from maskcost.calibrate.cache import cached_trace
+    monkeypatch.setenv("MASKCOST_CACHE_DIR", str(tmp_path))
+    entry = SchemaEntry("plain", "user", PLAIN, ())
+    built = []
+
+    def get():
+        built.append(1)
+        return make_backend("xgrammar", vocab)
+    r1, b1, c1 = cached_trace("xgrammar", vocab, entry, get)
+    r2, b2, c2 = cached_trace("xgrammar", vocab, SchemaEntry("renamed", "user", PLAIN, ()), get)
+    assert (c1, c2, len(built)) == (False, True, 1)
+    assert b1 == b2 > 0 and r2.traces[0].schema_id == "renamed" and r1.traces[0].fill_us == r2.traces[0].fill_us
+
+
 def test_truncated_partial_file_resumes(vocab, tmp_path):
     partial = tmp_path / "p.jsonl"
     calibrate_backends(vocab, [TIERS["flat"]], ["xgrammar"], partial, repeats=1, pool_workers=(1,),

@@ -51,9 +51,10 @@ def bench_us(vocab, rounds: int = 30, be=None) -> float:
     from .backends import XGrammarBackend
     from .fill import output_text
     from .schemas import TIERS
+    from .cache import bench_grammar
     be = be or XGrammarBackend(vocab)
     entry = TIERS["bounded"]
-    compiled, _ = be.compile(entry.schema, cache=True)
+    compiled = bench_grammar(be, entry.schema)
     tokens = vocab.encode(output_text(entry.examples[0])) + [vocab.eos_id]
     bm = be.bitmask(1)
     times = []

@@ -37,10 +37,15 @@ def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: li
     new_backends = dict(profile.backends)
     how: list[LocalSchema] = []
     for b in backends:
-        be = make_backend(b, vocab)
+        made: list = []  # the backend, built on the first schema the cache does not hold
+
+        def get_backend(b=b, made=made):
+            if not made:
+                made.append(make_backend(b, vocab))
+            return made[0]
         costs = new_backends[b]
         for e in entries:
-            r, here_us, cached = cached_trace(be, e)
+            r, here_us, cached = cached_trace(b, vocab, e, get_backend)
             if r.error:
                 raise ValueError(f"--schema {e.schema_id}: {b}: {r.error}")
             factor = profile.host.bench_us / here_us  # the bench measured between this trace's replays

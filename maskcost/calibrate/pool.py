@@ -44,6 +44,12 @@ def _distinct(matchers: list[Any], rows: Sequence[int]) -> None:
         raise ValueError("the pool measurement was given one matcher for two rows")
 
 
+def _repeats(rows: int, repeats: int) -> int:
+    """Timed runs of a step of `rows` rows: fewer for the big steps, whose every run is long (at least
+    128 fills) and whose median is steady on fewer; the small steps, a few ms a run, keep `repeats`."""
+    return repeats if rows <= 64 else min(repeats, 3)
+
+
 def measure_vllm_pool(backend: Backend, matchers: list[Any], workers: Sequence[int], rows: Sequence[int],
                       repeats: int = 5) -> list[PoolPoint]:
     """Serial loop vs chunks of 16 on ThreadPoolExecutor(W) (vllm/v1/structured_output/__init__.py:240-262);
@@ -53,21 +59,31 @@ def measure_vllm_pool(backend: Backend, matchers: list[Any], workers: Sequence[i
     points = []
     for b in rows:
         ms = matchers[:b]
+        reps = _repeats(b, repeats)
         chunks = [list(range(i, min(i + VLLM_FILL_CHUNK_ROWS, b))) for i in range(0, b, VLLM_FILL_CHUNK_ROWS)]
 
         def fill_chunk(idx: list[int]) -> None:
             for r in idx:
                 backend.fill(ms[r], bitmask, r)
 
-        serial = _timed(lambda: fill_chunk(list(range(b))), repeats)
-        chunk_us = [_timed(lambda c=c: fill_chunk(c), repeats) for c in chunks]
+        def serial_run() -> list[float]:  # the serial loop, each chunk's part of it timed
+            out = []
+            for c in chunks:
+                t0 = time.perf_counter_ns()
+                fill_chunk(c)
+                out.append((time.perf_counter_ns() - t0) / 1e3)
+            return out
+
+        runs = [serial_run() for _ in range(reps)]
+        serial = statistics.median(sum(r) for r in runs)
+        chunk_us = [statistics.median(r[i] for r in runs) for i in range(len(chunks))]
         for w in workers:
             with ThreadPoolExecutor(max_workers=w) as pool:
                 def run() -> None:
                     for f in [pool.submit(fill_chunk, c) for c in chunks]:
                         f.result()
                 run()  # start the threads
-                par = _timed(run, repeats)
+                par = _timed(run, reps)
             # ideal: the same chunks on min(W, cores) perfect workers; the rest is GIL and contention
             points.append(PoolPoint(w, b, serial, par, list_schedule_us(chunk_us, min(w, usable_cpus()))))
     return points
@@ -82,12 +98,13 @@ def measure_llguidance_batched(backend: Backend, matchers: list[Any], threads: S
     points = []
     for b in rows:
         ms = matchers[:b]
-        row_us = [_timed(lambda m=m, r=r: backend.fill(m, bitmask, r), repeats) for r, m in enumerate(ms)]
+        reps = _repeats(b, repeats)
+        row_us = [_timed(lambda m=m, r=r: backend.fill(m, bitmask, r), reps) for r, m in enumerate(ms)]
         serial = sum(row_us)
         for t in threads:
             ex = llg.LLExecutor(num_threads=t)
             pairs = [(m, r) for r, m in enumerate(ms)]
-            par = _timed(lambda: lgt.fill_next_token_bitmask_par(ex, pairs, bitmask), repeats)
+            par = _timed(lambda: lgt.fill_next_token_bitmask_par(ex, pairs, bitmask), reps)
             points.append(PoolPoint(t, b, serial, par, list_schedule_us(row_us, min(t, usable_cpus()))))
     return points
 
