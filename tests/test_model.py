@@ -645,3 +645,84 @@ def test_quiet_runs_of_steady_steps_are_the_event_by_event_steps(monkeypatch):
         assert np.allclose(a[1], b[1], rtol=1e-12, atol=0, equal_nan=True)
         assert np.allclose(a[2], b[2], rtol=1e-12, atol=0, equal_nan=True)
         assert a[3] == pytest.approx(b[3], rel=1e-12, abs=0) if a[3] is not None else b[3] is None
+
+
+SLOT_CASES = [(EngineConfig(engine=e, backend=b, max_num_seqs=m, max_num_batched_tokens=t), Workload(concurrency=c, requests=r, **w))
+              for e, b, m, t, c, r, w in [
+                  ("vllm", "xgrammar", 256, 8192, 256, 1500, {}),
+                  ("vllm", "guidance", 64, 512, 96, 500, {"prompt_lengths": "uniform:50:1500", "structured_fraction": 0.6}),
+                  ("sglang", "guidance", 128, 1024, 160, 600, {"prompt_tokens": 900}),
+                  ("vllm", "xgrammar", 32, 8192, 48, 300, {"reasoning_tokens": "uniform:5:40"}),
+                  ("vllm", "xgrammar", 64, 8192, 64, 300, {"output_tokens": 300})]]
+SLOT_CASES.append((EngineConfig(spec_tokens=3), Workload(concurrency=64, requests=300)))
+
+
+def test_the_slot_state_kept_as_slots_change_is_what_the_slots_hold(monkeypatch):
+    """Simulation keeps the decoding slots (s_decoding) and their context (ctx_dec: prompt + position
+    summed over the rows that have emitted) as slots change instead of summing the slots every step:
+    after every step, and every run of steady steps, they are what the slot arrays say (chunked and
+    drawn prompts, SGLang's prefill apart, reasoning rows, held-long outputs, drafts)."""
+    from maskcost.profile import default_profile_path, load_profile
+    p = load_profile(default_profile_path())
+    checked = []
+
+    def check(self):
+        assert np.array_equal(self.s_decoding, self.s_active & (self.s_prefill == 0))
+        dec = self.s_decoding
+        assert self.ctx_dec == int(self.s_prompt[dec].sum() + self.s_pos[dec].sum())
+        checked.append(1)
+    end_step, quiet_run = Simulation._end_step, Simulation._quiet_run
+    monkeypatch.setattr(Simulation, "_end_step", lambda self, *a, **k: (end_step(self, *a, **k), check(self)))
+    monkeypatch.setattr(Simulation, "_quiet_run", lambda self, *a: (quiet_run(self, *a), check(self))[0])
+    for cfg, wl in SLOT_CASES:
+        n = len(checked)
+        Simulation(Costs(p, cfg.backend), cfg, wl).run()
+        assert len(checked) - n > 100, (cfg, wl)
+
+
+def test_outputs_released_ahead_of_the_clock_are_the_waited_for_ones(monkeypatch):
+    """With the API server between, engine_loop releases the outputs it holds at its fill's end without
+    waiting there when no other event is due until then (At): the records, answer times and API-server
+    queue are bitwise those of waiting for every fill's end."""
+    from maskcost.model import engine as eng
+    from maskcost.profile import default_profile_path, load_profile
+    p = load_profile(default_profile_path())
+    monkeypatch.setattr(Simulation, "_quiet", lambda self: False)  # (quiet runs: their own test)
+    cases = [(cfg, wl) for cfg, wl in SLOT_CASES if cfg.engine == "vllm"] + \
+        [(EngineConfig(), Workload(concurrency=c, requests=300)) for c in (1, 8, 32)] + \
+        [(EngineConfig(), Workload(concurrency=None, rate_per_s=25.0, requests=300))]
+    ahead = []
+    release = Simulation._release_held
+    monkeypatch.setattr(Simulation, "_release_held", lambda self, now=None: (
+        ahead.append(now is not None and now > self.env.now), release(self, now)))
+
+    def sims():
+        return [(np.array(s.steps, float), s.done_t, s.first_t, s.frontend_free_at) for s in
+                (Simulation(Costs(p, cfg.backend), cfg, wl).run() for cfg, wl in cases)]
+    a = sims()
+    assert sum(ahead) > 1000
+    monkeypatch.setattr(eng.simpy.Environment, "peek", lambda self: -np.inf)  # always an event due: wait
+    ahead.clear()
+    b = sims()
+    assert not any(ahead)
+    for (cfg, wl), x, y in zip(cases, a, b):
+        assert all(np.array_equal(u, v, equal_nan=True) for u, v in zip(x[:3], y[:3])) and x[3] == y[3], (cfg, wl)
+
+
+def test_an_event_at_a_time_lands_on_it():
+    """At(env, t) is due at t itself (a Timeout of t - now from another now may land a rounding off),
+    in the order a Timeout made then would take, and refuses a time before now."""
+    import simpy
+
+    from maskcost.model.engine import At
+    now, t = 911.0795019498398, 3947.8421973312193
+    env = simpy.Environment(initial_time=now)
+    assert now + (t - now) != t  # the rounding At avoids
+    seen = []
+    At(env, t).callbacks.append(lambda _e: seen.append(("at", env.now)))
+    env.timeout(t - now).callbacks.append(lambda _e: seen.append(("timeout", env.now)))
+    At(env, t).callbacks.append(lambda _e: seen.append(("at2", env.now)))
+    env.run()
+    assert seen == [("at", t), ("at2", t), ("timeout", now + (t - now))]
+    with pytest.raises(ValueError, match="before now"):
+        At(env, t - 1.0)

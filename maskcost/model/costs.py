@@ -92,6 +92,7 @@ class Costs:
         self.blackbox = b.blackbox if not b.traces else None  # black box only where no library traces exist
         self.traces = flatten(b) if b.traces else None
         self.cpu_scale = _cpu_scale(cpu_speed)  # host CPU work scales with single-thread speed
+        self._scale_rows()
         self.engine_row_ms = b.engine_row_us / 1e3  # the engine's own per-row grammar work (profile.BackendCosts)
         self.compile = {c.schema_id: c for c in b.compiles}
         self.forward = forward_curve(profile.forward.points)
@@ -136,7 +137,13 @@ class Costs:
         memos), only the host-CPU scale differs (the one thing __init__ reads cpu_speed for)."""
         other = copy.copy(self)
         other.cpu_scale = _cpu_scale(cpu_speed)
+        other._scale_rows()
         return other
+
+    def _scale_rows(self) -> None:
+        """fill_row_ms: each trace position's fill in ms at this CPU speed (fill_us x cpu_scale / 1e3,
+        elementwise, the very operations a step would run on its rows' gathered values)."""
+        self.fill_row_ms = self.traces.fill_us * self.cpu_scale / 1e3 if self.traces is not None else None
 
     def forward_ms(self, batch: float, prefill_tokens: float = 0.0, decode_rows: float = 0.0,
                    context_tokens: float = 0.0) -> float:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict, deque, namedtuple
+from heapq import heappush
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -51,6 +52,19 @@ class StepTimes(NamedTuple):
 # running, the decode rows, their tokens, the step beyond its forward); metrics reads them as columns
 StepRecord = namedtuple("StepRecord", StepTimes._fields + ("running", "decode_rows", "tokens", "exposed_ms"))
 STEP_FIELDS = StepRecord._fields
+
+
+class At(simpy.Event):
+    """An event due at the simulated time `at`, triggered now: for a process that computed the times
+    ahead of the clock (engine_loop: a step's parts are times, not events). simpy's Timeout takes a
+    delay and adds it to now, which from another now may land a rounding away from `at`; this puts
+    the event in the queue at `at` itself, with the priority and ordering a Timeout has."""
+
+    def __init__(self, env: simpy.Environment, at: float) -> None:
+        if at < env.now:
+            raise ValueError(f"an event at {at} is before now ({env.now})")
+        self.env, self.callbacks, self._value, self._ok = env, [], None, True
+        heappush(env._queue, (at, simpy.events.NORMAL, next(env._eid), self))
 
 
 @dataclass
@@ -86,12 +100,15 @@ class Simulation:
         self.first_t = np.full(n, np.nan)
         self.done_t = np.full(n, np.nan)
         self.structured = self.rng.random(n) < wl.structured_fraction
+        self.all_structured = bool(self.structured.all())
         pick = self.rng.integers(0, len(ids), n)
         self.req_schema = [ids[i] for i in pick]
         if tr is not None:
             self.req_trace = np.array([tr.by_schema[ids[i]][self.rng.integers(0, len(tr.by_schema[ids[i]]))]
                                        for i in pick])
             lens = tr.n[self.req_trace]
+            self.req_off = tr.off[self.req_trace]  # each request's trace: where it starts, its length
+            self.req_n = lens
         else:  # black box: a length drawn from those measured for the schema
             lens = np.array([bb.output_tokens[ids[i]][self.rng.integers(0, len(bb.output_tokens[ids[i]]))]
                              for i in pick])
@@ -118,6 +135,11 @@ class Simulation:
         self.s_rid = np.zeros(m, int)
         self.s_pos = np.zeros(m, int)
         self.s_prefill = np.zeros(m, int)  # prompt tokens still to compute
+        self.s_decoding = np.zeros(m, bool)  # s_active & (s_prefill == 0), kept as slots change
+        # the context of the rows that have emitted and still run, sum of prompt + position (an int, kept
+        # as they change): what a step's decode rows attend over (engine_loop)
+        self.ctx_dec = 0
+        self._ar = np.arange(m)  # (a step's row indices: is_new)
         self.prefilling: deque[int] = deque()  # slots with prompt left, in admission order
         # prompts: fixed, or drawn per request; the cached prefix never covers a prompt's last token
         draw_prompt = length_distribution(wl.prompt_lengths, none_kind="fixed")
@@ -158,9 +180,10 @@ class Simulation:
         self.max_trace_steps = max_trace_steps
         self.events: list[TraceEvent] = []
         self.env.process(getattr(self, self.engine.loop)())
-        if wl.concurrency is not None:
-            for c in range(min(wl.concurrency, n)):
-                self.env.process(self.client(c))
+        if wl.concurrency is not None:  # the clients start at 0, after the engine loop, in order
+            start = self.env.event()
+            start.callbacks.extend([self._client] * min(wl.concurrency, n))
+            start.succeed()
         else:
             self.env.process(self.poisson_arrivals())
 
@@ -194,13 +217,13 @@ class Simulation:
         self._admit(rid)
         return rid
 
-    def client(self, cid: int):
-        while True:
-            rid = self._next_request()
-            if rid is None:
-                return
+    def _client(self, _ev: simpy.Event) -> None:
+        """A closed-loop client: it sends its next request when its last one is answered (a callback on
+        that request's done event: a client does nothing else, so it needs no process of its own)."""
+        rid = self._next_request()
+        if rid is not None:
             ev = self.done_events[rid] = self.env.event()
-            yield ev
+            ev.callbacks.append(self._client)
 
     def poisson_arrivals(self):
         rate_per_ms = self.wl.rate_per_s / 1e3
@@ -298,7 +321,7 @@ class Simulation:
         and budget remain; a prompt takes min(what is left of it, the budget left) tokens.
         Returns the decode slots and the (slot, tokens) prefill chunks."""
         budget = self.cfg.max_num_batched_tokens
-        dec = np.flatnonzero(self.s_active & (self.s_prefill == 0))
+        dec = np.flatnonzero(self.s_decoding)
         budget -= dec.size * (1 + self.cfg.spec_tokens)
         chunks = []
         for s in self.prefilling:
@@ -339,11 +362,12 @@ class Simulation:
                         final.append(s)
                 for s in final:
                     self.prefilling.remove(s)
+                    self.s_decoding[s] = True
                 if final:
                     self.rows_version += 1
                 act = np.concatenate([dec, np.array(final, int)]) if final else dec
                 rids = self.s_rid[act]
-                is_new = np.arange(act.size) >= dec.size
+                is_new = self._ar[:act.size] >= dec.size
                 step = (act, rids, is_new, self.structured[rids], sum(c for _, c in chunks),
                         len(chunks) - len(final), dec)
                 if not chunks:
@@ -353,9 +377,10 @@ class Simulation:
             self.wakeup = self.env.event()
             yield self.wakeup
 
-    def _context_tokens(self, slots: np.ndarray) -> float:
-        """Context the decode rows attend over: prompt + tokens generated so far, summed."""
-        return float(self.s_prompt[slots].sum() + self.s_pos[slots].sum())
+    def _context_tokens(self, dec_slots: np.ndarray) -> float:
+        """Context the step's decode rows attend over, prompt + tokens generated so far summed: every
+        row that has emitted and runs (ctx_dec), where the step's decode rows are not held back."""
+        return float(self.ctx_dec) if dec_slots.size else 0.0
 
     def engine_loop(self):
         env, cfg, costs = self.env, self.cfg, self.costs
@@ -363,6 +388,7 @@ class Simulation:
         k = cfg.spec_tokens
         engine = self.engine
         async_on = cfg.effective_async
+        wraps = self.wl.output_tokens is not None
         last_act = None
         by_counts: dict[tuple[int, int], tuple] = {}
         while True:
@@ -371,14 +397,13 @@ class Simulation:
             if act is not last_act:  # new rows (else the last step's: _next_step)
                 last_act = act
                 B = int(act.size)
-                s_slots = act[struct]
+                s_slots, srid = (act, rids) if self.all_structured else (act[struct], None)
                 n_dec = int(dec_slots.size)  # the decode rows: act's first n_dec (_next_step)
                 ones = np.ones(B, int) if k else None  # (without drafts _end_step advances each row by 1)
                 S = int(s_slots.size)
                 if S:
-                    srid = self.s_rid[s_slots]
-                    tid = self.req_trace[srid]
-                    off, n = tr.off[tid], tr.n[tid]
+                    srid = self.s_rid[s_slots] if srid is None else srid
+                    off, n = self.req_off[srid], self.req_n[srid]
                     rlen = self.reason_len[srid] if self.reasoning else None
                 context = self._context_tokens(dec_slots)
                 # what depends on the rows' counts alone (a run of steady steps keeps them; the run, B and S)
@@ -393,8 +418,8 @@ class Simulation:
                 # (core.py:479 step(): schedule, launch, fill while the GPU runs, sample, update), so it
                 # is the same curve
                 grammar_cpu = bool(S) and (async_on or costs.engine_cpu is not None)
-            elif k:
-                context = self._context_tokens(dec_slots)
+            elif k:  # (a step of the same rows: no row joined)
+                context = float(self.ctx_dec)
             else:  # the same rows as the last step, each one token further on
                 context += n_dec
             # a run of such steps that nothing else acts on: computed in one go (_quiet_run), one timeout
@@ -429,17 +454,18 @@ class Simulation:
                     return np.where(p >= 0, values[off + np.maximum(p, 0) % n], 0.0)
                 if k:
                     d = drafted[struct]
-                    rows = np.stack([at(tr.fill_us, pos + j) for j in range(k + 1)], 1)
+                    rows = np.stack([at(costs.fill_row_ms, pos + j) for j in range(k + 1)], 1)
                     keep = np.ones(rows.shape, bool)
                     keep[:, 1:] = d[:, None]
-                    row_ms = rows[keep] * costs.cpu_scale / 1e3
+                    row_ms = rows[keep]
                     acc_us = at(tr.accept_us, pos)
                 elif self.reasoning:
-                    row_ms = at(tr.fill_us, pos) * costs.cpu_scale / 1e3
+                    row_ms = at(costs.fill_row_ms, pos)
                     acc_us = at(tr.accept_us, pos)
-                else:  # the rows' trace positions, once for both costs
-                    here = off + pos % n
-                    row_ms = tr.fill_us[here] * costs.cpu_scale / 1e3
+                else:  # the rows' trace positions, once for both costs (a row ends with its trace, unless
+                    # --output-tokens holds it longer: then it wraps)
+                    here = off + pos % n if wraps else off + pos
+                    row_ms = costs.fill_row_ms[here]
                     acc_us = tr.accept_us[here]
                 # advance by the tokens of this step; with drafts also advance over each draft and roll back
                 adv_ms = float((acc_us * (1 + 2 * k * d)).sum() if k else acc_us.sum()) * costs.cpu_scale / 1e3
@@ -464,10 +490,16 @@ class Simulation:
             if S:
                 fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms, fill_ms, use_pool, t0 + cpu_serial)
             fill_end = t0 + cpu_serial + fill_dur
+            now = t0  # the step's clock: env.now, or ahead of it where nothing else is due meanwhile
             if self.held is not None:  # the previous step's outputs leave with this step's fill done
                 if fill_end > t0:
-                    yield env.timeout(fill_end - t0)
-                self._release_held()
+                    now = t0 + (fill_end - t0)  # where a timeout to fill_end lands
+                    # with the API server between, what the release does is to queue a job at `now`
+                    # and an event after it: with no other event due up to then, neither needs the clock
+                    # to be there (the same times, and the same order of events: none comes between)
+                    if self.frontend_free_at is None or env.peek() <= now:
+                        yield env.timeout(fill_end - t0)
+                self._release_held(now)
             t_apply = max(fill_end, gpu_end)
             if apply_ms:
                 self._event("mask copy + apply", "GPU", t_apply, apply_ms)
@@ -478,15 +510,17 @@ class Simulation:
                 serial = adv_ms + overhead_ms
                 self._event("advance + engine CPU", "engine thread", t_end, serial)
                 t_end += serial
-            if t_end > env.now:
-                yield env.timeout(t_end - env.now)
+            if t_end > now:  # (a timeout from `now`, where it lands)
+                yield At(env, now + (t_end - now))
+            elif now > env.now:
+                yield At(env, now)
             period = env.now - t0
             if k and n_dec:
                 self.itl_w.append((t0, period, toks[~is_new]))
             self._end_step(act, rids, is_new, toks,
                            StepTimes(t0, period, B, S, prefill_tokens, forward_ms, fill_ms, pool_wait_ms, apply_ms,
                                      adv_ms, compile_wait_ms, overhead_ms, use_pool, thread_fill_ms),
-                           hold=bool(S) and async_on and engine.holds_outputs())
+                           hold=bool(S) and async_on and engine.holds_outputs(), n_dec=n_dec)
 
     def _quiet(self) -> bool:
         """Whether the steps to come may be computed ahead (_quiet_run): no grammar awaited (the engine's
@@ -529,7 +563,7 @@ class Simulation:
         if S:
             s_slots, off, n = srows
             here = off[None, :] + (self.s_pos[s_slots][None, :] + j[:, None]) % n[None, :]
-            row_ms = tr.fill_us[here] * scale / 1e3
+            row_ms = costs.fill_row_ms[here]
             fills = row_ms.sum(axis=1).tolist()
             advs = (tr.accept_us[here].sum(axis=1) * scale / 1e3 + S * costs.engine_row_ms * scale).tolist()
         cpu_add, cpu_floor, overhead_off_ms, apply_ms = terms
@@ -575,6 +609,7 @@ class Simulation:
         if not ran:
             return 0, t0
         self.s_pos[act] += ran
+        self.ctx_dec += ran * B
         self.held = held
         return ran, t
 
@@ -603,21 +638,28 @@ class Simulation:
                                      pool_used=False, thread_fill_ms=fill_ms))
 
     def _end_step(self, act: np.ndarray, rids: np.ndarray, is_new: np.ndarray, toks: np.ndarray | None, st: StepTimes,
-                  hold: bool = False) -> None:
+                  hold: bool = False, n_dec: int | None = None) -> None:
         """Advance the step's requests, record the step, free the slots of finished requests.
-        hold: the outputs wait for the next step's fill (self.held)."""
+        hold: the outputs wait for the next step's fill (self.held); n_dec: act's decode rows (its
+        first n_dec; the rest emit their first token), where the caller knows it."""
         spec = self.cfg.spec_tokens
-        self.s_pos[act] += toks if spec else 1
-        n_dec = act.size - int(np.count_nonzero(is_new))
+        pos = self.s_pos[act] + (toks if spec else 1)
+        self.s_pos[act] = pos
+        n_dec = act.size - int(np.count_nonzero(is_new)) if n_dec is None else n_dec
         self.steps.append(StepRecord(*st, self.n_active, n_dec, int(toks[~is_new].sum()) if spec else n_dec,
                                      st.period_ms - st.forward_ms))
-        ended = act[self.s_pos[act] >= self.out_len[rids]]
+        # the context: every row one token (or its accepted drafts) on; a prompt's first token joins it
+        self.ctx_dec += int(toks.sum()) if spec else act.size
+        if n_dec < act.size:
+            self.ctx_dec += int(self.s_prompt[act[n_dec:]].sum())
+        ended = act[pos >= self.out_len[rids]]
         firsts, done = rids[is_new], self.s_rid[ended]  # (copies: fancy indexing)
         if ended.size:
             self.rows_version += 1
         for s in ended:  # the engine frees the slot now; the client hears of it when the API server streams it
-            self.s_active[s] = False
+            self.s_active[s] = self.s_decoding[s] = False
             self.n_active -= 1
+            self.ctx_dec -= int(self.s_prompt[s] + self.s_pos[s])
             self.free_slots.append(int(s))
         self._release_held()
         n_tok = int(toks.sum()) if spec else act.size
@@ -626,19 +668,21 @@ class Simulation:
         else:
             self._emit(firsts, done, n_tok)
 
-    def _release_held(self) -> None:
+    def _release_held(self, now: float | None = None) -> None:
         if self.held is not None:
             held, self.held = self.held, None
-            self._emit(*held)
+            self._emit(*held, now=now)
 
-    def _emit(self, firsts: np.ndarray, done: np.ndarray, tokens: int) -> None:
-        """A step's outputs leave the engine: to the clients, through the API server's queue."""
+    def _emit(self, firsts: np.ndarray, done: np.ndarray, tokens: int, now: float | None = None) -> None:
+        """A step's outputs leave the engine: to the clients, through the API server's queue. `now`: the
+        time they leave where the engine is ahead of the clock (engine_loop; with the API server only)."""
         if self.frontend_free_at is None:
             self._deliver(firsts, done)
         else:  # the API server streams the step's tokens after what it has queued; clients hear then
-            delay = self._stream_job(tokens, self.env.now)
+            now = self.env.now if now is None else now
+            delay = self._stream_job(tokens, now)
             if firsts.size or done.size:  # else no client hears anything it acts on: no event
-                self.env.timeout(delay).callbacks.append(lambda _ev: self._deliver(firsts, done))
+                At(self.env, now + delay).callbacks.append(lambda _ev: self._deliver(firsts, done))
 
     def _stream_job(self, tokens: int, now: float) -> float:
         """The API server's job streaming a step's `tokens`, queued at `now`; the delay from now until it ends."""

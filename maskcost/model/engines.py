@@ -212,19 +212,24 @@ class Vllm(Engine):
         inengine = costs.engine_pool_excess is not None
         scale = costs.pool_task_factor if inengine else 1.0
         whole = len(row_ms) // VLLM_FILL_CHUNK_ROWS  # each chunk's sum (as row_ms[i:i + 16].sum(), to the bit)
-        sums = row_ms[:whole * VLLM_FILL_CHUNK_ROWS].reshape(whole, VLLM_FILL_CHUNK_ROWS).sum(axis=1).tolist()
+        sums = row_ms[:whole * VLLM_FILL_CHUNK_ROWS].reshape(whole, VLLM_FILL_CHUNK_ROWS).sum(axis=1)
+        chunks = (sums * scale if scale != 1.0 else sums).tolist()
         if len(row_ms) % VLLM_FILL_CHUNK_ROWS:
-            sums.append(float(row_ms[whole * VLLM_FILL_CHUNK_ROWS:].sum()))
-        chunks = [scale * c for c in sums]
+            chunks.append(scale * float(row_ms[whole * VLLM_FILL_CHUNK_ROWS:].sum()))
         lanes = max(1, min(workers, sim.cfg.usable_cores))  # as in cores_read
-        if sim.record_trace or lanes < len(chunks):
+        if sim.record_trace:
             free = [(0.0, lane) for lane in range(lanes)]
             for c in chunks:
                 t, lane = free[0]
-                if sim.record_trace:
-                    sim._event("fill chunk", f"fill worker {lane}", t0 + t, c)
+                sim._event("fill chunk", f"fill worker {lane}", t0 + t, c)
                 heapq.heapreplace(free, (t + c, lane))
             span = max(t for t, _ in free)
+        elif lanes < len(chunks):  # the same list schedule, by the lanes' free times alone
+            free = chunks[:lanes]  # (each first chunk starts at 0: 0.0 + c is c)
+            heapq.heapify(free)
+            for c in chunks[lanes:]:
+                heapq.heapreplace(free, free[0] + c)
+            span = max(free)
         else:  # a lane for every chunk: each starts at once
             span = max(chunks)
         # thread hand-off, GIL and contention beyond ideal scheduling: as the probe timed it inside
