@@ -140,6 +140,7 @@ class Simulation:
         # as they change): what a step's decode rows attend over (engine_loop)
         self.ctx_dec = 0
         self._ar = np.arange(m)  # (a step's row indices: is_new)
+        self._masks: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}  # _next_step, read-only
         self.prefilling: deque[int] = deque()  # slots with prompt left, in admission order
         # prompts: fixed, or drawn per request; the cached prefix never covers a prompt's last token
         draw_prompt = length_distribution(wl.prompt_lengths, none_kind="fixed")
@@ -321,7 +322,7 @@ class Simulation:
         and budget remain; a prompt takes min(what is left of it, the budget left) tokens.
         Returns the decode slots and the (slot, tokens) prefill chunks."""
         budget = self.cfg.max_num_batched_tokens
-        dec = np.flatnonzero(self.s_decoding)
+        dec = self.s_decoding.nonzero()[0]
         budget -= dec.size * (1 + self.cfg.spec_tokens)
         chunks = []
         for s in self.prefilling:
@@ -347,7 +348,7 @@ class Simulation:
         rows, then prompts whose last chunk is in this step), their requests, which of them emit
         their first token, which are structured; the prompt tokens computed; the rows in a
         non-final prefill chunk (no token, no bitmask row: engines.md, structured_output_request_ids); the
-        decode slots (the first of the slots that emit)."""
+        decode slots (the first of the slots that emit); the prompt tokens of the rows that emit their first."""
         while True:
             if self._steady[0] == self.rows_version and not self.prefilling and not (self.waiting and self.free_slots):
                 return self._steady[1]  # no prompt to schedule: the last such step's rows
@@ -355,7 +356,7 @@ class Simulation:
             if chunks and self.engine.prefill_apart:
                 dec = dec[:0]  # SGLang: the prefill batch runs alone; the decode rows wait for the next step
             if dec.size or chunks:
-                final = []
+                final, joined = [], 0
                 for s, c in chunks:
                     self.s_prefill[s] -= c
                     if self.s_prefill[s] == 0:
@@ -363,13 +364,18 @@ class Simulation:
                 for s in final:
                     self.prefilling.remove(s)
                     self.s_decoding[s] = True
+                    joined += int(self.s_prompt[s])
                 if final:
                     self.rows_version += 1
                 act = np.concatenate([dec, np.array(final, int)]) if final else dec
                 rids = self.s_rid[act]
-                is_new = self._ar[:act.size] >= dec.size
-                step = (act, rids, is_new, self.structured[rids], sum(c for _, c in chunks),
-                        len(chunks) - len(final), dec)
+                shape = (act.size, dec.size)  # is_new and (all structured) struct depend on it alone
+                masks = self._masks.get(shape)
+                if masks is None:
+                    masks = self._masks[shape] = (self._ar[:act.size] >= dec.size, np.ones(act.size, bool))
+                is_new = masks[0]
+                step = (act, rids, is_new, masks[1] if self.all_structured else self.structured[rids],
+                        sum(c for _, c in chunks), len(chunks) - len(final), dec, joined)
                 if not chunks:
                     self._steady = (self.rows_version, step)  # dec.size > 0 here
                 return step
@@ -389,10 +395,11 @@ class Simulation:
         engine = self.engine
         async_on = cfg.effective_async
         wraps = self.wl.output_tokens is not None
+        rec = self.record_trace  # (_event records nothing otherwise)
         last_act = None
         by_counts: dict[tuple[int, int], tuple] = {}
         while True:
-            act, rids, is_new, struct, prefill_tokens, partial, dec_slots = yield from self._next_step()
+            act, rids, is_new, struct, prefill_tokens, partial, dec_slots, joined = yield from self._next_step()
             t0 = env.now
             if act is not last_act:  # new rows (else the last step's: _next_step)
                 last_act = act
@@ -482,10 +489,10 @@ class Simulation:
             # leave), and once for the rest (the forward's end, the mask, a sync step's serial work).
             sync_grammar = grammar_cpu and not async_on
             cpu_serial = (adv_ms + overhead_ms if async_on or grammar_cpu else 0.0) + compile_wait_ms
-            if cpu_serial:
-                self._event("advance + engine CPU", "engine thread", t0, cpu_serial)
             gpu_end = t0 + cpu_serial + forward_ms if sync_grammar else t0 + forward_ms
-            self._event("forward", "GPU", gpu_end - forward_ms, forward_ms)
+            if rec:
+                self._event("advance + engine CPU", "engine thread", t0, cpu_serial)
+                self._event("forward", "GPU", gpu_end - forward_ms, forward_ms)
             pool_wait_ms = thread_fill_ms = fill_dur = 0.0
             if S:
                 fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms, fill_ms, use_pool, t0 + cpu_serial)
@@ -501,14 +508,15 @@ class Simulation:
                         yield env.timeout(fill_end - t0)
                 self._release_held(now)
             t_apply = max(fill_end, gpu_end)
-            if apply_ms:
+            if rec:
                 self._event("mask copy + apply", "GPU", t_apply, apply_ms)
             t_end = t_apply + apply_ms
             if not async_on and not grammar_cpu:
                 # sync step: sampling, then update_from_output advances the matchers; plus the
                 # engine CPU work that the schema-off async ITL hides
                 serial = adv_ms + overhead_ms
-                self._event("advance + engine CPU", "engine thread", t_end, serial)
+                if rec:
+                    self._event("advance + engine CPU", "engine thread", t_end, serial)
                 t_end += serial
             if t_end > now:  # (a timeout from `now`, where it lands)
                 yield At(env, now + (t_end - now))
@@ -520,7 +528,7 @@ class Simulation:
             self._end_step(act, rids, is_new, toks,
                            StepTimes(t0, period, B, S, prefill_tokens, forward_ms, fill_ms, pool_wait_ms, apply_ms,
                                      adv_ms, compile_wait_ms, overhead_ms, use_pool, thread_fill_ms),
-                           hold=bool(S) and async_on and engine.holds_outputs(), n_dec=n_dec)
+                           hold=bool(S) and async_on and engine.holds_outputs(), n_dec=n_dec, joined=joined)
 
     def _quiet(self) -> bool:
         """Whether the steps to come may be computed ahead (_quiet_run): no grammar awaited (the engine's
@@ -621,7 +629,7 @@ class Simulation:
         step_ms = costs.blackbox.step_us * costs.cpu_scale / 1e3
         launch_ms = costs.blackbox.launch_ms * costs.cpu_scale
         while True:
-            act, rids, is_new, struct, prefill_tokens, partial, _ = yield from self._next_step()
+            act, rids, is_new, struct, prefill_tokens, partial, _, _ = yield from self._next_step()
             t0 = env.now
             S, B = int(struct.sum()), int(act.size)
             launch = launch_ms * int((struct & is_new).sum())
@@ -638,10 +646,11 @@ class Simulation:
                                      pool_used=False, thread_fill_ms=fill_ms))
 
     def _end_step(self, act: np.ndarray, rids: np.ndarray, is_new: np.ndarray, toks: np.ndarray | None, st: StepTimes,
-                  hold: bool = False, n_dec: int | None = None) -> None:
+                  hold: bool = False, n_dec: int | None = None, joined: int | None = None) -> None:
         """Advance the step's requests, record the step, free the slots of finished requests.
         hold: the outputs wait for the next step's fill (self.held); n_dec: act's decode rows (its
-        first n_dec; the rest emit their first token), where the caller knows it."""
+        first n_dec; the rest emit their first token) and joined: the prompt tokens of the rest, where
+        the caller knows them (_next_step)."""
         spec = self.cfg.spec_tokens
         pos = self.s_pos[act] + (toks if spec else 1)
         self.s_pos[act] = pos
@@ -649,9 +658,9 @@ class Simulation:
         self.steps.append(StepRecord(*st, self.n_active, n_dec, int(toks[~is_new].sum()) if spec else n_dec,
                                      st.period_ms - st.forward_ms))
         # the context: every row one token (or its accepted drafts) on; a prompt's first token joins it
-        self.ctx_dec += int(toks.sum()) if spec else act.size
-        if n_dec < act.size:
-            self.ctx_dec += int(self.s_prompt[act[n_dec:]].sum())
+        if joined is None:
+            joined = int(self.s_prompt[act[n_dec:]].sum()) if n_dec < act.size else 0
+        self.ctx_dec += (int(toks.sum()) if spec else act.size) + joined
         ended = act[pos >= self.out_len[rids]]
         firsts, done = rids[is_new], self.s_rid[ended]  # (copies: fancy indexing)
         if ended.size:
