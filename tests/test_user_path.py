@@ -174,22 +174,28 @@ def test_fuzzed_profiles_load_or_raise_profile_error(muts):
 
 
 def test_predict_with_a_plain_schema_twice_gives_the_same_numbers(tmp_path):
-    """The schema is traced once and cached (with this host's benchmark): the second run reads it back."""
+    """The schema is traced once and cached (with this host's benchmark): the second run reads it back.
+    A schema the backend cannot compile, given beside it, is reported and skipped, not fatal."""
     import os
-    s = tmp_path / "plain.json"
+    s, bad = tmp_path / "plain.json", tmp_path / "bad.json"
     s.write_text(json.dumps(PLAIN))
+    bad.write_text(json.dumps({"type": "nosuchtype"}))
     env = {**os.environ, "MASKCOST_CACHE_DIR": str(tmp_path / "cache")}
     runs = []
-    for i in range(2):
-        r = mc("predict", "--schema", str(s), "--concurrency", "128", "--no-band", "--json", str(tmp_path / f"{i}.json"),
-               env=env)
+    for i, files in enumerate([[s], [bad, s]]):
+        r = mc("predict", "--schema", *map(str, files), "--concurrency", "128", "--no-band", "--json",
+               str(tmp_path / f"{i}.json"), env=env)
         assert r.returncode == 0, r.stderr
         runs.append(json.loads((tmp_path / f"{i}.json").read_text()))
         assert "sampled under the mask" in r.stdout
     assert not runs[0]["local_schemas"][0]["cached"]
-    assert runs[1]["local_schemas"][0]["cached"]
+    assert [(h["schema_id"], h["cached"], h["error"] is None) for h in runs[1]["local_schemas"]] == \
+        [("bad", False, False), ("plain", True, True)]
+    assert "schema bad (xgrammar): skipped:" in r.stdout
     assert runs[0]["points"][0]["itl_ms_mean"] == runs[1]["points"][0]["itl_ms_mean"]
-    assert runs[0]["points"][0]["schema"] == "plain"
+    assert runs[0]["points"][0]["schema"] == runs[1]["points"][0]["schema"] == "plain"
+    r = mc("predict", "--schema", str(bad), "--concurrency", "8", env=env)  # nothing left: one line
+    assert r.returncode != 0 and "--schema bad: xgrammar:" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_the_benchmark_grammar_kept_on_disk_masks_as_the_compiled_one(vocab, tmp_path, monkeypatch):
