@@ -101,11 +101,12 @@ class Simulation:
         self.done_t = np.full(n, np.nan)
         self.structured = self.rng.random(n) < wl.structured_fraction
         self.all_structured = bool(self.structured.all())
-        pick = self.rng.integers(0, len(ids), n)
+        pick = self.rng.integers(0, len(ids), n).tolist()
         self.req_schema = [ids[i] for i in pick]
-        if tr is not None:
-            self.req_trace = np.array([tr.by_schema[ids[i]][self.rng.integers(0, len(tr.by_schema[ids[i]]))]
-                                       for i in pick])
+        if tr is not None:  # a trace of the request's schema (one trace: no draw, as integers(0, 1) draws none)
+            by = [tr.by_schema[s] for s in ids]
+            self.req_trace = np.array([by[i][0] if len(by[i]) == 1 else by[i][self.rng.integers(0, len(by[i]))]
+                                       for i in pick], dtype=int)
             lens = tr.n[self.req_trace]
             self.req_off = tr.off[self.req_trace]  # each request's trace: where it starts, its length
             self.req_n = lens
@@ -665,11 +666,11 @@ class Simulation:
         firsts, done = rids[is_new], self.s_rid[ended]  # (copies: fancy indexing)
         if ended.size:
             self.rows_version += 1
-        for s in ended:  # the engine frees the slot now; the client hears of it when the API server streams it
+        for s in ended.tolist():  # the engine frees the slot now; the client hears of it when the API server streams it
             self.s_active[s] = self.s_decoding[s] = False
             self.n_active -= 1
-            self.ctx_dec -= int(self.s_prompt[s] + self.s_pos[s])
-            self.free_slots.append(int(s))
+            self.ctx_dec -= int(self.s_prompt[s]) + int(self.s_pos[s])
+            self.free_slots.append(s)
         self._release_held()
         n_tok = int(toks.sum()) if spec else act.size
         if hold:
