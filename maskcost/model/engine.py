@@ -436,7 +436,7 @@ class Simulation:
                                              (cpu_add, cpu_floor, overhead_off_ms, apply_plain_ms))
                 if ran:
                     context += (ran - 1) * n_dec  # the last step's: the loop's next adds one more
-                    yield env.timeout(t_end - env.now)  # to the last step's end, to within a rounding
+                    yield At(env, t_end)  # to the last step's end, where the event-by-event steps land
                     continue
             # decode tokens per row: 1, or 1 + accepted drafts (each accepted with p, in order) on
             # the rows that got drafts this step (a fraction spec_draft_rate of the decode rows)
