@@ -357,8 +357,9 @@ class Simulation:
             if chunks and self.engine.prefill_apart:
                 dec = dec[:0]  # SGLang: the prefill batch runs alone; the decode rows wait for the next step
             if dec.size or chunks:
-                final, joined = [], 0
+                final, joined, prompt_tokens = [], 0, 0
                 for s, c in chunks:
+                    prompt_tokens += c
                     self.s_prefill[s] -= c
                     if self.s_prefill[s] == 0:
                         final.append(s)
@@ -376,7 +377,7 @@ class Simulation:
                     masks = self._masks[shape] = (self._ar[:act.size] >= dec.size, np.ones(act.size, bool))
                 is_new = masks[0]
                 step = (act, rids, is_new, masks[1] if self.all_structured else self.structured[rids],
-                        sum(c for _, c in chunks), len(chunks) - len(final), dec, joined)
+                        prompt_tokens, len(chunks) - len(final), dec, joined)
                 if not chunks:
                     self._steady = (self.rows_version, step)  # dec.size > 0 here
                 return step

@@ -245,7 +245,8 @@ class Vllm(Engine):
         wait = self.pool_fill(sim, row_ms, vllm_fill_pool_workers(sim.cfg.cpu_count), t0)
         if sim.costs.fill_pool_factor != 1.0:  # the pool inside a live engine (profile engine_fill)
             wait += (sim.costs.fill_pool_factor - 1.0) * wait
-        sim._event("wait for fill pool", "engine thread", t0, wait)
+        if sim.record_trace:
+            sim._event("wait for fill pool", "engine thread", t0, wait)
         return wait, wait, 0.0
 
 
