@@ -11,9 +11,11 @@ hides) races the GPU forward, and sampling of the whole batch waits for it. With
 step), the fill overlaps the forward but the advance and the engine's CPU work are serial.
 
 Running requests live in slot arrays (one slot per max_num_seqs) so that a step's rows are
-gathered with numpy: a step of 256 rows costs a few vector operations, not 256 Python calls. A run
-of steps with the same rows that no other event falls into (a long answer at low concurrency) is
-arithmetic, not events: engine_loop computes it in one go (_quiet_run) and waits once.
+gathered with numpy: a step of 256 rows costs a few vector operations, not 256 Python calls; what
+changes only as slots change (which slots decode, their summed context) is kept, not summed again.
+A run of steps with the same rows that no other event falls into (a long answer at low concurrency)
+is arithmetic, not events: engine_loop computes it in one go (_quiet_run) and waits once, for an
+event at the run's end itself (At). A client is a callback on its request's done event, not a process.
 """
 from __future__ import annotations
 
