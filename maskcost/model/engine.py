@@ -169,6 +169,7 @@ class Simulation:
         # server with known job times, so a job ends at max(now, when the one before it ends) + its time;
         # None: not modelled
         fw = costs.profile.forward
+        self.frontend_token_us = fw.frontend_token_us
         self.frontend_free_at = 0.0 if (fw.frontend_token_us or fw.frontend_request_ms or fw.frontend_structured_ms) \
             and cfg.api_server_queue else None
         # vLLM with async scheduling and a grammar in the batch: step N's outputs leave the engine
@@ -699,21 +700,23 @@ class Simulation:
 
     def _stream_job(self, tokens: int, now: float) -> float:
         """The API server's job streaming a step's `tokens`, queued at `now`; the delay from now until it ends."""
-        dur = tokens * self.costs.profile.forward.frontend_token_us * self.costs.cpu_scale / 1e3
+        dur = tokens * self.frontend_token_us * self.costs.cpu_scale / 1e3
         return self._frontend_job("stream step outputs", dur, now)
 
     def _frontend_job(self, name: str, dur: float, now: float | None = None) -> float:
         """Queue a job on the API server at `now` (default: the simulation's); the delay from then until it ends."""
         now = self.env.now if now is None else now
-        start = max(now, self.frontend_free_at)
+        free = self.frontend_free_at
+        start = free if free > now else now
         self.frontend_free_at = start + dur
-        self._event(name, "API server", start, dur)
+        if self.record_trace:
+            self._event(name, "API server", start, dur)
         return self.frontend_free_at - now
 
     def _deliver(self, firsts: np.ndarray, done: np.ndarray) -> None:
         self.first_t[firsts] = self.env.now
-        for rid in done:
-            self._finish(int(rid))
+        for rid in done.tolist():
+            self._finish(rid)
 
     def _finish(self, rid: int) -> None:
         self.done_t[rid] = self.env.now

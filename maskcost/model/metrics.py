@@ -4,6 +4,7 @@ sent), per-token ITL, TTFT of every request, output tokens per second, the engin
 batch, and the mean per-step time breakdown."""
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -62,7 +63,8 @@ def waited_gaps(period_ms: np.ndarray, decode_rows: np.ndarray, batch: np.ndarra
 
 def step_columns(steps: list) -> dict[str, np.ndarray]:
     """Simulation.steps as one array per StepRecord field."""
-    a = np.array(steps, dtype=float).reshape(-1, len(STEP_FIELDS))
+    n = len(STEP_FIELDS)  # (from one flat iterator: numpy reads a list of tuples field by field, 4x slower)
+    a = np.fromiter(itertools.chain.from_iterable(steps), dtype=float, count=len(steps) * n).reshape(-1, n)
     return {f: a[:, i] for i, f in enumerate(STEP_FIELDS)}
 
 
