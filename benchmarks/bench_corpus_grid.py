@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import platform
+import subprocess
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -68,7 +69,9 @@ def main() -> None:
           + f" (loaded in {load_s:.1f} s; this process {here_mb:.0f} MB resident after)")
     engines = [EngineConfig(backend=b, usable_cores=c) for b in backends for c in CORES]
     loads = [Workload(concurrency=c, requests=default_requests(c)) for c in LOADS]
-    res: dict = {"host": host, "profile": str(args.profile), "jobs": args.jobs,
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    res: dict = {"host": host, "commit": commit or None, "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                 "profile": str(args.profile), "jobs": args.jobs,
                  "profile_sha256": hashlib.sha256(Path(args.profile).read_bytes()).hexdigest(),
                  "schemas": {b: len(s) for b, s in schemas.items()}, "loads": LOADS, "cores": CORES}
     local_s, n = timed_grid(p, engines, loads, jobs=args.jobs)
