@@ -75,7 +75,6 @@ def bench_grammar(be: XGrammarBackend, schema: dict[str, Any]):
     key = json.dumps({"cache": CACHE_VERSION, "packages": host_key()["packages"], "tokenizer": be.vocab.name,
                       "vocab_size": be.vocab.size, "schema": text}, sort_keys=True)
     path = cache_dir() / "bench" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.xgr.z"
-    compiled = None
     try:
         compiled = be.xgr.CompiledGrammar.deserialize_json(zlib.decompress(path.read_bytes()).decode(),
                                                             be.vocab.xgrammar_info)

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict, deque, namedtuple
-from heapq import heappush
 from dataclasses import dataclass
+from heapq import heappush
 from typing import NamedTuple
 
 import numpy as np
@@ -434,7 +434,7 @@ class Simulation:
                 context = float(self.ctx_dec)
             else:  # the same rows as the last step, each one token further on
                 context += n_dec
-            # a run of such steps that nothing else acts on: computed in one go (_quiet_run), one timeout
+            # a run of such steps that nothing else acts on: computed in one go (_quiet_run), one event
             if not k and self._steady[1] is not None and act is self._steady[1][0] and not use_pool and self._quiet():
                 ran, t_end = self._quiet_run(t0, act, rids, context, (s_slots, off, n) if S else None, grammar_cpu,
                                              (cpu_add, cpu_floor, overhead_off_ms, apply_plain_ms))
