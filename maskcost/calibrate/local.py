@@ -52,7 +52,8 @@ def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: li
             how.append(LocalSchema(e.schema_id, b, r.source, cached, profile.host.bench_us / here_us if here_us else 0.0,
                                    r.error))
     failed = [h for h in how if h.error]
-    keep = [i for i in ids if i not in {h.schema_id for h in failed}]
+    bad = {h.schema_id for h in failed}
+    keep = [i for i in ids if i not in bad]
     if not keep:
         raise ValueError(f"--schema {failed[0].schema_id}: {failed[0].backend}: {failed[0].error}")
     new_backends = dict(profile.backends)
