@@ -7,6 +7,7 @@ file once and turns it into frozen dataclasses; the model trusts what it gets.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field
@@ -20,6 +21,11 @@ READABLE_VERSIONS = (1, 2)
 # xgrammar / guidance: measured by calling the library; gbnf: llama.cpp's own grammar sampler,
 # measured only through the engine (black box)
 BACKENDS = ("xgrammar", "guidance", "gbnf")
+
+
+def schema_sha256(schema: Any) -> str:
+    """A schema's content digest (its canonical JSON): what profile.schema_sha256 records."""
+    return hashlib.sha256(json.dumps(schema, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 class ProfileError(ValueError):
@@ -299,6 +305,12 @@ class Profile:
     extra: dict[str, Any] = field(default_factory=dict)
     engine_speeds: EngineSpeeds | None = None  # the spread between servers of this host type (optional)
     measured_speed: MeasuredSpeed | None = None  # the server's own speed, read at calibration (optional)
+    # the vocabulary's content (calibrate/tokenizer.py vocab_sha256): a host without the `tokenizer`
+    # folder finds a bundled vocabulary with the same tokens (optional: older profiles have none)
+    tokenizer_sha256: str | None = None
+    # schema id -> the digest of the schema it was calibrated with (schema_sha256): a user's file of
+    # the same id and content takes the profile's traces, another content is traced under a new id
+    schema_sha256: dict[str, str] = field(default_factory=dict)
 
     @property
     def bitmask_row_bytes(self) -> int:
@@ -533,11 +545,22 @@ def _profile_from_dict(d: dict[str, Any], where: str) -> Profile:
     speeds = _engine_speeds(d["engine_speeds"], f"{where}.engine_speeds") if d.get("engine_speeds") is not None else None
     measured = _measured_speed(d["measured_speed"], f"{where}.measured_speed", backends) \
         if d.get("measured_speed") is not None else None
+    digests = d.get("schema_sha256") or {}
+    if not isinstance(digests, dict):
+        raise ProfileError(f"{where}.schema_sha256: expected an object (schema id -> sha256)")
+    digests = {str(k): _sha256(v, f"{where}.schema_sha256.{k}") for k, v in digests.items()}
     return Profile(name=_req(d, "name", where, str), created_utc=_req(d, "created_utc", where, str),
                    provenance=_req(d, "provenance", where, dict), host=host,
                    tokenizer=_req(d, "tokenizer", where, str), vocab_size=_req(d, "vocab_size", where, int),
                    backends=backends, forward=forward, apply=apply, extra=d.get("extra", {}), engine_speeds=speeds,
-                   measured_speed=measured)
+                   measured_speed=measured, tokenizer_sha256=_sha256(d.get("tokenizer_sha256"), f"{where}.tokenizer_sha256"),
+                   schema_sha256=digests)
+
+
+def _sha256(v: Any, where: str) -> str | None:
+    if v is not None and not (isinstance(v, str) and len(v) == 64 and all(c in "0123456789abcdef" for c in v)):
+        raise ProfileError(f"{where}: expected a sha256 hex digest, got {str(v)[:40]!r}")
+    return v
 
 
 def _measured_speed(d: dict, where: str, backends: dict[str, BackendCosts]) -> MeasuredSpeed:

@@ -143,3 +143,51 @@ def test_a_bad_arm_is_one_line(tmp_path, arms, msg):
     f.write_text(json.dumps(d))
     with pytest.raises(CampaignError, match="with arms, each arm names its server and held_out"):
         load_campaign(f)
+
+
+def test_a_campaign_from_a_shipped_profile_reads_the_speed_and_scores_the_interval(tmp_path, capsys):
+    """profile: shipped calibrates nothing: both arms are predicted from the embedded profile (with the
+    80% interval of the model's measured errors), then the first server's speed is read from a short
+    sweep and both arms predicted again at it, all before any held-out point; the score says the
+    nothing-read median, the points inside the interval and the speed-read median, each against its bar."""
+    from maskcost.calibrate.schemas import TIERS
+    flat = TIERS["flat"]  # a schema the embedded profile holds: its traces are used, nothing traced here
+    (tmp_path / "flat.json").write_text(json.dumps({"id": flat.schema_id, "schema": flat.schema}))
+    f = _arms_campaign(tmp_path, [{"name": "a", "held_out": [3]}, {"name": "b", "held_out": [3]}],
+                       profile="shipped", speed_loads=[2], read_bar_pct=1000.0, interval_min_inside=0)
+    d = json.loads(f.read_text())
+    d.pop("calibrate_args")
+    d["schemas"] = ["flat.json"]
+    f.write_text(json.dumps(d))
+    c = load_campaign(f)
+    assert c.profile == "shipped" and c.speed_loads == (2,) and [a.profile for a in c.arm_list()] == ["shared"] * 2
+    text = registration(f, "0.1.0")
+    assert "no calibration on this machine" in text and "predicted-read.json" in text and "at least 0 held-out" in text
+    (tmp_path / "bad").mkdir()
+    for arm, bad, msg in [({}, {"speed_loads": [3]}, r"speed_loads \[3\] are also held out"),
+                          ({}, {"profile": "nope.json.gz"}, "nope.json.gz: no such file"),
+                          ({"profile": "calibrate"}, {}, "no arm calibrates")]:
+        with pytest.raises(CampaignError, match=msg):
+            load_campaign(_arms_campaign(tmp_path / "bad", [{"name": "a", "held_out": [3], **arm}],
+                                         **{"profile": "shipped", **bad}))
+    engines = [FakeEngine(json.dumps(flat.examples[0]), base_step_ms=2.0, per_request_ms=0.05) for _ in range(2)]
+    for e in engines:
+        e.grammar_ms_per_row = 1.5
+    out = tmp_path / "run"
+    with FakeServer(engines[0]) as sa, FakeServer(engines[1]) as sb:
+        urls = [f"a={sa.url}", f"b={sb.url}"]
+        assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out), "--stop-after", "speed"]) == 0
+        assert "the profile's own traces" in capsys.readouterr().out
+        assert not (out / "host.json.gz").exists() and engines[1].served == 0  # nothing calibrated, b untouched
+        for arm in "ab":
+            pts = json.loads((out / arm / "predicted.json").read_text())["points"]
+            lo, hi = pts[0]["itl_ms_pi80"]
+            assert lo < pts[0]["itl_ms_mean"] < hi and "leave-one-machine-out" in pts[0]["interval"]["words"]
+            read = json.loads((out / arm / "predicted-read.json").read_text())
+            assert read["cpu_speed_from_report"]["median"] > 0 and not (out / arm / "val").exists()
+        assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out)]) == 0
+    doc = json.loads((out / "score.json").read_text())
+    assert doc["points"] == 2 and doc["interval"]["points"] == 2 and doc["interval"]["met"] is True
+    assert doc["read"]["points"] == 2 and doc["read"]["met"] is True
+    steps = (out / "steps.txt").read_text()
+    assert steps.rindex(" speed rc 0") < steps.index(" validate rc 0")

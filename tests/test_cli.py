@@ -6,8 +6,9 @@ import sys
 import pytest
 
 
-def mc(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "maskcost.cli", *args], capture_output=True, text=True, cwd=cwd)
+def mc(*args, cwd=None, env=None):
+    return subprocess.run([sys.executable, "-m", "maskcost.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          env=env)
 
 
 def test_predict_on_the_default_profile_writes_json_png_and_trace(tmp_path):
@@ -168,13 +169,26 @@ def test_a_flag_is_matched_by_its_whole_name_only():
     assert r.returncode == 2 and "unrecognized arguments: --out x.json" in r.stderr
 
 
-def test_predict_schema_of_an_id_the_profile_holds_points_to_schema_id(tmp_path):
-    from maskcost.profile import default_profile_path, load_profile
-    sid = load_profile(default_profile_path()).backends["xgrammar"].traces[0].schema_id
-    f = tmp_path / "mine.json"
-    f.write_text(json.dumps({"id": sid, "schema": {"type": "object", "properties": {"a": {"type": "string"}}}}))
-    r = mc("predict", "--schema", str(f), "--concurrency", "8", "--no-band")
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and f"--schema-id {sid}" in r.stderr, r.stderr
+def test_predict_schema_of_an_id_the_profile_holds_is_its_own_or_renamed(tmp_path):
+    """A file with the id of a profile schema: the same schema takes the profile's traces (nothing traced:
+    no backend, no cache); another schema is traced under ID@DIGEST, the profile's own left as they are."""
+    import os
+    from maskcost.calibrate.schemas import TIERS
+    from maskcost.profile import schema_sha256
+    flat = TIERS["flat"]
+    same, other = tmp_path / "same.json", tmp_path / "other.json"
+    same.write_text(json.dumps({"id": flat.schema_id, "schema": flat.schema}))
+    mine = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 8}}, "required": ["a"]}
+    other.write_text(json.dumps({"id": flat.schema_id, "schema": mine}))
+    env = {**os.environ, "MASKCOST_CACHE_DIR": str(tmp_path / "cache")}
+    r = mc("predict", "--schema", str(same), "--concurrency", "8", "--json", str(tmp_path / "a.json"), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "schema tier/flat (xgrammar): the profile's own traces" in r.stdout and not (tmp_path / "cache").exists()
+    r = mc("predict", "--schema", str(other), "--concurrency", "8", "--json", str(tmp_path / "b.json"), env=env)
+    assert r.returncode == 0, r.stderr
+    new_id = f"{flat.schema_id}@{schema_sha256(mine)[:8]}"
+    assert f"schema tier/flat as {new_id} (xgrammar; the profile holds another 'tier/flat')" in r.stdout
+    assert json.loads((tmp_path / "b.json").read_text())["points"][0]["schema"] == new_id
 
 
 def test_predict_streams_its_points_and_resume_runs_only_the_rest(tmp_path):

@@ -5,6 +5,7 @@ import json
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -405,3 +406,49 @@ def test_the_servers_speed_is_read_apart_on_each_side_of_the_fill_pool():
     finally:
         mp.run_point = real
     assert calls == [0.8, 1.2]
+
+
+def test_a_profile_finds_its_vocabulary_by_content():
+    """A profile whose tokenizer folder is not on this host (the shipped SGLang profile names the device's
+    llama3-8b) finds the bundled vocabulary with the same tokens; another vocabulary is refused by name."""
+    from maskcost.calibrate.tokenizer import TokenizerError, profile_vocab
+    llama3 = load_vocab("llama3")
+    assert profile_vocab("no/such/folder", llama3.size, llama3.sha256).name == "llama3"
+    assert profile_vocab("llama3", llama3.size, llama3.sha256).sha256 == llama3.sha256
+    with pytest.raises(TokenizerError, match="--tokenizer cl100k: its vocabulary .* is not the profile's"):
+        profile_vocab("no/such/folder", llama3.size, llama3.sha256, override="cl100k")
+    with pytest.raises(TokenizerError, match="no bundled vocabulary has its content: give --tokenizer DIR"):
+        profile_vocab("no/such/folder", llama3.size, "0" * 64)
+    with pytest.raises(TokenizerError, match="neither a bundled vocabulary"):
+        profile_vocab("no/such/folder", llama3.size, None)  # an older profile without the digest
+    shipped = load_profile(default_profile_path(["sglang"]))
+    assert shipped.tokenizer == "llama3-8b" and shipped.tokenizer_sha256 == llama3.sha256
+    assert load_profile(default_profile_path()).tokenizer_sha256 == llama3.sha256
+
+
+def test_predict_engine_sglang_with_a_users_schema_from_the_shipped_profile(tmp_path):
+    """The user's SGLang path from a fresh install: the shipped profile, a plain schema, and a schema file
+    that clashes with one of the profile's ids: the same schema takes the profile's traces (nothing traced),
+    another schema under that id is traced as id@digest."""
+    import os
+    from maskcost.profile import schema_sha256
+    env = {**os.environ, "MASKCOST_CACHE_DIR": str(tmp_path / "cache")}
+    plain, mine = tmp_path / "plain.json", tmp_path / "contact.json"
+    plain.write_text(json.dumps(PLAIN))
+    mine.write_text(json.dumps(PLAIN))  # the id of a profile schema, another content
+    same = str(Path(__file__).parent / "data" / "schemas" / "contact.json")  # the SGLang profile's own schema
+    how = {}
+    for files in ([str(plain), same], [str(mine)]):
+        r = mc("predict", "--engine", "sglang", "--schema", *files, "--concurrency", "8", "--json",
+               str(tmp_path / "p.json"), env=env)
+        assert r.returncode == 0, r.stderr
+        d = json.loads((tmp_path / "p.json").read_text())
+        how.update({h["schema_id"]: h for h in d["local_schemas"]})
+        assert d["points"][0]["engine"] == "sglang" and "itl_ms_pi80" in d["points"][0]
+    new_id = f"contact@{schema_sha256(PLAIN)[:8]}"
+    assert set(how) == {"plain", "contact", new_id}
+    assert how["contact"]["reused"] and how[new_id]["renamed_from"] == "contact" and not how["plain"]["reused"]
+    assert f"schema contact as {new_id}" in r.stdout and "80% interval" in r.stdout
+    r = mc("predict", "--engine", "sglang", "--schema", str(plain), "--tokenizer", "cl100k", "--concurrency", "8",
+           env=env)
+    assert r.returncode != 0 and "--tokenizer cl100k: its vocabulary" in r.stderr and "Traceback" not in r.stderr

@@ -7,9 +7,9 @@ from dataclasses import dataclass, replace
 
 from .backends import make_backend
 from .cache import cache_dir, cached_trace
-from ..profile import Profile
+from ..profile import Profile, schema_sha256
 from .schemas import SchemaEntry
-from .tokenizer import load_vocab
+from .tokenizer import profile_vocab
 
 
 @dataclass(frozen=True)
@@ -21,45 +21,70 @@ class LocalSchema:
     cached: bool  # read back from the cache, not measured now
     scale: float  # this host's speed over the profile host's: times measured here x scale
     error: str | None = None  # the backend could not trace it: skipped (the other schemas go on)
+    reused: bool = False  # the profile's own traces: the file is the schema the profile was calibrated with
+    renamed_from: str | None = None  # its file's id, taken by another schema of the profile
 
 
-def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: list[str]
-                      ) -> tuple[Profile, list[str], list[LocalSchema]]:
-    """The profile with each entry's schema traced (or read from the cache) for every backend, and the
-    ids of those every backend traced. A schema a backend cannot compile or trace is reported (a
-    LocalSchema with its error) and left out of every backend, so that each point runs the same
-    schemas; none left is an error naming the first failure."""
+def _resolve_ids(profile: Profile, entries: list[SchemaEntry], backends: list[str]
+                 ) -> tuple[list[SchemaEntry], list[SchemaEntry], dict[str, str]]:
+    """(entries to trace, entries whose traces the profile holds, new id -> the file's id). A file whose
+    id names a schema of the profile takes the profile's traces when its schema is that one (the
+    profile's schema_sha256), and is traced under `id@digest` otherwise."""
     ids = [e.schema_id for e in entries]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
         raise ValueError(f"--schema: two files give the schema id {sorted(dup)[0]!r} (rename one, or give it an 'id')")
-    clash = [i for i in ids if i in {t.schema_id for b in backends for t in profile.backends[b].traces}]
-    if clash:
-        raise ValueError(f"--schema {clash[0]}: the profile already holds traces of a schema {clash[0]!r} (the one it was "
-                         f"calibrated with?): use them with --schema-id {clash[0]}, or give the file another 'id' to trace it")
-    vocab = load_vocab(profile.tokenizer)
-    how: list[LocalSchema] = []
+    held = {t.schema_id for b in backends for t in profile.backends[b].traces}
+    trace, reuse, renamed = [], [], {}
+    for e in entries:
+        if e.schema_id not in held:
+            trace.append(e)
+            continue
+        digest = schema_sha256(e.schema)
+        if profile.schema_sha256.get(e.schema_id) == digest:
+            reuse.append(e)
+            continue
+        new_id = f"{e.schema_id}@{digest[:8]}"
+        renamed[new_id] = e.schema_id
+        trace.append(replace(e, schema_id=new_id))
+    return trace, reuse, renamed
+
+
+def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: list[str], tokenizer: str | None = None
+                      ) -> tuple[Profile, list[str], list[LocalSchema]]:
+    """The profile with each entry's schema traced (or read from the cache) for every backend, and the
+    ids of those every backend traced (or the profile held). A schema a backend cannot compile or trace
+    is reported (a LocalSchema with its error) and left out of every backend, so that each point runs the
+    same schemas; none left is an error naming the first failure. `tokenizer`: a tokenizer folder or
+    bundled name in place of the profile's own (the vocabulary must be the profile's)."""
+    to_trace, reuse, renamed = _resolve_ids(profile, entries, backends)
+    how = [LocalSchema(e.schema_id, b, "the profile's own traces", True, 1.0, reused=True)
+           for b in backends for e in reuse]
     results = {}
-    for b in backends:
+    if to_trace:
+        vocab = profile_vocab(profile.tokenizer, profile.vocab_size, profile.tokenizer_sha256, tokenizer)
+    for b in backends if to_trace else ():
         made: list = []  # the backend, built on the first schema the cache does not hold
 
         def get_backend(b=b, made=made):
             if not made:
                 made.append(make_backend(b, vocab))
             return made[0]
-        for e in entries:
+        for e in to_trace:
             r, here_us, cached = results[b, e.schema_id] = cached_trace(b, vocab, e, get_backend)
             how.append(LocalSchema(e.schema_id, b, r.source, cached, profile.host.bench_us / here_us if here_us else 0.0,
-                                   r.error))
+                                   r.error, renamed_from=renamed.get(e.schema_id)))
     failed = [h for h in how if h.error]
     bad = {h.schema_id for h in failed}
-    keep = [i for i in ids if i not in bad]
+    keep = [e.schema_id for e in reuse] + [e.schema_id for e in to_trace if e.schema_id not in bad]
     if not keep:
         raise ValueError(f"--schema {failed[0].schema_id}: {failed[0].backend}: {failed[0].error}")
     new_backends = dict(profile.backends)
     for b in backends:
         costs = new_backends[b]
         for i in keep:
+            if (b, i) not in results:
+                continue  # the profile's own
             r, here_us, _ = results[b, i]
             factor = profile.host.bench_us / here_us  # the bench measured between this trace's replays
             traces = tuple(replace(t, fill_us=tuple(x * factor for x in t.fill_us),
@@ -73,8 +98,16 @@ def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: li
 
 def describe(how: list[LocalSchema]) -> list[str]:
     failed = {h.schema_id for h in how if h.error}
-    return [f"schema {h.schema_id} ({h.backend}): skipped: {h.error}" if h.error else
-            f"schema {h.schema_id} ({h.backend}): traced on this CPU from {h.source}, scaled x{h.scale:.3f} to the "
-            f"profile's CPU; {'read from the cache' if h.cached else 'measured now and cached'} in {cache_dir()}"
-            + ("; left out: another backend could not trace it" if h.schema_id in failed else "")
-            for h in how]
+
+    def line(h: LocalSchema) -> str:
+        head = f"schema {h.schema_id} ({h.backend})"
+        if h.renamed_from:
+            head = f"schema {h.renamed_from} as {h.schema_id} ({h.backend}; the profile holds another {h.renamed_from!r})"
+        if h.reused:
+            return f"{head}: the profile's own traces (the file is the schema the profile was calibrated with)"
+        if h.error:
+            return f"{head}: skipped: {h.error}"
+        return (f"{head}: traced on this CPU from {h.source}, scaled x{h.scale:.3f} to the profile's CPU; "
+                f"{'read from the cache' if h.cached else 'measured now and cached'} in {cache_dir()}"
+                + ("; left out: another backend could not trace it" if h.schema_id in failed else ""))
+    return [line(h) for h in how]

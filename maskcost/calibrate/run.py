@@ -17,7 +17,7 @@ from .backends import make_backend
 from .fill import TraceResult, output_text, result_from_json, result_to_json, trace_schema
 from .host import cpu_model, package_versions
 from .pool import advanced_matchers, measure_llguidance_batched, measure_vllm_pool
-from ..profile import (ApplyCost, BackendCosts, ForwardCurve, HostInfo, Profile,
+from ..profile import (ApplyCost, BackendCosts, ForwardCurve, HostInfo, Profile, schema_sha256,
                       profile_from_dict, profile_to_dict)
 from .schemas import SchemaEntry
 from .tokenizer import Vocab
@@ -96,11 +96,14 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
 
 
 def build_profile(name: str, vocab: Vocab, host: HostInfo, backends: dict[str, BackendCosts],
-                  forward: ForwardCurve, apply: ApplyCost, command: list[str], notes: list[str]) -> Profile:
+                  forward: ForwardCurve, apply: ApplyCost, command: list[str], notes: list[str],
+                  entries: list[SchemaEntry] = ()) -> Profile:
+    """The profile of these measurements, with the vocabulary's and each schema's content digest."""
     p = Profile(name=name, created_utc=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 provenance={"command": " ".join(command), "packages": package_versions(), "notes": notes},
                 host=host, tokenizer=vocab.name, vocab_size=vocab.size, backends=backends,
-                forward=forward, apply=apply)
+                forward=forward, apply=apply, tokenizer_sha256=vocab.sha256,
+                schema_sha256={e.schema_id: schema_sha256(e.schema) for e in entries})
     profile_from_dict(profile_to_dict(p))  # the same checks a reader runs
     return p
 

@@ -1,6 +1,8 @@
 """Real tokenizers for calibration: a vocabulary that quicktok-v1 ships, or a Hugging Face folder."""
 from __future__ import annotations
 
+import hashlib
+import struct
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -40,6 +42,13 @@ class Vocab:
         return len(self.tokens)
 
     @cached_property
+    def sha256(self) -> str:
+        """The vocabulary's content: every token's bytes by id, and the EOS id. A tokenizer folder and a
+        bundled vocabulary with the same tokens (the device's Llama-3 folder is built from quicktok's)
+        give the same digest; a profile records it, so that its traces can be matched by content."""
+        return vocab_sha256(self.tokens, self.eos_id)
+
+    @cached_property
     def straddle_ids(self) -> frozenset[int]:
         """Tokens that hold a double quote plus other bytes: they straddle a JSON string boundary."""
         return frozenset(i for i, t in enumerate(self.tokens)
@@ -69,6 +78,43 @@ class Vocab:
         specials = {self.tokens[i].decode("utf-8", "replace"): i for i in self.special_ids}
         return llg.LLTokenizer.from_tiktoken(encoder=ranks, special_tokens=specials, pattern=self._pattern,
                                              eos_token=self.eos_id, n_vocab=self.size)
+
+
+def vocab_sha256(tokens: list[bytes], eos_id: int) -> str:
+    h = hashlib.sha256(struct.pack("<qq", len(tokens), eos_id))
+    for t in tokens:
+        h.update(struct.pack("<I", len(t)))
+        h.update(t)
+    return h.hexdigest()
+
+
+def profile_vocab(tokenizer: str, vocab_size: int, sha256: str | None, override: str | None = None) -> Vocab:
+    """The vocabulary a profile was calibrated with, on this host: `override` (`--tokenizer DIR` or a
+    bundled name) where given, else the profile's own `tokenizer` where it is bundled or a folder here,
+    else the bundled vocabulary whose content is the profile's (`sha256`). One whose content is not the
+    profile's is an error naming both: traces of one vocabulary do not price another's."""
+    def check(v: Vocab, what: str) -> Vocab:
+        if (sha256 is not None and v.sha256 != sha256) or (sha256 is None and v.size != vocab_size):
+            raise TokenizerError(f"{what}: its vocabulary ({v.size:,} tokens, sha256 {v.sha256[:12]}) is not the "
+                                 f"profile's ({vocab_size:,} tokens"
+                                 + (f", sha256 {sha256[:12]})" if sha256 else ")"))
+        return v
+    if override:
+        return check(load_vocab(override), f"--tokenizer {override}")
+    if tokenizer in BUNDLED or (Path(tokenizer) / "tokenizer.json").is_file():
+        return check(load_vocab(tokenizer), f"the profile's tokenizer {tokenizer}")
+    if sha256 is not None:
+        for name in BUNDLED:
+            if bundled_size(name) == vocab_size and (v := load_vocab(name)).sha256 == sha256:
+                return v
+    raise TokenizerError(f"the profile's tokenizer {tokenizer!r} is neither a bundled vocabulary ({', '.join(BUNDLED)}) "
+                         f"nor a folder here" + ("" if sha256 is None else ", and no bundled vocabulary has its content")
+                         + ": give --tokenizer DIR (a folder holding the same tokenizer.json)")
+
+
+def bundled_size(name: str) -> int:
+    import quicktok
+    return quicktok.get_encoding(BUNDLED[name][0]).n_vocab
 
 
 def load_vocab(spec: str) -> Vocab:

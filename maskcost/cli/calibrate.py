@@ -44,7 +44,7 @@ def cmd_calibrate(args) -> int:
     from ..calibrate.engine import apply_or_copied, forward_from_summaries
     from ..calibrate.host import host_info
     from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs
-    from ..calibrate.tokenizer import load_vocab
+    from ..calibrate.tokenizer import load_vocab, profile_vocab
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     base = load_profile(args.engine_from) if args.engine_from else None
@@ -61,7 +61,8 @@ def cmd_calibrate(args) -> int:
         from ..calibrate.run import add_variant_compiles
         if base is None:
             raise UsageError("calibrate --variant-compile: give --engine-from PROFILE (the profile to extend)")
-        p = add_variant_compiles(base, load_vocab(base.tokenizer), _entries(args),
+        p = add_variant_compiles(base, profile_vocab(base.tokenizer, base.vocab_size, base.tokenizer_sha256),
+                                 _entries(args),
                                  log=lambda m: print(m, file=sys.stderr))
         save_profile(p, out)
         print(f"wrote {out}")
@@ -102,7 +103,7 @@ def cmd_calibrate(args) -> int:
         notes.append(f"outputs sampled under the mask (seed {args.seed}) for {len(sampled)} schemas without examples "
                      f"or recorded outputs: {', '.join(sampled[:10])}{' ...' if len(sampled) > 10 else ''}")
     p = build_profile(args.name or out.name.split(".")[0], vocab, host, backends, forward, apply, argv(),
-                      notes)
+                      notes, entries)
     save_profile(p, out)
     load_profile(out)  # what --check reads: the file as written
     partial.unlink(missing_ok=True)

@@ -7,8 +7,9 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
-STEPS = ("calibrate", "check", "predict", "validate", "score")  # what campaign run runs, in order
+STEPS = ("calibrate", "check", "predict", "speed", "validate", "score")  # what campaign run runs, in order
 
 
 def _base_urls(given: list[str], arms) -> dict[str, str]:
@@ -42,14 +43,17 @@ def _run_steps(args) -> int:
     first = arms[0]
     ids = [load_schema_file(f).schema_id for f in schemas] + [tool_entry(f, c.tool_choice, first.server.engine).schema_id
                                                                for f in tools]
-    host = out / "host.json.gz"
-    steps: list[tuple[str, Path | None, list[str]]] = []
+    host = _host_profile(c, path, out)
+    # what predict is given: a calibrated profile holds the schemas' traces; a profile made elsewhere takes
+    # the files as a user gives them (its own traces where a file is the schema it holds, else traced here)
+    requests = given if c.profile else ["--schema-id", *ids]
+    steps: list[tuple[str, Path | None, list[str] | Callable[[], list[str]]]] = []
     for i, a in enumerate(arms):
         d, sv, url = _arm_dir(c, out, a), a.server, urls[a.name]
         mns = ["--max-num-seqs", str(sv.max_num_seqs)]
         server = ["--server-engine", sv.engine, "--server-engine-version", sv.engine_version,
                   "--server-backend", sv.backend, *mns]
-        if i == 0:
+        if i == 0 and not c.profile:
             steps.append(("calibrate", host, ["calibrate", "--base-url", url, "--tokenizer", c.tokenizer, *given,
                                               *server, *c.calibrate_args, "--out", str(host)]))
         if a.profile == "sync" or a.fit_loads:  # this arm's own engine side (its sweeps resume)
@@ -62,17 +66,26 @@ def _run_steps(args) -> int:
                     engine_only += ["--sync-sweep" if f == "sync" else "--fit-rows", str(d / f"{f}.jsonl")]
             if a.fit_loads:
                 engine_only += server
-            steps.append(("calibrate", _arm_profile(c, out, a), [*engine_only, "--out", str(_arm_profile(c, out, a))]))
-    for p in dict.fromkeys(_arm_profile(c, out, a) for a in arms):
+            mine = _arm_profile(c, out, a, host)
+            steps.append(("calibrate", mine, [*engine_only, "--out", str(mine)]))
+    for p in dict.fromkeys(_arm_profile(c, out, a, host) for a in arms):
         steps.append(("check", None, ["calibrate", "--check", str(p)]))
     for a in arms:  # every arm's predictions before any held-out point of any arm
         d, engine = _arm_dir(c, out, a), _engine_flags(a)
         steps.append(("predict", d / "predicted.json",
-                      ["predict", "--profile", str(_arm_profile(c, out, a)), *engine, "--schema-id", *ids,
+                      ["predict", "--profile", str(_arm_profile(c, out, a, host)), *engine, *requests,
                        "--concurrency", *map(str, a.held_out), *a.predict_args, "--json", str(d / "predicted.json")]))
+    if c.speed_loads:
+        steps += _speed_steps(c, out, host, urls[first.name], given, requests)
     for a in arms:
         d, engine = _arm_dir(c, out, a), _engine_flags(a)
-        prof = str(_arm_profile(c, out, a))
+        prof = str(_arm_profile(c, out, a, host))
+        if c.speed_loads:
+            steps.append(("score", d / "val-read" / "report.json",
+                          lambda d=d, engine=engine, prof=prof: [
+                              "report", "--profile", prof, *engine, "--cpu-speed", repr(_read_speed(d)), "--sweep",
+                              str(d / "val" / "sweep.jsonl"), "--predicted", str(d / "predicted-read.json"),
+                              "--out", str(d / "val-read")]))
         steps.append(("validate", d / "val" / "report.json",
                       ["validate", "--profile", prof, "--base-url", urls[a.name], *engine, *given, "--concurrency",
                        *map(str, a.held_out), "--repeats", str(c.repeats), "--out", str(d / "val")]))
@@ -90,6 +103,7 @@ def _run_steps(args) -> int:
         if done is not None and done.exists():
             print(f"campaign {c.name}: {name}: {done} exists, not run again")
             continue
+        argv = argv() if callable(argv) else argv  # built when its inputs exist (the speed read)
         print(f"campaign {c.name}: {name}: maskcost {' '.join(argv)}", flush=True)
         t0 = time.monotonic()
         rc = main(argv)
@@ -106,6 +120,40 @@ def _run_steps(args) -> int:
     return _score_run(c, out)
 
 
+def _host_profile(c, path: Path, out: Path) -> Path:
+    """The profile the arms are predicted from: the one calibrated into the run folder, the shipped one
+    of the first arm's engine, or a file beside the campaign."""
+    if not c.profile:
+        return out / "host.json.gz"
+    if c.profile == "shipped":
+        from ..profile import default_profile_path
+        return default_profile_path([c.arm_list()[0].server.engine])
+    return path.parent / c.profile
+
+
+def _speed_steps(c, out: Path, host: Path, url: str, given: list[str], requests: list[str]) -> list:
+    """The README's way to read the host's speed: a short sweep of the first server, its report against
+    the profile, and every arm's held-out loads predicted at the median speed it gives."""
+    first = c.arm_list()[0]
+    sweep, rep = out / "speed" / "sweep.jsonl", out / "speed" / "report.json"
+    steps: list = [("speed", None, ["sweep", "--base-url", url, *given, "--concurrency", *map(str, c.speed_loads),
+                                    "--label", "speed", "--out", str(sweep)]),
+                   ("speed", rep, ["report", "--profile", str(host), *_engine_flags(first), "--sweep", str(sweep),
+                                   "--out", str(rep.parent)])]
+    for a in c.arm_list():
+        d = _arm_dir(c, out, a)
+        steps.append(("speed", d / "predicted-read.json",
+                      ["predict", "--profile", str(_arm_profile(c, out, a, host)), *_engine_flags(a), *requests,
+                       "--concurrency", *map(str, a.held_out), *a.predict_args, "--cpu-speed-from-report", str(rep),
+                       "--json", str(d / "predicted-read.json")]))
+    return steps
+
+
+def _read_speed(d: Path) -> float:
+    """The CPU speed predicted-read.json was made at (what report --predicted must run at to match it)."""
+    return float(json.loads((d / "predicted-read.json").read_text())["cpu_speed_from_report"]["median"])
+
+
 def _engine_flags(a) -> list[str]:
     """The engine an arm's predict, validate and report model: its server's, and its own flags."""
     sv = a.server
@@ -118,8 +166,9 @@ def _arm_dir(c, out: Path, a) -> Path:
     return out if not c.arms else out / a.name
 
 
-def _arm_profile(c, out: Path, a) -> Path:
-    return _arm_dir(c, out, a) / "profile.json.gz" if (a.profile == "sync" or a.fit_loads) else out / "host.json.gz"
+def _arm_profile(c, out: Path, a, host: Path) -> Path:
+    """An arm's profile: its own (a sync curve or fitted rows on top of `host`), or `host` as it is."""
+    return _arm_dir(c, out, a) / "profile.json.gz" if (a.profile == "sync" or a.fit_loads) else host
 
 
 def _score_run(c, out: Path) -> int:
@@ -133,8 +182,9 @@ def _score_run(c, out: Path) -> int:
             rep = json.loads((d / "val" / "report.json").read_text())
         except OSError:
             raise ValueError(f"campaign score: no {d / 'val' / 'report.json'} (run the campaign first)") from None
-        pr = d / "val-predicted" / "report.json"
-        reports[a.name] = (rep, json.loads(pr.read_text()) if pr.exists() else None)
+        pr, rd = d / "val-predicted" / "report.json", d / "val-read" / "report.json"
+        reports[a.name] = (rep, json.loads(pr.read_text()) if pr.exists() else None,
+                           json.loads(rd.read_text()) if rd.exists() else None)
     doc = score(c, reports)
     (out / "score.json").write_text(json.dumps(doc, indent=1))
     _print_score(doc)

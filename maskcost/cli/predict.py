@@ -44,8 +44,9 @@ def _fmt(v: Any, nd: int = 1) -> str:
 
 def print_table(points: list[dict[str, Any]]) -> None:
     band = any("band" in p for p in points)
+    pi = any("itl_ms_pi80" in p for p in points)
     hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}{'conc':>6}{'running':>8}{'ITL on':>9}{'±95%':>6}"
-           + (f"{'band':>14}" if band else "") + f"{'p50':>8}"
+           + (f"{'80% interval':>15}" if pi else "") + (f"{'band':>14}" if band else "") + f"{'p50':>8}"
            f"{'p99':>8}{'ITL off':>9}{'overhd%':>9}{'tok/s on':>10}{'tok/s off':>10}{'TTFT p50':>9}"
            f"{'fill/step':>10}{'pool':>6}")
     print(hdr)
@@ -54,7 +55,8 @@ def print_table(points: list[dict[str, Any]]) -> None:
         print(f"{p['engine']:9}{p['backend']:9}{p['max_num_seqs']:>5}{p['cores']:>6}"
               f"{p['concurrency'] if p['concurrency'] is not None else 'r' + str(p['rate_per_s']):>6}"
               f"{_fmt(p['running_mean']):>8}{_fmt(p['itl_ms_mean'], 2):>9}{_ci(p):>6}" +
-              (f"{_band(p):>14}" if band else "") +
+              (f"{_span(p.get('itl_ms_pi80')):>15}" if pi else "") +
+              (f"{_span(p.get('band', {}).get('itl_ms_mean')):>14}" if band else "") +
               f"{_fmt(p['itl_ms_p50'], 2):>8}"
               f"{_fmt(p['itl_ms_p99'], 2):>8}{_fmt(p['off']['itl_ms_mean'], 2):>9}{_fmt(p['overhead_pct']):>9}"
               f"{_fmt(p['out_tok_per_s'], 0):>10}{_fmt(p['off']['out_tok_per_s'], 0):>10}"
@@ -62,12 +64,15 @@ def print_table(points: list[dict[str, Any]]) -> None:
     print("ITL in ms (mean/p50/p99, per output token); ±95% = the half-width of ITL on's 95% confidence interval "
           "(batch means over the run), in % of it; overhd% = ITL on / ITL off - 1; fill/step = host fill work "
           "per step in ms; pool = share of steps that used vLLM's fill pool" +
+          ("; 80% interval = where the engine's ITL fell for 80% of points on machines the rule was not built "
+           "from (maskcost/interval.py): " + "; ".join(sorted({p["interval"]["words"] for p in points
+                                                               if "interval" in p})) if pi else "") +
           ("; band = ITL on with the engine as fast / as slow as on the fastest / slowest server of the profile's "
            "host type measured, against their bench (profile.engine_speeds)" if band else ""))
 
 
-def _band(p: dict[str, Any]) -> str:
-    lo, hi = p["band"]["itl_ms_mean"] if "band" in p else (None, None)
+def _span(lo_hi: list[float | None] | None) -> str:
+    lo, hi = lo_hi or (None, None)
     return f"{lo:.1f}-{hi:.1f}" if lo is not None and hi is not None else "-"
 
 
@@ -118,7 +123,7 @@ def _streamer(stream):
 def cmd_predict(args) -> int:
     from ..model.predict import grid, plot_overhead
     profile = _profile(args)
-    speed_from = None
+    speed_from, given_speed = None, bool(args.cpu_speed)
     if args.cpu_speed_from_report:
         if args.cpu_speed:
             raise ValueError("--cpu-speed-from-report: give it or --cpu-speed, not both")
@@ -138,7 +143,7 @@ def cmd_predict(args) -> int:
         from ..calibrate.local import add_local_schemas, describe
         from ..calibrate.schemas import load_schema_file
         entries = [load_schema_file(f) for f in args.schema or []] + tool_entries(args)
-        profile, ids, local = add_local_schemas(profile, entries, args.backend)
+        profile, ids, local = add_local_schemas(profile, entries, args.backend, args.tokenizer)
         schema_ids += tuple(ids)
         for line in describe(local):
             print(line)
@@ -161,6 +166,10 @@ def cmd_predict(args) -> int:
     finally:
         if stream:
             stream.close()
+    from ..interval import attach
+    # the interval of a prediction whose speed was read from the target server (a report's points, or the
+    # speed the calibration read) is the narrower one; a --cpu-speed given by hand counts as nothing read
+    attach(points, speed_read=bool(speed_from) or (profile.measured_speed is not None and not given_speed))
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
           f"{profile.forward.source[:90]}...)")
     print_table(points)
@@ -206,7 +215,12 @@ def add_parser(sub) -> None:
                    help="a reasoning model: each request first reasons this many tokens, unconstrained (none, N, "
                         "fixed:N, uniform:LO:HI, lognormal:MEDIAN:SIGMA); the grammar waits, its row stays in the "
                         "batch")
-    p.add_argument("--schema", nargs="+", metavar="FILE", help="your schema files, traced on this host now")
+    p.add_argument("--schema", nargs="+", metavar="FILE", help="your schema files, traced on this host now (a file "
+                   "whose schema is one the profile was calibrated with takes the profile's traces; another schema "
+                   "under a profile schema's id is traced as ID@DIGEST)")
+    p.add_argument("--tokenizer", metavar="DIR|NAME", help="--schema: the tokenizer to trace with, a folder holding "
+                   "tokenizer.json or a bundled vocabulary; its tokens must be the profile's (default: the profile's "
+                   "own, else the bundled vocabulary with the same content)")
     add_tool_args(p)
     p.add_argument("--schema-id", nargs="+", metavar="ID", help="schemas of the profile (default: all)")
     p.add_argument("--unique-schemas", action="store_true", help="every request compiles its grammar")
@@ -227,8 +241,9 @@ def add_parser(sub) -> None:
                         "files of the target server, read against the same profile: predict its other loads at "
                         "the speed its engine really ran at (docs/validation.md says how well this does)")
     _add_speed_source(p)
-    p.add_argument("--band", action=argparse.BooleanOptionalAction, default=True,
+    p.add_argument("--band", action=argparse.BooleanOptionalAction, default=False,
                    help="each point also with the engine as fast / as slow as on the fastest / slowest server of the "
-                        "profile's host type measured (profile engine_speeds; two more schema-on runs a point) "
-                        "(default: on)")
+                        "profile's host type measured (profile engine_speeds; two more schema-on runs a point); "
+                        "every point carries the 80%% interval of the model's measured errors regardless "
+                        "(default: off)")
     p.set_defaults(func=cmd_predict)

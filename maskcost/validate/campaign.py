@@ -13,6 +13,13 @@ its own schema-off sweep as the sync curve (`sync`: a server without async sched
 scheduler); any arm may fit the engine's own grammar work per row through the engine on schema-on
 points at `fit_loads` (calibrate --engine-only --fit-rows). Every arm's predictions are written before
 any held-out point of any arm is sent; the bar is on the median over all arms' held-out points.
+
+A campaign with `profile` (shipped, or a profile file) calibrates nothing: every arm is predicted from
+that profile as it is, the transfer check of a profile made elsewhere. With `speed_loads`, the first
+arm's server is then swept at those loads (schema on and off, as README's "read the host's speed from
+the server" says), `report` reads its speed, and every arm is predicted again at that speed
+(predicted-read.json), before any held-out point is sent; the score then says both, and how many
+held-out points fell inside the 80% interval of predicted.json.
 """
 from __future__ import annotations
 
@@ -77,6 +84,12 @@ class Campaign:
     repeats: int = 1
     calibrate_args: tuple[str, ...] = ()  # more `calibrate --base-url` flags
     arms: tuple[Arm, ...] = ()  # several servers (then no held_out or server of the campaign's own)
+    # predict from this profile instead of calibrating: "shipped" (the embedded profile of the first
+    # arm's engine) or a profile file relative to the campaign file; "" calibrates against the first arm
+    profile: str = ""
+    speed_loads: tuple[int, ...] = ()  # the short sweep that reads the host's speed (first arm's server)
+    read_bar_pct: float | None = None  # the bar on the median |error| against predicted-read.json
+    interval_min_inside: int | None = None  # the bar: at least this many held-out points in the 80% interval
     version: int = CAMPAIGN_VERSION
 
     def files(self, base: Path) -> tuple[list[str], list[str]]:
@@ -84,7 +97,7 @@ class Campaign:
 
     def arm_list(self) -> tuple[Arm, ...]:
         """The servers: the arms, or the one server of a campaign without them (arm "main")."""
-        return self.arms or (Arm("main", self.held_out, self.server, "calibrate"),)
+        return self.arms or (Arm("main", self.held_out, self.server, "shared" if self.profile else "calibrate"),)
 
 
 def load_campaign(path: str | Path) -> Campaign:
@@ -108,6 +121,7 @@ def load_campaign(path: str | Path) -> Campaign:
                         "held_out": tuple(int(x) for x in d.get("held_out", ())),
                         "schemas": tuple(d.get("schemas", ())), "tools": tuple(d.get("tools", ())),
                         "calibrate_args": tuple(d.get("calibrate_args", ())),
+                        "speed_loads": tuple(int(x) for x in d.get("speed_loads", ())),
                         "arms": tuple(_arm(path, i, a) for i, a in enumerate(d.get("arms", ())))})
     except (TypeError, ValueError) as e:
         raise CampaignError(f"{path}: {e}") from None
@@ -118,9 +132,11 @@ def load_campaign(path: str | Path) -> Campaign:
         raise CampaignError(f"{path}: metric {c.metric!r}: one of {', '.join(METRICS)}")
     if not c.bar_pct > 0:
         raise CampaignError(f"{path}: bar_pct must be > 0")
-    for f in (*c.schemas, *c.tools):
+    for f in (*c.schemas, *c.tools) + ((c.profile,) if c.profile not in ("", "shipped") else ()):
         if not (path.parent / f).is_file():
             raise CampaignError(f"{path}: {f}: no such file beside the campaign")
+    if any(x < 1 for x in c.speed_loads):
+        raise CampaignError(f"{path}: speed_loads: concurrencies >= 1")
     return c
 
 
@@ -156,9 +172,15 @@ def _check_arms(path: Path, c: Campaign, d: dict) -> None:
             raise CampaignError(f"{path}: {where}: held_out: give one or more concurrencies >= 1")
         if a.profile not in ARM_PROFILES:
             raise CampaignError(f"{path}: {where}: profile {a.profile!r}: one of {', '.join(ARM_PROFILES)}")
-        if (a.profile == "calibrate") != (i == 0):
+        if c.profile and a.profile == "calibrate":
+            raise CampaignError(f"{path}: {where}: the campaign predicts from profile {c.profile!r}: no arm "
+                                f"calibrates (shared or sync)")
+        if not c.profile and (a.profile == "calibrate") != (i == 0):
             raise CampaignError(f"{path}: {where}: profile calibrate is the first arm's, and only its "
                                 f"(the others are predicted from its profile: shared or sync)")
+        if set(c.speed_loads) & set(a.held_out) and i == 0:
+            raise CampaignError(f"{path}: {where}: speed_loads {sorted(set(c.speed_loads) & set(a.held_out))} are "
+                                f"also held out: a point the speed is read from is not scored")
         if (a.profile == "sync") != bool(a.sweep_loads):
             raise CampaignError(f"{path}: {where}: sweep_loads go with profile sync (its schema-off sweep), and only")
         if set(a.fit_loads) & set(a.held_out):
@@ -193,11 +215,13 @@ def _server_line(sv: Server) -> str:
             + (f", flags `{' '.join(sv.flags)}`" if sv.flags else "") + (f", env `{env}`" if env else ""))
 
 
-def _arm_line(a: Arm, first: str) -> str:
+def _arm_line(a: Arm, first: str, given: str = "") -> str:
     made = {"calibrate": "calibrate --base-url against it",
-            "shared": f"the one calibrated against {first}, as it is",
+            "shared": f"the one calibrated against {first}, as it is" if not given else f"{given}, as it is",
             "sync": f"the one calibrated against {first}, with this server's schema-off sweep at "
                     f"{' '.join(map(str, a.sweep_loads))} as its sync curve"}[a.profile]
+    if given and a.profile == "sync":
+        made = made.replace(f"the one calibrated against {first}", given)
     fit = (f"; its engine's grammar work per row fitted on its schema-on points at "
            f"{' '.join(map(str, a.fit_loads))}" if a.fit_loads else "")
     flags = (f"; predicted, validated and reported with `{' '.join(a.engine_args)}`" if a.engine_args else "") + \
@@ -219,31 +243,48 @@ def registration(path: str | Path, version: str) -> str:
         + f"; campaign digest `{digest(path)}` (the campaign",
         "file and the files it names: `maskcost campaign register` prints it again).",
         ""]
-    tail = [f"- Primary: median |{c.metric} error| over the held-out schema-on points"
-            + (" of every arm together" if c.arms else "") + f", as validate reports them. "
-            f"**Bar: <= {c.bar_pct:g}%.** Secondary: the same against predicted.json"
-            + (" (each arm's)." if c.arms else "."),
-            "- Every figure of the run is reported, misses as plainly as hits; raw records kept.",
-            ""]
+    every = " of every arm together" if c.arms else ""
+    tail = [f"- Primary: median |{c.metric} error| over the held-out schema-on points{every}, as validate "
+            f"reports them. **Bar: <= {c.bar_pct:g}%.** Secondary: the same against predicted.json"
+            + (" (each arm's)." if c.arms else ".")]
+    if c.interval_min_inside is not None:
+        tail.append(f"- The 80% interval of predicted.json (nothing read from this machine): **at least "
+                    f"{c.interval_min_inside} held-out points{every} inside it.**")
+    if c.speed_loads:
+        tail.append(f"- With the speed read: median |{c.metric} error| over the same points against "
+                    f"predicted-read.json" + (f". **Bar: <= {c.read_bar_pct:g}%.**" if c.read_bar_pct is not None
+                                               else " (reported, no bar)."))
+    tail += ["- Every figure of the run is reported, misses as plainly as hits; raw records kept.", ""]
+    given = {"": "", "shipped": "the shipped profile of the engine (maskcost/profiles/)"}.get(c.profile,
+                                                                                                f"{c.profile}")
+    reps = f"{c.repeats} repeat{'s' if c.repeats > 1 else ''}"
+    speed = (f", then the first server swept at {' '.join(map(str, c.speed_loads))} (schema on and off), its "
+             f"speed read by `report` and every held-out load predicted again at it to predicted-read.json"
+             if c.speed_loads else "")
     if not c.arms:
+        made = (f"`calibrate --base-url` (its own loads), `calibrate --check`" if not given else
+                f"no calibration: {given}, as it is, `calibrate --check` of it")
         return "\n".join(head + [
             f"- Server: {_server_line(c.server)}.",
             f"- Requests: {what}; tokenizer {c.tokenizer}.",
-            f"- Steps: `calibrate --base-url` (its own loads), `calibrate --check`, `predict` at the held-out "
-            f"loads {' '.join(map(str, c.held_out))} to predicted.json before the held-out sweep, `validate` at "
-            f"them ({c.repeats} repeat{'s' if c.repeats > 1 else ''}), `report --predicted`."] + tail)
+            f"- Steps: {made}, `predict` at the held-out loads {' '.join(map(str, c.held_out))} to predicted.json"
+            f"{speed}, before the held-out sweep; `validate` at them ({reps}), `report --predicted`."] + tail)
     first = c.arms[0].name
+    made = (f"every arm's profile (`calibrate --base-url` against {first}; the others' sweeps and "
+            f"`calibrate --engine-only`)" if not given else
+            f"no calibration on this machine: every arm from {given} (sync arms: their schema-off sweep)")
     return "\n".join(head + [f"- Requests: {what}; tokenizer {c.tokenizer}."]
-                     + [_arm_line(a, first) for a in c.arms] + [
-        f"- Steps: every arm's profile (`calibrate --base-url` against {first}; the others' sweeps and "
-        f"`calibrate --engine-only`), `calibrate --check` of each, `predict` of every arm's held-out loads "
-        f"to its predicted.json before any held-out point of any arm is sent, `validate` of each "
-        f"({c.repeats} repeat{'s' if c.repeats > 1 else ''}), `report --predicted` of each."] + tail)
+                     + [_arm_line(a, first, given) for a in c.arms] + [
+        f"- Steps: {made}, `calibrate --check` of each, `predict` of every arm's held-out loads to its "
+        f"predicted.json{speed}, before any held-out point of any arm is sent; `validate` of each ({reps}), "
+        f"`report --predicted` of each."] + tail)
 
 
-def score(c: Campaign, reports: dict[str, tuple[dict[str, Any], dict[str, Any] | None]]) -> dict[str, Any]:
-    """The registered rule applied to validate's report of every arm (and report --predicted's), by arm
-    name: the primary is the median over all arms' held-out points together."""
+def score(c: Campaign, reports: dict[str, tuple[dict[str, Any], dict[str, Any] | None, dict[str, Any] | None]]
+          ) -> dict[str, Any]:
+    """The registered rule applied to each arm's reports, by arm name: validate's, report --predicted's
+    against predicted.json, and against predicted-read.json (None where the run has none). The primary
+    is the median over all arms' held-out points together."""
     from .report import score as score_rows
 
     def pooled(which: int) -> dict[str, Any] | None:
@@ -254,12 +295,22 @@ def score(c: Campaign, reports: dict[str, tuple[dict[str, Any], dict[str, Any] |
     if not s or s.get("median_abs_error_pct") is None:
         raise CampaignError(f"the report scores no {c.metric} point: nothing to score")
     prim = float(s["median_abs_error_pct"])
-    p = pooled(1)
+    p, read = pooled(1), pooled(2)
     sec = p.get("median_abs_error_pct") if p else None
     per_arm = {name: {"points": r[0]["score"].get(c.metric, {}).get("points", 0),
                       "median_abs_error_pct": r[0]["score"].get(c.metric, {}).get("median_abs_error_pct"),
                       "secondary_median_abs_error_pct": (r[1]["score"].get(c.metric) or {}).get("median_abs_error_pct")
                       if r[1] is not None else None} for name, r in reports.items()}
-    return {"campaign": c.name, "metric": c.metric, "points": s["points"], "primary_median_abs_error_pct": prim,
-            "bar_pct": c.bar_pct, "met": prim <= c.bar_pct, "secondary_median_abs_error_pct": sec,
-            "worst_error_pct": s.get("worst_error_pct"), "arms": per_arm, "resolved_campaign": asdict(c)}
+    doc = {"campaign": c.name, "metric": c.metric, "points": s["points"], "primary_median_abs_error_pct": prim,
+           "bar_pct": c.bar_pct, "met": prim <= c.bar_pct, "secondary_median_abs_error_pct": sec,
+           "worst_error_pct": s.get("worst_error_pct"), "arms": per_arm}
+    if p and p.get("interval_points"):
+        doc["interval"] = {"points": p["interval_points"], "inside": p["inside_interval"],
+                           "min_inside": c.interval_min_inside,
+                           "met": None if c.interval_min_inside is None else p["inside_interval"] >= c.interval_min_inside}
+    if read and read.get("median_abs_error_pct") is not None:
+        m = float(read["median_abs_error_pct"])
+        doc["read"] = {"points": read["points"], "median_abs_error_pct": m, "bar_pct": c.read_bar_pct,
+                       "met": None if c.read_bar_pct is None else m <= c.read_bar_pct,
+                       "worst_error_pct": read.get("worst_error_pct")}
+    return {**doc, "resolved_campaign": asdict(c)}

@@ -146,6 +146,8 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
         row["predicted_overhead_pct"] = pred["overhead_pct"]
         # the engine as fast / as slow as on the servers of the profile's host type (profile.engine_speeds)
         row["itl_band_ms"] = pred["band"]["itl_ms_mean"] if arm == "on" and "band" in pred else None
+        # the 80% interval of the model's measured errors (maskcost/interval.py), where the prediction has it
+        row["itl_pi80_ms"] = pred.get("itl_ms_pi80") if arm == "on" else None
         rows.append(row)
     return rows
 
@@ -175,6 +177,11 @@ def score(rows: list[dict[str, Any]], metric: str = "ITL ms") -> dict[str, Any]:
         out["band_points"] = len(banded)
         out["inside_band"] = sum(lo <= r["metrics"]["ITL ms"]["measured"] <= hi
                                  for r in banded for lo, hi in [r["itl_band_ms"]])
+    within = [r for r in rows if not r["fitted"] and r.get("itl_pi80_ms") and r["metrics"]["ITL ms"]["measured"]]
+    if metric == "ITL ms" and within:
+        out["interval_points"] = len(within)
+        out["inside_interval"] = sum(lo <= r["metrics"]["ITL ms"]["measured"] <= hi
+                                     for r in within for lo, hi in [r["itl_pi80_ms"]])
     return out
 
 

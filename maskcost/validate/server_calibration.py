@@ -167,7 +167,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     else:
         notes.append(base_note)
     notes.append(f"server: {srv}; calibrated with {' '.join(argv())}")
-    p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes)
+    p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes, entries)
     if base is not None:
         p = replace(p, engine_speeds=base.engine_speeds)
     if plan.frontend:

@@ -1,0 +1,58 @@
+"""The 80% interval (maskcost/interval.py): built from the record's scored points leave one machine out,
+checked on hand-computed cases, and the shipped file is what the committed record builds."""
+import json
+import math
+
+import pytest
+
+from maskcost import interval
+
+
+def test_the_shipped_intervals_are_what_the_record_builds():
+    shipped = json.loads(interval.SHIPPED.read_text())
+    built = [i.__dict__ for i in interval.build_all()]
+    assert shipped["level"] == interval.LEVEL and shipped["intervals"] == json.loads(json.dumps(built))
+    got = interval.load()
+    for engine in ("vllm", "sglang"):  # both engines, nothing read: coverage measured on >= 3 machines
+        iv = got[engine, "nothing_read"]
+        assert iv.machines >= 3 and iv.lomo_coverage is not None and iv.lo_ratio < 1 < iv.hi_ratio
+    docs = (interval.RECORD.parent.parent / "docs" / "validation.md").read_text()
+    assert all(row in docs for row in interval.table_rows(interval.build_all()))  # the docs' table is the record's
+    assert got["vllm", "speed_read"].hi_ratio / got["vllm", "speed_read"].lo_ratio < \
+        got["vllm", "nothing_read"].hi_ratio / got["vllm", "nothing_read"].lo_ratio  # a speed read narrows it
+
+
+def test_each_machine_weighs_the_same():
+    """Machine A's three points and B's one: the median is a quarter of the way from A's to B's (each
+    machine half the weight, midpoint interpolation), where the points alone would give A's."""
+    errs = [("A", 0.0)] * 3 + [("B", 1.0)]
+    assert interval._quantiles(errs, (0.5,))[0] == pytest.approx(0.25)
+
+
+def test_the_widening_is_the_smallest_that_holds_80_per_cent_of_left_out_machines():
+    """Five machines, one point each at -0.2 .. 0.2. Leaving out an end point, the others' interval
+    stops at their own extreme, so at s = 1 three of five points are held (60%). The end points come
+    inside once mid + s (q10 - mid) <= -0.2 with mid 0.05 and q10 -0.1: s >= 5/3, so s = 1.7 on the grid,
+    and then all five are (the coverage reported is the nested one: s chosen without each machine)."""
+    errs = [(m, e) for m, e in zip("ABCDE", (-0.2, -0.1, 0.0, 0.1, 0.2))]
+    assert interval._lomo(errs, 1.0) == pytest.approx(0.6)
+    assert interval._widen(errs) == 1.7 and interval._lomo(errs, 1.7) == 1.0
+    iv = interval.build(errs, "vllm", "nothing_read", "hand")
+    assert iv.lo_ratio == pytest.approx(math.exp(-0.34), abs=1e-4)
+    assert iv.hi_ratio == pytest.approx(math.exp(0.34), abs=1e-4)
+    assert iv.machines == 5 and iv.points == 5 and 0 <= iv.lomo_coverage <= 1
+    two = interval.build(errs[:2], "vllm", "speed_read", "hand")  # too few machines to leave one out
+    assert two.lomo_coverage is None and "coverage unmeasured" in two.words()
+
+
+def test_a_point_carries_its_engines_interval():
+    shipped = interval.load()
+    pts = [{"engine": "vllm", "itl_ms_mean": 10.0}, {"engine": "sglang", "itl_ms_mean": 20.0},
+           {"engine": "nosuch", "itl_ms_mean": 1.0}]
+    interval.attach(pts, speed_read=True)
+    v = shipped["vllm", "speed_read"]
+    assert pts[0]["itl_ms_pi80"] == pytest.approx([10 * v.lo_ratio, 10 * v.hi_ratio])
+    # SGLang with a speed read: the record has one machine, so the wider nothing-read interval
+    s = shipped["sglang", "nothing_read"]
+    assert pts[1]["itl_ms_pi80"] == pytest.approx([20 * s.lo_ratio, 20 * s.hi_ratio])
+    assert pts[1]["interval"]["mode"] == "nothing_read" and "itl_ms_pi80" not in pts[2]
