@@ -165,7 +165,6 @@ def test_a_campaign_from_a_shipped_profile_reads_the_speed_and_scores_the_interv
     assert "no calibration on this machine" in text and "predicted-read.json" in text and "at least 0 held-out" in text
     (tmp_path / "bad").mkdir()
     for arm, bad, msg in [({}, {"speed_loads": [3]}, r"speed_loads \[3\] are also held out"),
-                          ({}, {"profile": "nope.json.gz"}, "nope.json.gz: no such file"),
                           ({"profile": "calibrate"}, {}, "no arm calibrates")]:
         with pytest.raises(CampaignError, match=msg):
             load_campaign(_arms_campaign(tmp_path / "bad", [{"name": "a", "held_out": [3], **arm}],
@@ -191,3 +190,8 @@ def test_a_campaign_from_a_shipped_profile_reads_the_speed_and_scores_the_interv
     assert doc["read"]["points"] == 2 and doc["read"]["met"] is True
     steps = (out / "steps.txt").read_text()
     assert steps.rindex(" speed rc 0") < steps.index(" validate rc 0")
+    # a profile file that an earlier campaign has not written yet: one line at run, not at registration
+    nope = _arms_campaign(tmp_path / "bad", [{"name": "a", "held_out": [3]}], profile="nope.json.gz")
+    assert load_campaign(nope).profile == "nope.json.gz"
+    assert main(["campaign", "run", str(nope), "--base-url", "http://127.0.0.1:9", "--out", str(tmp_path / "x")]) == 2
+    assert "profile nope.json.gz: no such file" in capsys.readouterr().err

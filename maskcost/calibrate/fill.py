@@ -73,7 +73,7 @@ def sample_under_mask(backend: Backend, compiled: Any, seed: int, max_tokens: in
     return out
 
 
-def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str] | None = None,
+def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[int]] | None = None,
                  repeats: int = 3, max_traces: int = 1, sampled: int = 0, seed: int = 0,
                  before_replay: Callable[[], None] | None = None) -> TraceResult:
     """Compile once (cold, then warm) and replay up to `max_traces` outputs: `texts` (recorded
@@ -83,7 +83,8 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str] | None =
     the engine makes). Outputs the matcher rejects are skipped. `before_replay` runs before every
     replay (a host benchmark interleaved with the replays sees the same host speed)."""
     if texts:
-        source = f"{len(texts)} recorded outputs"
+        source = f"{len(texts)} recorded outputs" + (", the engine's own tokens" if all(
+            isinstance(t, (list, tuple)) for t in texts) else "")
     elif not sampled and entry.examples:
         texts, source = [output_text(x) for x in entry.examples], f"{len(entry.examples)} example instances"
     else:
@@ -111,7 +112,8 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str] | None =
     last_error = "no output replayed"
     traces: list[FillTrace] = []
     replayed: list[tuple[int, ...]] = []
-    streams = [vocab.encode(t) + [vocab.eos_id] for t in texts] or \
+    # a recorded output is its text (re-tokenized) or the token ids the engine emitted (run.engine_tokens)
+    streams = [(list(t) if isinstance(t, (list, tuple)) else vocab.encode(t)) + [vocab.eos_id] for t in texts] or \
         [sample_under_mask(backend, compiled, seed * 7919 + i) for i in range(sampled)]
     for tokens in streams:
         if len(traces) >= max_traces:

@@ -25,18 +25,37 @@ from .tokenizer import Vocab
 RECORDED_PER_SCHEMA = 16
 
 
-def recorded_outputs(path: Path) -> dict[str, list[str]]:
-    """Valid outputs from a `maskcost sweep` raw file, by schema id (the real model's token streams)."""
+def recorded_outputs(path: Path, vocab: Vocab | None = None) -> dict[str, list]:
+    """Valid outputs from a `maskcost sweep` raw file, by schema id (the real model's outputs). With `vocab`,
+    each output as the token stream the engine emitted where the record has its streamed chunks
+    (engine_tokens), else its text (replayed re-tokenized)."""
     from ..records import read_raw_records
-    out: dict[str, list[str]] = defaultdict(list)
+    out: dict[str, list] = defaultdict(list)
+    index = None
     for d in read_raw_records(path, "--outputs"):
         if d.get("check") == "valid" and d.get("schema_id"):
-            out[d["schema_id"]].append(d["text"])
+            chunks = d.get("chunks") or []
+            if vocab is not None and chunks and "".join(chunks) == d["text"]:
+                index = index if index is not None else {t: i for i, t in enumerate(vocab.tokens)
+                                                         if t and i not in vocab.special_ids}
+                out[d["schema_id"]].append(engine_tokens(chunks, vocab, index))
+            else:
+                out[d["schema_id"]].append(d["text"])
     return dict(out)
 
 
+def engine_tokens(chunks: list[str], vocab: Vocab, index: dict[bytes, int]) -> list[int]:
+    """The token ids behind a streamed output: a chunk that is one token's text is that token; a chunk
+    of several (a character cut between byte tokens, or chunks the server merged) is re-tokenized."""
+    out: list[int] = []
+    for c in chunks:
+        i = index.get(c.encode())
+        out.extend([i] if i is not None else vocab.encode(c))
+    return out
+
+
 def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path,
-                       outputs: dict[str, list[str]] | None = None, repeats: int = 3,
+                       outputs: dict[str, list] | None = None, repeats: int = 3,
                        traces_per_schema: int = RECORDED_PER_SCHEMA,
                        pool_workers=POOL_WORKERS, pool_rows=POOL_ROWS, sampled: int = 0, seed: int = 0,
                        log=print) -> dict[str, BackendCosts]:
@@ -78,7 +97,8 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
             compiled_tokens = []
             for e, r in ok[:32]:
                 texts = (outputs or {}).get(e.schema_id) or [output_text(x) for x in e.examples]
-                tokens = r.tokens[0] if r.tokens else (vocab.encode(texts[0]) if texts else None)
+                tokens = r.tokens[0] if r.tokens else (
+                    (texts[0] if isinstance(texts[0], list) else vocab.encode(texts[0])) if texts else None)
                 if tokens:  # (a partial file of an older maskcost keeps no tokens)
                     compiled_tokens.append((be.compile(e.schema, cache=True)[0], list(tokens)))
             matchers = advanced_matchers(be, compiled_tokens, max(pool_rows))

@@ -77,7 +77,7 @@ def cmd_calibrate(args) -> int:
     entries = _entries(args)
     if not entries:
         raise UsageError("calibrate: no schemas (give --schema, --tier or --corpus)")
-    outputs = recorded_outputs(Path(args.outputs)) if args.outputs else None
+    outputs = recorded_outputs(Path(args.outputs), vocab) if args.outputs else None
     notes: list[str] = list(args.note or [])
     if args.base_url:
         return _calibrate_live(args, vocab, entries, out, notes)
@@ -133,7 +133,7 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
                        usable_cores=args.server_cores or host_cpus, cpu_count=args.server_cpu_count or host_count)
     plan = LivePlan(forward_concurrency=tuple(args.concurrency), rounds=args.rounds, min_requests=args.min_requests,
                     off_tokens=args.off_tokens, speed_concurrency=tuple(args.speed_concurrency),
-                    max_tokens=args.max_tokens)
+                    max_tokens=args.max_tokens, outputs_per_schema=args.outputs_per_schema)
     plan = fit_to_budget(plan, args.budget_min * 60 if args.budget_min else None, len(entries), len(args.backend))
     p = calibrate_live(args.base_url, vocab, entries, args.backend, out, plan, cfg, args.engine_from,
                        default_profile_path(), args.name or out.name.split(".")[0], notes, seed=args.seed,
@@ -336,6 +336,10 @@ def add_parser(sub) -> None:
                    metavar="N", help="--base-url: the loads of the schema-on points that read the server's speed, "
                    "run in this order, one after each phase against the server and the rest at the end; the "
                    "profile carries their median (vLLM: the serial-fill and the fill-pool points' apart)")
+    c.add_argument("--outputs-per-schema", type=int, default=LivePlan.outputs_per_schema, metavar="N",
+                   help="--base-url: the server's own valid outputs collected for each schema first (schema on), "
+                        "traced in place of outputs sampled under the mask; their lengths are the requests' "
+                        f"(default: {LivePlan.outputs_per_schema})")
     c.add_argument("--budget-min", type=float, help="--base-url: fit the measurement into about this many minutes "
                    "(drops, in turn: the context slope, the prefill points, the API-server fit, forward points, "
                    "a round of each sweep; default: the full plan)")

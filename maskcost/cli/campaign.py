@@ -128,6 +128,10 @@ def _host_profile(c, path: Path, out: Path) -> Path:
     if c.profile == "shipped":
         from ..profile import default_profile_path
         return default_profile_path([c.arm_list()[0].server.engine])
+    if not (path.parent / c.profile).is_file():
+        from .common import UsageError
+        raise UsageError(f"campaign run: {path}: profile {c.profile}: no such file beside the campaign (a profile "
+                         f"an earlier campaign calibrates: run that one first)")
     return path.parent / c.profile
 
 

@@ -85,7 +85,8 @@ class Campaign:
     calibrate_args: tuple[str, ...] = ()  # more `calibrate --base-url` flags
     arms: tuple[Arm, ...] = ()  # several servers (then no held_out or server of the campaign's own)
     # predict from this profile instead of calibrating: "shipped" (the embedded profile of the first
-    # arm's engine) or a profile file relative to the campaign file; "" calibrates against the first arm
+    # arm's engine) or a profile file relative to the campaign file (it may be the one an earlier
+    # campaign's run calibrated: it must exist when this one runs); "" calibrates against the first arm
     profile: str = ""
     speed_loads: tuple[int, ...] = ()  # the short sweep that reads the host's speed (first arm's server)
     read_bar_pct: float | None = None  # the bar on the median |error| against predicted-read.json
@@ -132,7 +133,7 @@ def load_campaign(path: str | Path) -> Campaign:
         raise CampaignError(f"{path}: metric {c.metric!r}: one of {', '.join(METRICS)}")
     if not c.bar_pct > 0:
         raise CampaignError(f"{path}: bar_pct must be > 0")
-    for f in (*c.schemas, *c.tools) + ((c.profile,) if c.profile not in ("", "shipped") else ()):
+    for f in (*c.schemas, *c.tools):  # a profile file may be one an earlier campaign writes: checked at run
         if not (path.parent / f).is_file():
             raise CampaignError(f"{path}: {f}: no such file beside the campaign")
     if any(x < 1 for x in c.speed_loads):

@@ -45,6 +45,10 @@ class RequestRecord:
     ttft_ms: float | None = None
     chunk_ms: list[float] = field(default_factory=list)  # chunk arrival, ms after send
     chunk_tokens: list[int] = field(default_factory=list)  # cumulative completion tokens at each chunk
+    # each chunk's text as the server streamed it: one token's text a chunk (a character cut between
+    # tokens comes whole in a later one), so the engine's own token stream can be read back
+    # (calibrate.run.recorded_outputs); empty for tool calls
+    chunks: list[str] = field(default_factory=list)
     completion_tokens: int = 0
     prompt_tokens: int = 0
     finish_reason: str | None = None
@@ -164,6 +168,7 @@ async def send_one(client: httpx.AsyncClient, base_url: str, model: str, spec: R
         return rec
     rec.e2e_ms = (time.perf_counter() - t0) * 1e3
     rec.text = tool_call_text(spec, calls) if calls else "".join(parts)
+    rec.chunks = [] if calls else parts
     if not rec.completion_tokens:
         rec.completion_tokens = len(rec.chunk_ms)
     rec.check = check_output(rec.text, schema, rec.finish_reason)

@@ -19,6 +19,10 @@ class LivePlan:
     frontend: bool = True  # fit the API server's per-token and per-request costs on the forward sweep
     speed_concurrency: tuple[int, ...] = (48, 96, 144, 224)  # schema-on: the server's own speed, in this order
     max_tokens: int = 512  # schema-on max_tokens
+    # schema-on, first: the server's own outputs, traced in place of outputs sampled under the mask (their
+    # token streams are what the engine's matchers walk, their lengths the requests' lengths)
+    outputs_per_schema: int = 32
+    outputs_concurrency: int = 32
 
     @property
     def context_concurrency(self) -> tuple[int, ...]:
@@ -36,7 +40,9 @@ class LivePlan:
                 n = max(self.min_requests, self.rounds * c)
                 out += 2.0 + n * tokens / c * (6.0 + 0.06 * c) / 1e3 * (1.6 if arm_on else 1.0)
             return out
-        return {"host": 10.0 + schemas * backends * 2.0 + backends * 15.0,
+        return {"outputs": sweep_s((self.outputs_concurrency,), 80, arm_on=True) * max(
+                    1.0, self.outputs_per_schema * schemas / max(self.min_requests, self.rounds * self.outputs_concurrency)),
+                "host": 10.0 + schemas * backends * (2.0 + 0.1 * self.outputs_per_schema) + backends * 15.0,
                 "forward": sweep_s(self.forward_concurrency, self.off_tokens),
                 "prefill": len(self.prefill_pads) * (2.0 + self.min_requests * 0.1),
                 "context": sweep_s(self.context_concurrency, self.off_tokens) if self.context_concurrency else 0.0,

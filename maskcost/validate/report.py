@@ -15,6 +15,80 @@ from ..model.predict import run_point_band
 from .sweep import CLIENT_BUSY_WARN_PCT, itl_ms
 
 
+# an output shape this far from the profile's traces is flagged: their per-token costs replay other streams
+LENGTH_FLAG = 0.10  # relative difference in mean output tokens
+STRADDLE_FLAG_PTS = 2.0  # straddle rate, percentage points
+STRADDLE_TEXTS = 200  # the sweep's outputs read for the straddle rate (a sample, for speed)
+
+
+def output_shape(profile: Profile, backend: str, sweeps: list[str]) -> list[dict[str, Any]]:
+    """Per schema, the sweep's valid schema-on outputs against the profile's traces of it: mean output
+    tokens (the engine's usage count; a trace's tokens include the EOS) and the straddle rate of the
+    tokens the engine streamed (calibrate.run.engine_tokens; re-tokenized text for a record without its
+    chunks, which is not the engine's stream and is not flagged). None where the profile's vocabulary
+    cannot be loaded here."""
+    from ..calibrate.run import engine_tokens
+    from ..calibrate.tokenizer import TokenizerError, profile_vocab
+    from ..records import raw_records_path, read_raw_records
+    got: dict[str, list[dict[str, Any]]] = {}
+    for sw in sweeps:
+        raw = raw_records_path(sw)
+        if raw.exists():
+            for d in read_raw_records(raw):
+                if d.get("check") == "valid" and d.get("schema_id") and d.get("completion_tokens"):
+                    got.setdefault(d["schema_id"], []).append(d)
+    traces: dict[str, list] = {}
+    for t in profile.backends[backend].traces if backend in profile.backends else ():
+        traces.setdefault(t.schema_id, []).append(t)
+    shared = sorted(set(got) & set(traces))
+    vocab = index = None
+    if shared:
+        try:
+            vocab = profile_vocab(profile.tokenizer, profile.vocab_size, profile.tokenizer_sha256)
+            index = {t: i for i, t in enumerate(vocab.tokens) if t and i not in vocab.special_ids}
+        except TokenizerError:
+            pass
+    out = []
+    for sid in shared:
+        recs, ts = got[sid], traces[sid]
+        tok = sum(len(t.straddle) for t in ts)
+        row = {"schema_id": sid, "outputs": len(recs),
+               "tokens_mean": statistics.mean(d["completion_tokens"] for d in recs),
+               "profile_traces": len(ts), "profile_tokens_mean": tok / len(ts),
+               "straddle_pct": None, "straddle_from": None,
+               "profile_straddle_pct": 100.0 * sum(sum(t.straddle) for t in ts) / tok,
+               "source": dict(profile.backends[backend].output_sources).get(sid)}
+        if vocab is not None:
+            sample = recs[:STRADDLE_TEXTS]
+            engine = all(d.get("chunks") and "".join(d["chunks"]) == d["text"] for d in sample)
+            streams = [engine_tokens(d["chunks"], vocab, index) if engine else vocab.encode(d["text"]) for d in sample]
+            n = sum(len(x) for x in streams)
+            row["straddle_pct"] = 100.0 * sum(i in vocab.straddle_ids for x in streams for i in x) / n if n else None
+            row["straddle_from"] = "engine tokens" if engine else "re-tokenized text"
+        row["length_diff"] = row["tokens_mean"] / row["profile_tokens_mean"] - 1
+        row["flagged"] = abs(row["length_diff"]) > LENGTH_FLAG or (
+            row["straddle_from"] == "engine tokens" and row["straddle_pct"] is not None
+            and abs(row["straddle_pct"] - row["profile_straddle_pct"]) > STRADDLE_FLAG_PTS)
+        out.append(row)
+    return out
+
+
+def output_shape_lines(shape: list[dict[str, Any]]) -> list[str]:
+    def one(r: dict[str, Any]) -> str:
+        st = "" if r["straddle_pct"] is None else \
+            f", straddle {r['straddle_pct']:.1f}% of {r['straddle_from']} (the profile's {r['profile_straddle_pct']:.1f}%)"
+        return (f"{r['schema_id']} {r['tokens_mean']:.0f} tokens over {r['outputs']} outputs (the profile's traces "
+                f"{r['profile_tokens_mean']:.0f}, {100 * r['length_diff']:+.0f}%){st}")
+    if not shape:
+        return []
+    flagged = [r for r in shape if r["flagged"]]
+    head = ("- **Outputs unlike the profile's traces** (length off by more than "
+            f"{100 * LENGTH_FLAG:.0f}% or straddle rate by more than {STRADDLE_FLAG_PTS:.0f} points: the model "
+            "replays other token streams; `calibrate --base-url` traces the server's own outputs): "
+            if flagged else "- Outputs against the profile's traces: ")
+    return [head + "; ".join(one(r) for r in shape)]
+
+
 def server_ttft_ms(s: dict[str, Any]) -> float | None:
     """The engine's own mean TTFT over a point's window (vLLM's histogram: from the request's arrival
     in the API server to its first token there), without the client's share of the TTFT."""
@@ -243,11 +317,12 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
                  speed_source: str = "meter") -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     sc = {m: score(rows, m) for m, _, _ in METRICS}
+    shape = output_shape(profile, cfg.backend, sweeps)
     doc = {"title": title, "profile": {"name": profile.name, "created_utc": profile.created_utc,
                                        "host": asdict(profile.host), "provenance": profile.provenance,
                                        "forward_source": profile.forward.source},
            "engine_config": asdict(cfg), "sweeps": sweeps, "predicted_from": predicted_from, "score": sc,
-           "rows": rows}
+           "output_shape": shape, "rows": rows}
     (out / "report.json").write_text(json.dumps(doc, indent=1))
     _plot(rows, out / "itl_measured_vs_predicted.png", title)
     lines = [f"# {title}", "",
@@ -288,6 +363,10 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
             if "band_points" in s:
                 lines.append(f"- ITL band (the engine as fast / as slow as on the servers of the profile's host type "
                              f"measured): {s['inside_band']} of {s['band_points']} points inside")
+            if "interval_points" in s:
+                lines.append(f"- 80% interval of the predictions (maskcost/interval.py): {s['inside_interval']} of "
+                             f"{s['interval_points']} points inside")
+    lines += output_shape_lines(shape)
     itl_speeds = [r["itl_speed"] for r in rows if r.get("itl_speed")]
     if itl_speeds:
         lines.append(f"- Host speed read from the engine's ITL (the speed at which the model's ITL equals the "

@@ -32,11 +32,12 @@ from ..calibrate.engine import apply_or_copied, fit_frontend, forward_from_summa
 from ..calibrate.host import host_info
 from ..profile import (BackendCosts, EngineFill, MeasuredSpeed, Profile, load_profile, save_profile)
 from ..calibrate import POOL_ROWS
-from ..calibrate.run import argv, build_profile, calibrate_backends
+from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
 from ..model.config import EngineConfig
 from ..model.engines import vllm_uses_pool
+from ..records import raw_records_path
 from .client import ServerError
 from .hostspeed import attach_itl_speeds
 from .plan import LivePlan
@@ -109,11 +110,15 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     def done(phase: str) -> None:
         bar.update(round(est[phase]))
 
+    # the server's own outputs first (schema on): what the host's traces replay
+    outputs = server_outputs(base_url, vocab, entries, side("outputs"), plan, seed)
+    notes.append(outputs_note(entries, outputs, plan.outputs_per_schema))
+    done("outputs")
     # the host, while the server is idle
     host = host_info(vocab)
     partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
-    costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows,
-                               log=lambda m: tqdm.write(m))
+    costs = calibrate_backends(vocab, entries, backends, partial, outputs=outputs, seed=seed, pool_rows=pool_rows,
+                               traces_per_schema=plan.outputs_per_schema, log=lambda m: tqdm.write(m))
     apply = apply_or_copied(vocab.size, base, notes)
     done("host")
     # the server, schema on, one speed point at a time between the other phases (read at the end)
@@ -198,6 +203,35 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     load_profile(out)  # what --check reads: the file as written
     partial.unlink(missing_ok=True)
     return p
+
+
+def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], path: Path, plan: LivePlan, seed: int,
+                   rounds: int = 3) -> dict[str, list]:
+    """The server's valid schema-on outputs by schema id, plan.outputs_per_schema of each where it gives
+    them, each the token stream the engine emitted (read from the streamed chunks): a point at
+    plan.outputs_concurrency, then up to `rounds - 1` more for the schemas still short (requests pick
+    their schema at random). A schema with none keeps outputs sampled under the mask."""
+    want = plan.outputs_per_schema
+    todo = list(entries)
+    for r in range(rounds):
+        if not todo:
+            break
+        n = max(plan.min_requests, round(1.25 * want * len(todo)))
+        run_sweep(base_url, [PointSpec("on", min(plan.outputs_concurrency, n), r, n)], todo, path,
+                  max_tokens=plan.max_tokens, seed=seed)
+        got = recorded_outputs(raw_records_path(path))
+        todo = [e for e in todo if len(got.get(e.schema_id, ())) < want]
+    got = recorded_outputs(raw_records_path(path), vocab)
+    return {e.schema_id: got[e.schema_id][:want] for e in entries if got.get(e.schema_id)}
+
+
+def outputs_note(entries: list[SchemaEntry], outputs: dict[str, list[str]], want: int) -> str:
+    """The profile's note of where each schema's traced outputs came from."""
+    short = [f"{e.schema_id} ({len(outputs.get(e.schema_id, ()))})" for e in entries
+             if len(outputs.get(e.schema_id, ())) < want]
+    return (f"traces: the server's own valid outputs, up to {want} a schema, as the engine emitted their tokens "
+            f"(their lengths are the requests' output lengths)" + (f"; short of {want}: {', '.join(short)} (none: sampled under the mask, "
+                                  f"lengths a guess)" if short else ""))
 
 
 def measured_speed(pts: tuple[tuple[int, float], ...], on: list[dict[str, Any]], cfg: EngineConfig,
