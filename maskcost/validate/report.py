@@ -46,8 +46,8 @@ def output_shape(profile: Profile, backend: str, sweeps: list[str]) -> list[dict
         try:
             vocab = profile_vocab(profile.tokenizer, profile.vocab_size, profile.tokenizer_sha256)
             index = {t: i for i, t in enumerate(vocab.tokens) if t and i not in vocab.special_ids}
-        except TokenizerError:
-            pass
+        except (TokenizerError, ImportError):  # not here (a folder elsewhere, no bundled vocabulary): no rate
+            vocab = index = None
     out = []
     for sid in shared:
         recs, ts = got[sid], traces[sid]
