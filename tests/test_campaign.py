@@ -162,7 +162,7 @@ def test_a_campaign_from_a_shipped_profile_reads_the_speed_and_scores_the_interv
     c = load_campaign(f)
     assert c.profile == "shipped" and c.speed_loads == (2,) and [a.profile for a in c.arm_list()] == ["shared"] * 2
     text = registration(f, "0.1.0")
-    assert "no calibration on this machine" in text and "predicted-read.json" in text and "at least 0 held-out" in text
+    assert "no calibration in this campaign" in text and "predicted-read.json" in text and "at least 0 held-out" in text
     (tmp_path / "bad").mkdir()
     for arm, bad, msg in [({}, {"speed_loads": [3]}, r"speed_loads \[3\] are also held out"),
                           ({"profile": "calibrate"}, {}, "no arm calibrates")]:
@@ -185,13 +185,42 @@ def test_a_campaign_from_a_shipped_profile_reads_the_speed_and_scores_the_interv
             read = json.loads((out / arm / "predicted-read.json").read_text())
             assert read["cpu_speed_from_report"]["median"] > 0 and not (out / arm / "val").exists()
         assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out)]) == 0
+    assert "80% interval of predicted.json: " in capsys.readouterr().out  # the score's lines say both bars
     doc = json.loads((out / "score.json").read_text())
     assert doc["points"] == 2 and doc["interval"]["points"] == 2 and doc["interval"]["met"] is True
     assert doc["read"]["points"] == 2 and doc["read"]["met"] is True
     steps = (out / "steps.txt").read_text()
     assert steps.rindex(" speed rc 0") < steps.index(" validate rc 0")
+    # a schema file the profile does not hold: validate and report could not price it, so refused at run
+    (tmp_path / "flat.json").write_text(json.dumps({"id": flat.schema_id, "schema": {**flat.schema, "required": []}}))
+    assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(tmp_path / "y")]) == 2
+    assert "not a schema profile" in capsys.readouterr().err
     # a profile file that an earlier campaign has not written yet: one line at run, not at registration
     nope = _arms_campaign(tmp_path / "bad", [{"name": "a", "held_out": [3]}], profile="nope.json.gz")
     assert load_campaign(nope).profile == "nope.json.gz"
     assert main(["campaign", "run", str(nope), "--base-url", "http://127.0.0.1:9", "--out", str(tmp_path / "x")]) == 2
     assert "profile nope.json.gz: no such file" in capsys.readouterr().err
+
+
+def test_a_campaign_changed_since_its_registration_is_refused(tmp_path, capsys):
+    """The registration binds: change a field or a schema file after `campaign register` and `campaign run`
+    and `campaign score` refuse it in one line naming what changed; registered again, it runs."""
+    from maskcost.validate.campaign import check_registration, find_registration
+    f = _campaign(tmp_path)
+    reg = tmp_path / "REGISTRATION.md"
+    assert main(["campaign", "register", str(f), "--out", str(reg)]) == 0
+    assert find_registration(f) == reg and "```json registered" in reg.read_text()
+    check_registration(f, reg)  # as registered: no complaint
+    d = json.loads(f.read_text())
+    f.write_text(json.dumps({**d, "bar_pct": 5}))
+    capsys.readouterr()
+    for action in (["run", "--base-url", "http://127.0.0.1:9"], ["score"]):
+        assert main(["campaign", action[0], str(f), *action[1:], "--out", str(tmp_path / "r")]) == 2
+        err = capsys.readouterr().err
+        assert "bar_pct: registered 1000.0, now 5" in err and err.count("\n") == 1, err
+    f.write_text(json.dumps(d))
+    (tmp_path / "plain.json").write_text(json.dumps({**PLAIN, "required": ["name"]}))
+    with pytest.raises(CampaignError, match="plain.json changed"):
+        check_registration(f, reg)
+    assert main(["campaign", "register", str(f), "--out", str(reg)]) == 0
+    check_registration(f, reg)  # registered again: it binds the new content

@@ -464,13 +464,13 @@ def test_an_output_is_replayed_as_the_tokens_the_engine_streamed(vocab, tmp_path
     """The sweep keeps each streamed chunk; a chunk that is one token's text is that token, one that is
     not (several tokens, a character cut between byte tokens) is re-tokenized. The engine's stream is
     longer than the text re-tokenized, and its length is the trace's."""
-    from maskcost.calibrate.run import engine_tokens, recorded_outputs
-    index = {t: i for i, t in enumerate(vocab.tokens) if t and i not in vocab.special_ids}
+    from maskcost.calibrate.run import recorded_outputs
+    engine_tokens = vocab.engine_tokens
     chunks = ['{"', "name", '":', ' "', "A", "l", '",', ' "', "ok", '":', " true", "}"]
     text = "".join(chunks)
-    ids = engine_tokens(chunks, vocab, index)
+    ids = engine_tokens(chunks)
     assert len(ids) == len(chunks) > len(vocab.encode(text)) and b"".join(vocab.tokens[i] for i in ids) == text.encode()
-    assert engine_tokens(["Al true"], vocab, index) == vocab.encode("Al true")  # not one token: re-tokenized
+    assert engine_tokens(["Al true"]) == vocab.encode("Al true")  # not one token: re-tokenized
     raw = tmp_path / "s.raw.jsonl"
     raw.write_text(json.dumps({"schema_id": "plain", "check": "valid", "text": text, "chunks": chunks}) + "\n" +
                    json.dumps({"schema_id": "plain", "check": "valid", "text": text}) + "\n")

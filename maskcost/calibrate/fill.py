@@ -112,7 +112,7 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
     last_error = "no output replayed"
     traces: list[FillTrace] = []
     replayed: list[tuple[int, ...]] = []
-    # a recorded output is its text (re-tokenized) or the token ids the engine emitted (run.engine_tokens)
+    # a recorded output is its text (re-tokenized) or the token ids the engine emitted (Vocab.engine_tokens)
     streams = [(list(t) if isinstance(t, (list, tuple)) else vocab.encode(t)) + [vocab.eos_id] for t in texts] or \
         [sample_under_mask(backend, compiled, seed * 7919 + i) for i in range(sampled)]
     for tokens in streams:

@@ -22,30 +22,37 @@ class LocalSchema:
     scale: float  # this host's speed over the profile host's: times measured here x scale
     error: str | None = None  # the backend could not trace it: skipped (the other schemas go on)
     reused: bool = False  # the profile's own traces: the file is the schema the profile was calibrated with
-    renamed_from: str | None = None  # its file's id, taken by another schema of the profile
+    renamed_from: str | None = None  # its file's id, a profile schema's that it could not be matched to
+    why_renamed: str = ""  # another schema, no digest recorded, a backend without its traces
 
 
 def _resolve_ids(profile: Profile, entries: list[SchemaEntry], backends: list[str]
-                 ) -> tuple[list[SchemaEntry], list[SchemaEntry], dict[str, str]]:
-    """(entries to trace, entries whose traces the profile holds, new id -> the file's id). A file whose
+                 ) -> tuple[list[SchemaEntry], list[SchemaEntry], dict[str, tuple[str, str]]]:
+    """(entries to trace, entries whose traces the profile holds, new id -> (the file's id, why)). A file whose
     id names a schema of the profile takes the profile's traces when its schema is that one (the
-    profile's schema_sha256), and is traced under `id@digest` otherwise."""
+    profile's schema_sha256) and every backend asked for holds traces of it; it is traced under
+    `id@digest` otherwise (another schema, one the profile records no digest of, or a backend without
+    its traces)."""
     ids = [e.schema_id for e in entries]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:
         raise ValueError(f"--schema: two files give the schema id {sorted(dup)[0]!r} (rename one, or give it an 'id')")
-    held = {t.schema_id for b in backends for t in profile.backends[b].traces}
+    held = {b: {t.schema_id for t in profile.backends[b].traces} for b in backends}
     trace, reuse, renamed = [], [], {}
     for e in entries:
-        if e.schema_id not in held:
+        if not any(e.schema_id in h for h in held.values()):
             trace.append(e)
             continue
         digest = schema_sha256(e.schema)
-        if profile.schema_sha256.get(e.schema_id) == digest:
+        if profile.schema_sha256.get(e.schema_id) == digest and all(e.schema_id in h for h in held.values()):
             reuse.append(e)
             continue
         new_id = f"{e.schema_id}@{digest[:8]}"
-        renamed[new_id] = e.schema_id
+        renamed[new_id] = (e.schema_id, "the profile holds another schema of that id"
+                           if profile.schema_sha256.get(e.schema_id) not in (None, digest) else
+                           "the profile records no digest of its schema of that id, so it may be another"
+                           if e.schema_id not in profile.schema_sha256 else
+                           "the profile holds its traces for some of the backends only")
         trace.append(replace(e, schema_id=new_id))
     return trace, reuse, renamed
 
@@ -72,8 +79,9 @@ def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: li
             return made[0]
         for e in to_trace:
             r, here_us, cached = results[b, e.schema_id] = cached_trace(b, vocab, e, get_backend)
+            was, why = renamed.get(e.schema_id, (None, ""))
             how.append(LocalSchema(e.schema_id, b, r.source, cached, profile.host.bench_us / here_us if here_us else 0.0,
-                                   r.error, renamed_from=renamed.get(e.schema_id)))
+                                   r.error, renamed_from=was, why_renamed=why))
     failed = [h for h in how if h.error]
     bad = {h.schema_id for h in failed}
     keep = [e.schema_id for e in reuse] + [e.schema_id for e in to_trace if e.schema_id not in bad]
@@ -102,7 +110,8 @@ def describe(how: list[LocalSchema]) -> list[str]:
     def line(h: LocalSchema) -> str:
         head = f"schema {h.schema_id} ({h.backend})"
         if h.renamed_from:
-            head = f"schema {h.renamed_from} as {h.schema_id} ({h.backend}; the profile holds another {h.renamed_from!r})"
+            head = (f"schema {h.renamed_from} as {h.schema_id} ({h.backend}; {h.why_renamed}: --schema-id "
+                    f"{h.renamed_from} takes the profile's own)")
         if h.reused:
             return f"{head}: the profile's own traces (the file is the schema the profile was calibrated with)"
         if h.error:

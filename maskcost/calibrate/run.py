@@ -28,30 +28,15 @@ RECORDED_PER_SCHEMA = 16
 def recorded_outputs(path: Path, vocab: Vocab | None = None) -> dict[str, list]:
     """Valid outputs from a `maskcost sweep` raw file, by schema id (the real model's outputs). With `vocab`,
     each output as the token stream the engine emitted where the record has its streamed chunks
-    (engine_tokens), else its text (replayed re-tokenized)."""
+    (Vocab.engine_tokens), else its text (replayed re-tokenized)."""
     from ..records import read_raw_records
     out: dict[str, list] = defaultdict(list)
-    index = None
     for d in read_raw_records(path, "--outputs"):
         if d.get("check") == "valid" and d.get("schema_id"):
             chunks = d.get("chunks") or []
-            if vocab is not None and chunks and "".join(chunks) == d["text"]:
-                index = index if index is not None else {t: i for i, t in enumerate(vocab.tokens)
-                                                         if t and i not in vocab.special_ids}
-                out[d["schema_id"]].append(engine_tokens(chunks, vocab, index))
-            else:
-                out[d["schema_id"]].append(d["text"])
+            streamed = vocab is not None and chunks and "".join(chunks) == d["text"]
+            out[d["schema_id"]].append(vocab.engine_tokens(chunks) if streamed else d["text"])
     return dict(out)
-
-
-def engine_tokens(chunks: list[str], vocab: Vocab, index: dict[bytes, int]) -> list[int]:
-    """The token ids behind a streamed output: a chunk that is one token's text is that token; a chunk
-    of several (a character cut between byte tokens, or chunks the server merged) is re-tokenized."""
-    out: list[int] = []
-    for c in chunks:
-        i = index.get(c.encode())
-        out.extend([i] if i is not None else vocab.encode(c))
-    return out
 
 
 def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path,

@@ -44,9 +44,24 @@ class Vocab:
     @cached_property
     def sha256(self) -> str:
         """The vocabulary's content: every token's bytes by id, and the EOS id. A tokenizer folder and a
-        bundled vocabulary with the same tokens (the device's Llama-3 folder is built from quicktok's)
-        give the same digest; a profile records it, so that its traces can be matched by content."""
+        bundled vocabulary with the same tokens give the same digest; a profile records it, so that its
+        traces can be matched by content."""
         return vocab_sha256(self.tokens, self.eos_id)
+
+    @cached_property
+    def token_index(self) -> dict[bytes, int]:
+        """Token id by its bytes (special tokens left out): the reverse of `tokens`."""
+        return {t: i for i, t in enumerate(self.tokens) if t and i not in self.special_ids}
+
+    def engine_tokens(self, chunks: list[str]) -> list[int]:
+        """The token ids behind an output the server streamed: a chunk that is one token's text is that
+        token; a chunk of several (a character cut between byte tokens, or chunks the server merged) is
+        re-tokenized."""
+        out: list[int] = []
+        for c in chunks:
+            i = self.token_index.get(c.encode())
+            out.extend([i] if i is not None else self.encode(c))
+        return out
 
     @cached_property
     def straddle_ids(self) -> frozenset[int]:
@@ -102,7 +117,10 @@ def profile_vocab(tokenizer: str, vocab_size: int, sha256: str | None, override:
     if override:
         return check(load_vocab(override), f"--tokenizer {override}")
     if tokenizer in BUNDLED or (Path(tokenizer) / "tokenizer.json").is_file():
-        return check(load_vocab(tokenizer), f"the profile's tokenizer {tokenizer}")
+        v = load_vocab(tokenizer)
+        if sha256 is None or v.sha256 == sha256:
+            return check(v, f"the profile's tokenizer {tokenizer}")
+        # a folder of that name here with other tokens: the bundled vocabulary with the profile's content
     if sha256 is not None:
         for name in BUNDLED:
             if bundled_size(name) == vocab_size and (v := load_vocab(name)).sha256 == sha256:

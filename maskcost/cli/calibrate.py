@@ -131,6 +131,8 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
     cfg = EngineConfig(engine=args.server_engine, engine_version=args.server_engine_version,
                        backend=args.server_backend, max_num_seqs=args.max_num_seqs,
                        usable_cores=args.server_cores or host_cpus, cpu_count=args.server_cpu_count or host_count)
+    if args.outputs_per_schema < 1:
+        raise UsageError(f"--outputs-per-schema {args.outputs_per_schema}: at least 1")
     plan = LivePlan(forward_concurrency=tuple(args.concurrency), rounds=args.rounds, min_requests=args.min_requests,
                     off_tokens=args.off_tokens, speed_concurrency=tuple(args.speed_concurrency),
                     max_tokens=args.max_tokens, outputs_per_schema=args.outputs_per_schema)

@@ -25,12 +25,23 @@ def _base_urls(given: list[str], arms) -> dict[str, str]:
     return urls
 
 
+def _registered(path: Path) -> None:
+    """Refuse a campaign changed since its registration; say so where none is found beside it."""
+    from ..validate.campaign import check_registration, find_registration
+    reg = find_registration(path)
+    if reg is None:
+        print(f"campaign {path}: no registration found beside it (maskcost campaign register {path} --out "
+              f"REGISTRATION.md, committed before the run, is what binds it)", file=sys.stderr)
+    check_registration(path, reg)
+
+
 def _run_steps(args) -> int:
     from .. import __version__
     from ..validate.campaign import digest, load_campaign
     from . import main
     path = Path(args.campaign)
     c = load_campaign(path)
+    _registered(path)
     arms = c.arm_list()
     urls = _base_urls(args.base_url, arms)
     out = Path(args.out)
@@ -47,6 +58,8 @@ def _run_steps(args) -> int:
     # what predict is given: a calibrated profile holds the schemas' traces; a profile made elsewhere takes
     # the files as a user gives them (its own traces where a file is the schema it holds, else traced here)
     requests = given if c.profile else ["--schema-id", *ids]
+    if c.profile:
+        _profile_holds(c, path, host)
     steps: list[tuple[str, Path | None, list[str] | Callable[[], list[str]]]] = []
     for i, a in enumerate(arms):
         d, sv, url = _arm_dir(c, out, a), a.server, urls[a.name]
@@ -135,6 +148,20 @@ def _host_profile(c, path: Path, out: Path) -> Path:
     return path.parent / c.profile
 
 
+def _profile_holds(c, path: Path, host: Path) -> None:
+    """A campaign from a profile made elsewhere scores with validate and report, which price the profile's
+    own schemas: every schema file must be one the profile holds (same id, same content)."""
+    from ..calibrate.schemas import load_schema_file
+    from ..profile import load_profile, schema_sha256
+    from .common import UsageError
+    p = load_profile(host)
+    for f in c.files(path.parent)[0]:
+        e = load_schema_file(f)
+        if p.schema_sha256.get(e.schema_id) != schema_sha256(e.schema):
+            raise UsageError(f"campaign run: {f}: not a schema profile {p.name} holds (id {e.schema_id!r}, the same "
+                             f"content): validate and report price the profile's own schemas; calibrate it first")
+
+
 def _speed_steps(c, out: Path, host: Path, url: str, given: list[str], requests: list[str]) -> list:
     """The README's way to read the host's speed: a short sweep of the first server, its report against
     the profile, and every arm's held-out loads predicted at the median speed it gives."""
@@ -142,8 +169,8 @@ def _speed_steps(c, out: Path, host: Path, url: str, given: list[str], requests:
     sweep, rep = out / "speed" / "sweep.jsonl", out / "speed" / "report.json"
     steps: list = [("speed", None, ["sweep", "--base-url", url, *given, "--concurrency", *map(str, c.speed_loads),
                                     "--label", "speed", "--out", str(sweep)]),
-                   ("speed", rep, ["report", "--profile", str(host), *_engine_flags(first), "--sweep", str(sweep),
-                                   "--out", str(rep.parent)])]
+                   ("speed", rep, ["report", "--profile", str(_arm_profile(c, out, first, host)), *_engine_flags(first),
+                                   "--sweep", str(sweep), "--out", str(rep.parent)])]
     for a in c.arm_list():
         d = _arm_dir(c, out, a)
         steps.append(("speed", d / "predicted-read.json",
@@ -200,6 +227,14 @@ def _print_score(doc) -> None:
     print(f"campaign {doc['campaign']}: median |{doc['metric']} error| {doc['primary_median_abs_error_pct']:.1f}% over "
           f"{doc['points']} held-out points, bar {doc['bar_pct']:g}%: {'met' if doc['met'] else 'MISSED'}"
           + (f"; against predicted.json {sec:.1f}%" if sec is not None else ""))
+    iv, rd = doc.get("interval"), doc.get("read")
+    if iv:
+        bar = "" if iv["min_inside"] is None else f", bar {iv['min_inside']}: {'met' if iv['met'] else 'MISSED'}"
+        print(f"  80% interval of predicted.json: {iv['inside']} of {iv['points']} points inside{bar}")
+    if rd:
+        bar = "" if rd["bar_pct"] is None else f", bar {rd['bar_pct']:g}%: {'met' if rd['met'] else 'MISSED'}"
+        print(f"  with the speed read (predicted-read.json): median |error| {rd['median_abs_error_pct']:.1f}% over "
+              f"{rd['points']} points{bar}")
     if len(doc["arms"]) > 1:
         for name, a in doc["arms"].items():
             m = a["median_abs_error_pct"]
@@ -223,7 +258,9 @@ def cmd_campaign(args) -> int:
             from .common import UsageError
             raise UsageError("campaign run: give --base-url URL (the live server) and --out DIR")
         return _run_steps(args)
-    return _score_run(load_campaign(args.campaign), Path(args.out or "."))
+    c = load_campaign(args.campaign)
+    _registered(Path(args.campaign))
+    return _score_run(c, Path(args.out or "."))
 
 
 def add_parser(sub) -> None:

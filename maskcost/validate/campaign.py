@@ -24,6 +24,8 @@ held-out points fell inside the 80% interval of predicted.json.
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -136,9 +138,23 @@ def load_campaign(path: str | Path) -> Campaign:
     for f in (*c.schemas, *c.tools):  # a profile file may be one an earlier campaign writes: checked at run
         if not (path.parent / f).is_file():
             raise CampaignError(f"{path}: {f}: no such file beside the campaign")
+    _check_transfer(path, c)
+    return c
+
+
+def _check_transfer(path: Path, c: Campaign) -> None:
+    """The fields of a campaign that checks a profile made elsewhere, each a one-line error."""
+    if not isinstance(c.profile, str):
+        raise CampaignError(f"{path}: profile: \"shipped\" or a profile file, got {c.profile!r}")
     if any(x < 1 for x in c.speed_loads):
         raise CampaignError(f"{path}: speed_loads: concurrencies >= 1")
-    return c
+    if c.read_bar_pct is not None and (not isinstance(c.read_bar_pct, (int, float)) or not c.read_bar_pct > 0
+                                       or not c.speed_loads):
+        raise CampaignError(f"{path}: read_bar_pct: a number > 0, with speed_loads (the sweep it is read from)")
+    points = sum(len(a.held_out) for a in c.arm_list())
+    if c.interval_min_inside is not None and (not isinstance(c.interval_min_inside, int)
+                                              or not 0 <= c.interval_min_inside <= points):
+        raise CampaignError(f"{path}: interval_min_inside: a whole number of points, 0 to the {points} held out")
 
 
 def _server(path: Path, sv: Any, where: str) -> Server:
@@ -187,6 +203,54 @@ def _check_arms(path: Path, c: Campaign, d: dict) -> None:
         if set(a.fit_loads) & set(a.held_out):
             raise CampaignError(f"{path}: {where}: fit_loads {sorted(set(a.fit_loads) & set(a.held_out))} are "
                                 f"also held out: a point the profile is fitted on is not scored")
+
+
+def _content(path: Path) -> dict[str, Any]:
+    """What a registration pins, as data: the campaign resolved, and each file it names by its sha256."""
+    c = load_campaign(path)
+    return {"campaign": json.loads(json.dumps(asdict(c))),
+            "files": {f: hashlib.sha256((path.parent / f).read_bytes()).hexdigest() for f in (*c.schemas, *c.tools)}}
+
+
+REGISTERED_DIGEST = re.compile(r"campaign digest `([0-9a-f]{16})`")
+REGISTERED_BLOCK = re.compile(r"```json registered\n(.*?)\n```", re.S)
+
+
+def find_registration(path: str | Path) -> Path | None:
+    """The registration of the campaign at `path`: a Markdown file beside it (or one folder down) whose
+    title names the campaign (`maskcost campaign register --out FILE` writes it)."""
+    path = Path(path)
+    title = f"# Campaign {load_campaign(path).name}: registration"
+    for md in sorted(path.parent.glob("*.md")) + sorted(path.parent.glob("*/*.md")):
+        try:
+            if md.read_text().startswith(title):
+                return md
+        except (OSError, UnicodeDecodeError):
+            continue
+    return None
+
+
+def check_registration(path: str | Path, reg: Path | None) -> None:
+    """A campaign whose content no longer matches its registration is refused, with what changed: a field
+    of the campaign, or a file it names (registrations written before the content block: the digest)."""
+    path = Path(path)
+    if reg is None:
+        return
+    text = reg.read_text()
+    m = REGISTERED_DIGEST.search(text)
+    if m is None or m.group(1) == digest(path):
+        return
+    block = REGISTERED_BLOCK.search(text)
+    what = f"digest {m.group(1)} registered, {digest(path)} now"
+    if block:
+        then, now = json.loads(block.group(1)), _content(path)
+        fields_ = [f"{k}: registered {json.dumps(then['campaign'].get(k))}, now {json.dumps(v)}"
+                   for k, v in now["campaign"].items() if then["campaign"].get(k) != v]
+        files = [f"{f} changed" for f in sorted(set(now["files"]) | set(then["files"]))
+                 if then["files"].get(f) != now["files"].get(f)]
+        what = "; ".join(fields_ + files) or what
+    raise CampaignError(f"{path}: not the campaign registered in {reg} ({what}): register it again, and commit "
+                        f"that before the run")
 
 
 def digest(path: str | Path) -> str:
@@ -249,13 +313,16 @@ def registration(path: str | Path, version: str) -> str:
             f"reports them. **Bar: <= {c.bar_pct:g}%.** Secondary: the same against predicted.json"
             + (" (each arm's)." if c.arms else ".")]
     if c.interval_min_inside is not None:
-        tail.append(f"- The 80% interval of predicted.json (nothing read from this machine): **at least "
+        tail.append(f"- The 80% interval of predicted.json (the one predict gives the profile: speed read where "
+                    f"the profile carries its server's speed, else nothing read): **at least "
                     f"{c.interval_min_inside} held-out points{every} inside it.**")
     if c.speed_loads:
         tail.append(f"- With the speed read: median |{c.metric} error| over the same points against "
                     f"predicted-read.json" + (f". **Bar: <= {c.read_bar_pct:g}%.**" if c.read_bar_pct is not None
                                                else " (reported, no bar)."))
-    tail += ["- Every figure of the run is reported, misses as plainly as hits; raw records kept.", ""]
+    tail += ["- Every figure of the run is reported, misses as plainly as hits; raw records kept.", "",
+             "What `campaign run` and `campaign score` check against (the campaign resolved, the files it names):",
+             "", "```json registered", json.dumps(_content(Path(path)), indent=1), "```", ""]
     given = {"": "", "shipped": "the shipped profile of the engine (maskcost/profiles/)"}.get(c.profile,
                                                                                                 f"{c.profile}")
     reps = f"{c.repeats} repeat{'s' if c.repeats > 1 else ''}"
@@ -264,16 +331,18 @@ def registration(path: str | Path, version: str) -> str:
              if c.speed_loads else "")
     if not c.arms:
         made = (f"`calibrate --base-url` (its own loads), `calibrate --check`" if not given else
-                f"no calibration: {given}, as it is, `calibrate --check` of it")
+                f"no calibration in this campaign: {given}, as it is, `calibrate --check` of it")
         return "\n".join(head + [
             f"- Server: {_server_line(c.server)}.",
             f"- Requests: {what}; tokenizer {c.tokenizer}.",
             f"- Steps: {made}, `predict` at the held-out loads {' '.join(map(str, c.held_out))} to predicted.json"
             f"{speed}, before the held-out sweep; `validate` at them ({reps}), `report --predicted`."] + tail)
     first = c.arms[0].name
+    sync = any(a.profile == "sync" for a in c.arms)
     made = (f"every arm's profile (`calibrate --base-url` against {first}; the others' sweeps and "
             f"`calibrate --engine-only`)" if not given else
-            f"no calibration on this machine: every arm from {given} (sync arms: their schema-off sweep)")
+            f"no calibration in this campaign: every arm from {given}"
+            + (" (sync arms with their own schema-off sweep)" if sync else ""))
     return "\n".join(head + [f"- Requests: {what}; tokenizer {c.tokenizer}."]
                      + [_arm_line(a, first, given) for a in c.arms] + [
         f"- Steps: {made}, `calibrate --check` of each, `predict` of every arm's held-out loads to its "
@@ -309,9 +378,14 @@ def score(c: Campaign, reports: dict[str, tuple[dict[str, Any], dict[str, Any] |
         doc["interval"] = {"points": p["interval_points"], "inside": p["inside_interval"],
                            "min_inside": c.interval_min_inside,
                            "met": None if c.interval_min_inside is None else p["inside_interval"] >= c.interval_min_inside}
+    elif c.interval_min_inside is not None:  # registered, but the predictions carry no interval: not met
+        doc["interval"] = {"points": 0, "inside": 0, "min_inside": c.interval_min_inside, "met": False}
     if read and read.get("median_abs_error_pct") is not None:
         m = float(read["median_abs_error_pct"])
         doc["read"] = {"points": read["points"], "median_abs_error_pct": m, "bar_pct": c.read_bar_pct,
                        "met": None if c.read_bar_pct is None else m <= c.read_bar_pct,
                        "worst_error_pct": read.get("worst_error_pct")}
+    elif c.read_bar_pct is not None:  # registered, but no speed-read report: not met
+        doc["read"] = {"points": 0, "median_abs_error_pct": None, "bar_pct": c.read_bar_pct, "met": False,
+                       "worst_error_pct": None}
     return {**doc, "resolved_campaign": asdict(c)}

@@ -24,10 +24,9 @@ STRADDLE_TEXTS = 200  # the sweep's outputs read for the straddle rate (a sample
 def output_shape(profile: Profile, backend: str, sweeps: list[str]) -> list[dict[str, Any]]:
     """Per schema, the sweep's valid schema-on outputs against the profile's traces of it: mean output
     tokens (the engine's usage count; a trace's tokens include the EOS) and the straddle rate of the
-    tokens the engine streamed (calibrate.run.engine_tokens; re-tokenized text for a record without its
-    chunks, which is not the engine's stream and is not flagged). None where the profile's vocabulary
-    cannot be loaded here."""
-    from ..calibrate.run import engine_tokens
+    tokens the engine streamed (Vocab.engine_tokens; re-tokenized text for a record without its chunks,
+    which is not the engine's stream and is not flagged). The straddle fields are None where the
+    profile's vocabulary cannot be loaded here."""
     from ..calibrate.tokenizer import TokenizerError, profile_vocab
     from ..records import raw_records_path, read_raw_records
     got: dict[str, list[dict[str, Any]]] = {}
@@ -41,13 +40,12 @@ def output_shape(profile: Profile, backend: str, sweeps: list[str]) -> list[dict
     for t in profile.backends[backend].traces if backend in profile.backends else ():
         traces.setdefault(t.schema_id, []).append(t)
     shared = sorted(set(got) & set(traces))
-    vocab = index = None
+    vocab = None
     if shared:
         try:
             vocab = profile_vocab(profile.tokenizer, profile.vocab_size, profile.tokenizer_sha256)
-            index = {t: i for i, t in enumerate(vocab.tokens) if t and i not in vocab.special_ids}
         except (TokenizerError, ImportError):  # not here (a folder elsewhere, no bundled vocabulary): no rate
-            vocab = index = None
+            vocab = None
     out = []
     for sid in shared:
         recs, ts = got[sid], traces[sid]
@@ -61,7 +59,7 @@ def output_shape(profile: Profile, backend: str, sweeps: list[str]) -> list[dict
         if vocab is not None:
             sample = recs[:STRADDLE_TEXTS]
             engine = all(d.get("chunks") and "".join(d["chunks"]) == d["text"] for d in sample)
-            streams = [engine_tokens(d["chunks"], vocab, index) if engine else vocab.encode(d["text"]) for d in sample]
+            streams = [vocab.engine_tokens(d["chunks"]) if engine else vocab.encode(d["text"]) for d in sample]
             n = sum(len(x) for x in streams)
             row["straddle_pct"] = 100.0 * sum(i in vocab.straddle_ids for x in streams for i in x) / n if n else None
             row["straddle_from"] = "engine tokens" if engine else "re-tokenized text"
