@@ -724,3 +724,20 @@ def test_an_event_at_a_time_lands_on_it():
     assert seen == [("at", t), ("at2", t), ("timeout", now + (t - now))]
     with pytest.raises(ValueError, match="before now"):
         At(env, t - 1.0)
+
+
+def test_what_the_engine_would_show_on_a_closed_form():
+    """GPU busy = forward / step, the host's exposed share = the rest, the bound where the host's exceeds
+    the GPU's; the bitmask copy = rows x ceil(V / 32) x 4 bytes, its link share at the step time."""
+    from maskcost.model.metrics import H2D_LINK_BYTES_PER_S
+    p = constant_profile(fill_us=500.0, forward_ms=6.0, apply_us=100.0)
+    hidden, exposed = run(p, concurrency=4), run(p, concurrency=32)  # steps of 6.1 and 16.1 ms
+    assert hidden["gpu_busy_fraction"] == pytest.approx(6.0 / 6.1, rel=1e-3) and hidden["bound"] == "gpu"
+    assert exposed["gpu_busy_fraction"] == pytest.approx(6.0 / 16.1, rel=1e-3) and exposed["bound"] == "host"
+    assert exposed["host_exposed_fraction"] == pytest.approx(10.1 / 16.1, rel=1e-3)
+    row_bytes = 4 * ((128256 + 31) // 32)  # 16,032 bytes a row
+    assert exposed["bitmask_h2d_bytes_per_step"] == 32 * row_bytes
+    assert exposed["bitmask_h2d_link_fraction"] == pytest.approx(32 * row_bytes / 16.1e-3 / H2D_LINK_BYTES_PER_S,
+                                                                 rel=1e-3)
+    # more rows, more host work a step: the GPU's share falls as the host's grows
+    assert exposed["gpu_busy_fraction"] < hidden["gpu_busy_fraction"]

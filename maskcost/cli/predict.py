@@ -48,7 +48,7 @@ def print_table(points: list[dict[str, Any]]) -> None:
     hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}{'conc':>6}{'running':>8}{'ITL on':>9}{'±95%':>6}"
            + (f"{'80% interval':>15}" if pi else "") + (f"{'band':>14}" if band else "") + f"{'p50':>8}"
            f"{'p99':>8}{'ITL off':>9}{'overhd%':>9}{'tok/s on':>10}{'tok/s off':>10}{'TTFT p50':>9}"
-           f"{'fill/step':>10}{'pool':>6}")
+           f"{'fill/step':>10}{'pool':>6}{'GPU':>6}")
     print(hdr)
     for p in points:
         b = p["breakdown"]
@@ -60,10 +60,12 @@ def print_table(points: list[dict[str, Any]]) -> None:
               f"{_fmt(p['itl_ms_p50'], 2):>8}"
               f"{_fmt(p['itl_ms_p99'], 2):>8}{_fmt(p['off']['itl_ms_mean'], 2):>9}{_fmt(p['overhead_pct']):>9}"
               f"{_fmt(p['out_tok_per_s'], 0):>10}{_fmt(p['off']['out_tok_per_s'], 0):>10}"
-              f"{_fmt(p['ttft_ms_p50']):>9}{_fmt(b['fill_ms'], 2):>10}{_fmt(100 * b['pool_step_fraction'], 0):>5}%")
+              f"{_fmt(p['ttft_ms_p50']):>9}{_fmt(b['fill_ms'], 2):>10}{_fmt(100 * b['pool_step_fraction'], 0):>5}%"
+              f"{_fmt(100 * p['gpu_busy_fraction'] if p.get('gpu_busy_fraction') is not None else None, 0):>5}%")
     print("ITL in ms (mean/p50/p99, per output token); ±95% = the half-width of ITL on's 95% confidence interval "
           "(batch means over the run), in % of it; overhd% = ITL on / ITL off - 1; fill/step = host fill work "
-          "per step in ms; pool = share of steps that used vLLM's fill pool" +
+          "per step in ms; pool = share of steps that used vLLM's fill pool; GPU = the GPU's busy share (forward "
+          "time over wall time: what a GPU monitor shows)" +
           ("; 80% interval = where the engine's ITL fell for 80% of points on machines the rule was not built "
            "from (maskcost/interval.py): " + "; ".join(sorted({p["interval"]["words"] for p in points
                                                                if "interval" in p})) if pi else "") +
