@@ -55,6 +55,30 @@ def _add_schema_args(p: argparse.ArgumentParser, default_tiers: list[str] | None
     add_tool_args(p)
 
 
+def add_sweep_args(p: argparse.ArgumentParser, out: str, concurrency: list[int], repeats: int,
+                   off_tokens: int) -> None:
+    """The live sweep's flags that `sweep` and `validate` share (each with its own defaults)."""
+    p.add_argument("--base-url", required=True, metavar="URL", help="the live server's OpenAI API, e.g. "
+                   "http://127.0.0.1:8000")
+    p.add_argument("--out", required=True, metavar=out, help="where the sweep's points go: appended as each "
+                   "finishes, and a run again resumes where it stopped")
+    p.add_argument("--arms", nargs="+", default=["on", "off"], choices=["on", "off"],
+                   help="schema on (response_format), schema off (the same server, no schema), or both")
+    p.add_argument("--concurrency", type=int, nargs="+", default=concurrency, metavar="N",
+                   help="closed-loop clients of each point")
+    p.add_argument("--repeats", type=int, default=repeats, help="runs of each point (their spread is reported)")
+    p.add_argument("--rounds", type=int, default=3, help="requests per point = max(--min-requests, rounds x "
+                   "concurrency)")
+    p.add_argument("--min-requests", type=int, default=16, help="the fewest requests a point sends")
+    p.add_argument("--max-tokens", type=int, default=512, help="max_tokens of a schema-on request (an output "
+                   "cut there is counted as truncated)")
+    p.add_argument("--off-tokens", type=int, default=off_tokens, help="output length of a schema-off request "
+                   "(ignore_eos)")
+    p.add_argument("--unique-schemas", action="store_true", help="every request a schema of its own (one "
+                   "random optional property added): defeats the engine's compile cache")
+    add_request_args(p)
+
+
 def add_request_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prompt-pad", type=int, default=0, metavar="N",
                    help="lengthen every prompt by about N tokens (shared: the prefix cache holds it)")

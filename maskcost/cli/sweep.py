@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import UsageError, _add_schema_args, _entries, add_request_args
+from .common import UsageError, _add_schema_args, _entries, add_sweep_args
 
 def cmd_sweep(args) -> int:
     from ..validate.sweep import PointSpec, run_sweep
@@ -26,17 +26,7 @@ def cmd_sweep(args) -> int:
 
 def add_parser(sub) -> None:
     s = sub.add_parser("sweep", help="run a live sweep (client only)")
-    s.add_argument("--base-url", required=True)
-    s.add_argument("--out", required=True, metavar="SWEEP.jsonl")
-    s.add_argument("--arms", nargs="+", default=["on", "off"], choices=["on", "off"])
-    s.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
-    s.add_argument("--repeats", type=int, default=1)
-    s.add_argument("--rounds", type=int, default=3, help="requests per point = max(min, rounds x concurrency)")
-    s.add_argument("--min-requests", type=int, default=16)
-    s.add_argument("--max-tokens", type=int, default=512)
-    s.add_argument("--off-tokens", type=int, default=128, help="schema-off arm output length (ignore_eos)")
-    s.add_argument("--unique-schemas", action="store_true")
-    add_request_args(s)
-    s.add_argument("--label")
+    add_sweep_args(s, "SWEEP.jsonl", [1, 8, 32], repeats=1, off_tokens=128)
+    s.add_argument("--label", help="a name for the sweep, recorded in each point's config")
     _add_schema_args(s, None)
     s.set_defaults(func=cmd_sweep)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import _add_schema_args, add_request_args
+from .common import _add_schema_args, add_sweep_args
 from .engine_args import _add_engine_args
 from .report import add_parser as add_report_parser, cmd_report
 
@@ -20,7 +20,7 @@ def cmd_validate(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     pts = [PointSpec(a, c, r, max(args.min_requests, args.rounds * c))
-           for r in range(args.repeats) for c in (args.concurrency or [1, 8, 32]) for a in ("on", "off")]
+           for r in range(args.repeats) for c in args.concurrency for a in args.arms]
     run_sweep(args.base_url, pts, entries, out / "sweep.jsonl", max_tokens=args.max_tokens,
               off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
               prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts, client_procs=args.client_procs,
@@ -39,18 +39,9 @@ def add_parser(sub) -> None:
     _add_engine_args(v)
     _add_schema_args(v, None, f"built-in schema tiers (default, where no --schema, --tools or --corpus is "
                               f"given: {' '.join(DEFAULT_TIERS)})")
-    v.add_argument("--base-url", required=True)
-    v.add_argument("--out", required=True, metavar="DIR")
-    v.add_argument("--concurrency", type=int, nargs="+")
-    v.add_argument("--repeats", type=int, default=2)
-    v.add_argument("--rounds", type=int, default=3)
-    v.add_argument("--min-requests", type=int, default=16)
-    v.add_argument("--max-tokens", type=int, default=512)
-    v.add_argument("--off-tokens", type=int, default=96)
-    v.add_argument("--unique-schemas", action="store_true")
-    add_request_args(v)
+    add_sweep_args(v, "DIR", [1, 8, 32], repeats=2, off_tokens=96)
     v.add_argument("--probe", metavar="DIR", help="in-server probe records (maskcost probe-site) of the server: "
                                                   "the engine's own step timings beside the model's")
-    v.add_argument("--title", default="maskcost validate: predicted vs measured")
-    v.add_argument("--requests-factor", type=int, default=4)
+    v.add_argument("--title", default="maskcost validate: predicted vs measured", help="the report's title")
+    v.add_argument("--requests-factor", type=int, default=4, help="requests of each simulated point, per client")
     v.set_defaults(func=cmd_validate)
