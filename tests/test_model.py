@@ -741,3 +741,17 @@ def test_what_the_engine_would_show_on_a_closed_form():
                                                                  rel=1e-3)
     # more rows, more host work a step: the GPU's share falls as the host's grows
     assert exposed["gpu_busy_fraction"] < hidden["gpu_busy_fraction"]
+
+
+def test_an_xgrammar_cache_of_zero_keeps_only_the_last_grammar():
+    """VLLM_XGRAMMAR_CACHE_MB=0 (--xgrammar-cache-mb 0): xgrammar 0.2.7's LRU by bytes still keeps the grammar
+    it compiled last (measured on this project's CPU: a second compile of the same schema with
+    cache_limit_bytes=0 took 0.1 ms, the first 6.7 s), so one repeated schema compiles once, while schemas
+    that take turns are compiled again and again."""
+    from maskcost.profile import load_default_profile
+    p = constant_profile(fill_us=10.0, forward_ms=5.0, compile_ms=40.0)
+    one = [run(p, concurrency=1, requests=50, xgrammar_cache_mb=mb)["ttft_ms_p50"] for mb in (512, 0)]
+    assert one[0] == pytest.approx(one[1], abs=1e-6)
+    d = load_default_profile()  # its schemas in turn
+    many = [run(d, concurrency=1, requests=100, xgrammar_cache_mb=mb)["ttft_ms_mean"] for mb in (512, 0)]
+    assert many[1] > 1.5 * many[0]

@@ -62,7 +62,8 @@ def _engine_configs(args, profile: Profile):
                                                         spec_draft_rate=args.spec_draft_rate,
                                                         spec_method=args.spec_method, cpu_speed=speed,
                                                         cpu_speed_pool=pool,
-                                                        max_num_batched_tokens=args.max_num_batched_tokens))
+                                                        max_num_batched_tokens=args.max_num_batched_tokens,
+                                                        xgrammar_cache_mb=args.xgrammar_cache_mb))
     return out
 
 
@@ -100,6 +101,9 @@ def _add_engine_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--async-scheduling", action=argparse.BooleanOptionalAction, default=d.async_scheduling)
     p.add_argument("--max-num-batched-tokens", type=int, default=d.max_num_batched_tokens,
                    help="token budget of one step: decode rows + prefill chunks (vLLM's default on an H200)")
+    p.add_argument("--xgrammar-cache-mb", type=int, default=d.xgrammar_cache_mb, metavar="MB",
+                   help="vLLM's compiled-grammar cache (VLLM_XGRAMMAR_CACHE_MB, LRU by bytes; 0: every request "
+                        "compiles its grammar again)")
 
 
 SOURCE_WORDS = {"itl": "ITL", "fill": "in-engine fill"}  # --speed-source, in what predict prints
