@@ -479,3 +479,25 @@ def test_an_output_is_replayed_as_the_tokens_the_engine_streamed(vocab, tmp_path
     r = trace_schema(make_backend("xgrammar", vocab), SchemaEntry("plain", "user", PLAIN, ()), got[:1])
     assert not r.error and len(r.traces[0].fill_us) == len(ids) + 1  # the EOS too
     assert r.source == "1 recorded outputs, the engine's own tokens"
+
+
+def test_calibrate_collects_the_servers_outputs_one_point_a_schema(vocab, tmp_path):
+    """calibrate --base-url's outputs step: one schema-on point a schema at one load (each schema's own ITL
+    beside its outputs, for `report --sweep` to put the model's per-schema ITL against), the outputs as the
+    engine streamed their tokens; run again, it resumes without a request."""
+    from fake_server import FakeEngine, FakeServer
+
+    from maskcost.validate.plan import LivePlan
+    from maskcost.validate.server_calibration import server_outputs
+    from maskcost.validate.sweep import read_summaries
+    eng = FakeEngine('{"name": "Al", "ok": true}', base_step_ms=1.0, per_request_ms=0.05)
+    entries = [SchemaEntry("plain", "user", PLAIN, ()), SchemaEntry("any", "user", {"type": "object"}, ())]
+    plan = LivePlan(outputs_per_schema=4, outputs_concurrency=4, min_requests=2)
+    with FakeServer(eng) as srv:
+        got = server_outputs(srv.url, vocab, entries, tmp_path / "o.jsonl", plan, seed=0)
+        served = eng.served
+        assert server_outputs(srv.url, vocab, entries, tmp_path / "o.jsonl", plan, seed=0) == got
+        assert eng.served == served
+    assert [p["config"]["schemas"] for p in read_summaries(tmp_path / "o.jsonl")] == [["plain"], ["any"]]
+    assert {k: len(v) for k, v in got.items()} == {"plain": 4, "any": 4}
+    assert all(isinstance(x, list) and x for x in got["plain"])  # token ids, read back from the chunks

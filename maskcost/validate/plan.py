@@ -19,8 +19,8 @@ class LivePlan:
     frontend: bool = True  # fit the API server's per-token and per-request costs on the forward sweep
     speed_concurrency: tuple[int, ...] = (48, 96, 144, 224)  # schema-on: the server's own speed, in this order
     max_tokens: int = 512  # schema-on max_tokens
-    # schema-on, first: the server's own outputs, traced in place of outputs sampled under the mask (their
-    # token streams are what the engine's matchers walk, their lengths the requests' lengths)
+    # schema-on, first: the server's own outputs, one point a schema, traced in place of outputs sampled under
+    # the mask (their token streams are what the engine's matchers walk, their lengths the requests' lengths)
     outputs_per_schema: int = 32
     outputs_concurrency: int = 32
 
@@ -40,8 +40,8 @@ class LivePlan:
                 n = max(self.min_requests, self.rounds * c)
                 out += 2.0 + n * tokens / c * (6.0 + 0.06 * c) / 1e3 * (1.6 if arm_on else 1.0)
             return out
-        return {"outputs": sweep_s((self.outputs_concurrency,), 80, arm_on=True) * max(
-                    1.0, self.outputs_per_schema * schemas / max(self.min_requests, self.rounds * self.outputs_concurrency)),
+        return {"outputs": schemas * sweep_s((self.outputs_concurrency,), 80, arm_on=True) * max(
+                    1.0, 1.25 * self.outputs_per_schema / max(self.min_requests, self.rounds * self.outputs_concurrency)),
                 "host": 10.0 + schemas * backends * (2.0 + 0.1 * self.outputs_per_schema) + backends * 15.0,
                 "forward": sweep_s(self.forward_concurrency, self.off_tokens),
                 "prefill": len(self.prefill_pads) * (2.0 + self.min_requests * 0.1),

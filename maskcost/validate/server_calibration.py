@@ -208,19 +208,21 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
 def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], path: Path, plan: LivePlan, seed: int,
                    rounds: int = 3) -> dict[str, list]:
     """The server's valid schema-on outputs by schema id, plan.outputs_per_schema of each where it gives
-    them, each the token stream the engine emitted (read from the streamed chunks): a point at
-    plan.outputs_concurrency, then up to `rounds - 1` more for the schemas still short (requests pick
-    their schema at random). A schema with none keeps outputs sampled under the mask."""
+    them, each the token stream the engine emitted (read from the streamed chunks): one point a schema at
+    plan.outputs_concurrency (so each schema's own ITL at one load is measured beside its outputs:
+    `maskcost report --sweep` on the file gives the model's per-schema ITL against it), then up to
+    `rounds - 1` more for the schemas still short. A schema with none keeps outputs sampled under the mask."""
     want = plan.outputs_per_schema
-    todo = list(entries)
+    todo, got = list(entries), {}
     for r in range(rounds):
-        if not todo:
-            break
-        n = max(plan.min_requests, round(1.25 * want * len(todo)))
-        run_sweep(base_url, [PointSpec("on", min(plan.outputs_concurrency, n), r, n)], todo, path,
-                  max_tokens=plan.max_tokens, seed=seed)
+        for e in todo:
+            n = max(plan.min_requests, round(1.25 * (want - len(got.get(e.schema_id, ())))))
+            run_sweep(base_url, [PointSpec("on", min(plan.outputs_concurrency, n), entries.index(e) * rounds + r, n)],
+                      [e], path, max_tokens=plan.max_tokens, seed=seed)
         got = recorded_outputs(raw_records_path(path))
         todo = [e for e in todo if len(got.get(e.schema_id, ())) < want]
+        if not todo:
+            break
     got = recorded_outputs(raw_records_path(path), vocab)
     return {e.schema_id: got[e.schema_id][:want] for e in entries if got.get(e.schema_id)}
 
