@@ -26,6 +26,7 @@ import math
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -90,13 +91,20 @@ def _bounds(errs: list[tuple[str, float]], s: float) -> tuple[float, float]:
     return mid + s * (lo - mid), mid + s * (hi - mid)
 
 
-def _lomo(errs: list[tuple[str, float]], s: float) -> float:
-    """The share of points inside the interval built at s from the other machines."""
+def _held(errs: list[tuple[str, float]], widen_of: Callable[[list[tuple[str, float]]], float]) -> float:
+    """The share of points inside the interval built from the other machines, at the widening
+    `widen_of(the other machines' errors)` gives."""
     inside = 0
     for m in sorted({m for m, _ in errs}):
-        lo, hi = _bounds([me for me in errs if me[0] != m], s)
+        rest = [me for me in errs if me[0] != m]
+        lo, hi = _bounds(rest, widen_of(rest))
         inside += sum(lo <= e <= hi for mm, e in errs if mm == m)
     return inside / len(errs)
+
+
+def _lomo(errs: list[tuple[str, float]], s: float) -> float:
+    """LOMO coverage at a fixed widening s."""
+    return _held(errs, lambda _rest: s)
 
 
 def _widen(errs: list[tuple[str, float]]) -> float:
@@ -107,12 +115,7 @@ def _widen(errs: list[tuple[str, float]]) -> float:
 
 def _nested(errs: list[tuple[str, float]]) -> float:
     """LOMO coverage of the whole rule: for each machine, s chosen by LOMO on the others alone."""
-    inside = 0
-    for m in sorted({m for m, _ in errs}):
-        rest = [me for me in errs if me[0] != m]
-        lo, hi = _bounds(rest, _widen(rest))
-        inside += sum(lo <= e <= hi for mm, e in errs if mm == m)
-    return inside / len(errs)
+    return _held(errs, _widen)
 
 
 def build(errs: list[tuple[str, float]], engine: str, mode: str, source: str) -> Interval:

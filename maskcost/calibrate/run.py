@@ -28,14 +28,13 @@ RECORDED_PER_SCHEMA = 16
 def recorded_outputs(path: Path, vocab: Vocab | None = None) -> dict[str, list]:
     """Valid outputs from a `maskcost sweep` raw file, by schema id (the real model's outputs). With `vocab`,
     each output as the token stream the engine emitted where the record has its streamed chunks
-    (Vocab.engine_tokens), else its text (replayed re-tokenized)."""
+    (Vocab.streamed_tokens), else its text (replayed re-tokenized)."""
     from ..records import read_raw_records
     out: dict[str, list] = defaultdict(list)
     for d in read_raw_records(path, "--outputs"):
         if d.get("check") == "valid" and d.get("schema_id"):
-            chunks = d.get("chunks") or []
-            streamed = vocab is not None and chunks and "".join(chunks) == d["text"]
-            out[d["schema_id"]].append(vocab.engine_tokens(chunks) if streamed else d["text"])
+            tokens = vocab.streamed_tokens(d) if vocab is not None else None
+            out[d["schema_id"]].append(d["text"] if tokens is None else tokens)
     return dict(out)
 
 

@@ -63,6 +63,12 @@ class Vocab:
             out.extend([i] if i is not None else self.encode(c))
         return out
 
+    def streamed_tokens(self, record: dict) -> list[int] | None:
+        """A sweep's raw record as the token stream the engine emitted, where the record keeps the chunks it
+        streamed and they make up its text; None where it does not (an older record, a tool call)."""
+        chunks = record.get("chunks") or []
+        return self.engine_tokens(chunks) if chunks and "".join(chunks) == record.get("text") else None
+
     @cached_property
     def straddle_ids(self) -> frozenset[int]:
         """Tokens that hold a double quote plus other bytes: they straddle a JSON string boundary."""

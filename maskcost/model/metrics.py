@@ -171,8 +171,8 @@ def what_the_engine_shows(sim: Simulation, col: dict[str, np.ndarray], win: np.n
                 "bitmask_h2d_bytes_per_step": None, "bitmask_h2d_link_fraction": None}
     busy = float(col["forward_ms"][win].sum() / span)
     exposed = float(col["exposed_ms"][win].sum() / span)
-    rows = sim.engine.apply_rows(round(float(np.mean(col["batch"][win]))), round(float(np.mean(col["structured_rows"][win]))),
-                                 round(float(np.mean(col["structured_rows"][win]))), sim.cfg.spec_tokens)
+    structured = round(float(np.mean(col["structured_rows"][win])))
+    rows = sim.engine.apply_rows(round(float(np.mean(col["batch"][win]))), structured, structured, sim.cfg.spec_tokens)
     h2d = rows * sim.costs.profile.bitmask_row_bytes
     return {"gpu_busy_fraction": busy, "host_exposed_fraction": exposed, "bound": "host" if exposed > busy else "gpu",
             "bitmask_h2d_bytes_per_step": h2d,

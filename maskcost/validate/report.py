@@ -24,7 +24,7 @@ STRADDLE_TEXTS = 200  # the sweep's outputs read for the straddle rate (a sample
 def output_shape(profile: Profile, backend: str, sweeps: list[str]) -> list[dict[str, Any]]:
     """Per schema, the sweep's valid schema-on outputs against the profile's traces of it: mean output
     tokens (the engine's usage count; a trace's tokens include the EOS) and the straddle rate of the
-    tokens the engine streamed (Vocab.engine_tokens; re-tokenized text for a record without its chunks,
+    tokens the engine streamed (Vocab.streamed_tokens; re-tokenized text for a record without its chunks,
     which is not the engine's stream and is not flagged). The straddle fields are None where the
     profile's vocabulary cannot be loaded here."""
     from ..calibrate.tokenizer import TokenizerError, profile_vocab
@@ -58,8 +58,10 @@ def output_shape(profile: Profile, backend: str, sweeps: list[str]) -> list[dict
                "source": dict(profile.backends[backend].output_sources).get(sid)}
         if vocab is not None:
             sample = recs[:STRADDLE_TEXTS]
-            engine = all(d.get("chunks") and "".join(d["chunks"]) == d["text"] for d in sample)
-            streams = [vocab.engine_tokens(d["chunks"]) if engine else vocab.encode(d["text"]) for d in sample]
+            streams = [vocab.streamed_tokens(d) for d in sample]
+            engine = all(x is not None for x in streams)
+            if not engine:  # some records without their chunks: all re-tokenized, one kind of stream
+                streams = [vocab.encode(d["text"]) for d in sample]
             n = sum(len(x) for x in streams)
             row["straddle_pct"] = 100.0 * sum(i in vocab.straddle_ids for x in streams for i in x) / n if n else None
             row["straddle_from"] = "engine tokens" if engine else "re-tokenized text"
