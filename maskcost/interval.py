@@ -153,9 +153,12 @@ def for_point(engine: str, speed_read: bool, shipped: dict[tuple[str, str], Inte
 
 def attach(points: list[dict], speed_read: bool) -> None:
     """Each point's ITL mean with its engine's 80% interval: `itl_ms_pi80` [low, high] and `interval`
-    (the rule's figures); nothing where the record has no interval for the engine."""
+    (the rule's figures); nothing where the record has no interval for the engine, nor for an engine that
+    shares its host (replicas, a quota: none of the record's points did)."""
     shipped = load()
     for p in points:
+        if p.get("replicas", 1) > 1 or p.get("cpu_quota") is not None:
+            continue  # the record's errors are of engines alone (model/host_share.py)
         iv = for_point(p["engine"], speed_read, shipped)
         if iv is not None and p.get("itl_ms_mean") is not None:
             p["itl_ms_pi80"] = [p["itl_ms_mean"] * iv.lo_ratio, p["itl_ms_mean"] * iv.hi_ratio]

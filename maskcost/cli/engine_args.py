@@ -3,6 +3,7 @@ profile, its default CPU speed, the engine configs."""
 from __future__ import annotations
 
 import argparse
+import itertools
 
 from ..profile import Profile, default_profile_path, load_profile
 
@@ -52,7 +53,9 @@ def _engine_configs(args, profile: Profile):
                 for cores in cores_list:
                     for cpu_count in (args.cpu_count or [profile.host.os_cpu_count]):
                         for k in args.spec_tokens:
-                            for speed in args.cpu_speed or [default_speed(profile)]:
+                            for speed, replicas, quota in itertools.product(
+                                    args.cpu_speed or [default_speed(profile)], getattr(args, "replicas", None) or [1],
+                                    getattr(args, "cpu_quota", None) or [None]):
                                 pool = getattr(args, "cpu_speed_pool", None)  # set where the profile's own ran
                                 out.append(EngineConfig(engine=engine, engine_version=version,
                                                         backend=backend, max_num_seqs=mns,
@@ -63,7 +66,9 @@ def _engine_configs(args, profile: Profile):
                                                         spec_method=args.spec_method, cpu_speed=speed,
                                                         cpu_speed_pool=pool,
                                                         max_num_batched_tokens=args.max_num_batched_tokens,
-                                                        xgrammar_cache_mb=args.xgrammar_cache_mb))
+                                                        xgrammar_cache_mb=args.xgrammar_cache_mb,
+                                                        replicas=replicas, cpu_quota=quota,
+                                                        replica_gpu=getattr(args, "replica_gpu", "own")))
     return out
 
 

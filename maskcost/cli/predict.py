@@ -45,14 +45,16 @@ def _fmt(v: Any, nd: int = 1) -> str:
 def print_table(points: list[dict[str, Any]]) -> None:
     band = any("band" in p for p in points)
     pi = any("itl_ms_pi80" in p for p in points)
-    hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}{'conc':>6}{'running':>8}{'ITL on':>9}{'±95%':>6}"
+    shared = any(p.get("replicas", 1) > 1 or p.get("cpu_quota") is not None for p in points)
+    hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}" + (f"{'host':>12}" if shared else "") + f"{'conc':>6}{'running':>8}{'ITL on':>9}{'±95%':>6}"
            + (f"{'80% interval':>15}" if pi else "") + (f"{'band':>14}" if band else "") + f"{'p50':>8}"
            f"{'p99':>8}{'ITL off':>9}{'overhd%':>9}{'tok/s on':>10}{'tok/s off':>10}{'TTFT p50':>9}"
            f"{'fill/step':>10}{'pool':>6}{'GPU':>6}")
     print(hdr)
     for p in points:
         b = p["breakdown"]
-        print(f"{p['engine']:9}{p['backend']:9}{p['max_num_seqs']:>5}{p['cores']:>6}"
+        print(f"{p['engine']:9}{p['backend']:9}{p['max_num_seqs']:>5}{p['cores']:>6}" +
+              (f"{_host(p):>12}" if shared else "") +
               f"{p['concurrency'] if p['concurrency'] is not None else 'r' + str(p['rate_per_s']):>6}"
               f"{_fmt(p['running_mean']):>8}{_fmt(p['itl_ms_mean'], 2):>9}{_ci(p):>6}" +
               (f"{_span(p.get('itl_ms_pi80')):>15}" if pi else "") +
@@ -70,7 +72,16 @@ def print_table(points: list[dict[str, Any]]) -> None:
            "from (maskcost/interval.py): " + "; ".join(sorted({p["interval"]["words"] for p in points
                                                                if "interval" in p})) if pi else "") +
           ("; band = ITL on with the engine as fast / as slow as on the fastest / slowest server of the profile's "
-           "host type measured, against their bench (profile.engine_speeds)" if band else ""))
+           "host type measured, against their bench (profile.engine_speeds)" if band else "") +
+          ("; host = engines on the host x, 1gpu where they share one GPU, q = each one's CPU quota; the figures are "
+           "one engine's (no 80% interval: the record's errors are of engines alone)" if shared else ""))
+
+
+def _host(p: dict[str, Any]) -> str:
+    """The predict table's host column: replicas (and their GPU), quota."""
+    q = p.get("cpu_quota")
+    return f"{p['replicas']}x" + ("/1gpu" if p["replica_gpu"] == "shared" and p["replicas"] > 1 else "") + \
+        (f" q{q:g}" if q is not None else "")
 
 
 def _span(lo_hi: list[float | None] | None) -> str:
@@ -196,6 +207,20 @@ def add_parser(sub) -> None:
     w = Workload()  # the load flags' defaults are its own
     p = sub.add_parser("predict", help="what-if grid from a profile (no GPU needed)")
     _add_engine_args(p)
+    from ..model.config import REPLICA_GPUS, EngineConfig
+    e = EngineConfig()
+    h = p.add_argument_group("one host, many engines (model/host_share.py)")
+    h.add_argument("--replicas", type=int, nargs="+", metavar="N",
+                   help=f"engines on this host, each serving the load given (--concurrency is per engine), all on "
+                        f"the same --cores, each sizing its pools from --cpu-count; figures are one engine's "
+                        f"(default: {e.replicas})")
+    h.add_argument("--replica-gpu", choices=REPLICA_GPUS, default=e.replica_gpu,
+                   help="--replicas: own = a GPU each; shared = all on one GPU, their forwards time-sliced "
+                        f"(default: {e.replica_gpu})")
+    h.add_argument("--cpu-quota", type=float, nargs="+", metavar="CPUS",
+                   help="a cgroup CPU quota on each engine (cpu.max quota / period, in CPUs; a container's --cpus), "
+                        "unlike --cores its threads run on any of the cores until the quota is spent "
+                        "(default: none)")
     p.add_argument("--concurrency", type=int, nargs="+", help="closed-loop clients (default 1 8 32 64 128 160 192 256)")
     p.add_argument("--rate", type=float, nargs="+", help="open-loop Poisson arrivals per second")
     p.add_argument("--requests", type=int, help="requests per point (default max(200, 4 x concurrency)); with "

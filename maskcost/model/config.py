@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from .engines import ENGINES, Engine, engine_policy
 
 SPEC_METHODS = ("ngram", "eagle")
+REPLICA_GPUS = ("own", "shared")
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,13 @@ class EngineConfig:
     # the H200 server logs "Chunked prefill is enabled with max_num_batched_tokens=8192"); for
     # SGLang it stands in for --chunked-prefill-size, for llama.cpp for -b (n_batch)
     max_num_batched_tokens: int = 8192
+    # engines on one host serving the same load each (model/host_share.py): they share usable_cores,
+    # each sizes its pools from cpu_count; "shared": all on one GPU (its forwards time-sliced), "own": a GPU each
+    replicas: int = 1
+    replica_gpu: str = "own"
+    # a cgroup v2 CPU quota on each replica (cpu.max: quota / period), in CPUs; None: no quota. Unlike a
+    # cpuset (usable_cores), the engine's threads run on any of the usable cores until the quota is spent
+    cpu_quota: float | None = None
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -50,6 +58,12 @@ class EngineConfig:
             raise ValueError("--spec-tokens must be >= 0, --spec-acceptance and --spec-draft-rate in [0, 1]")
         if not self.cpu_speed > 0 or (self.cpu_speed_pool is not None and not self.cpu_speed_pool > 0):
             raise ValueError(f"--cpu-speed {self.cpu_speed}: must be > 0")
+        if self.replicas < 1 or self.replica_gpu not in REPLICA_GPUS:
+            raise ValueError(f"--replicas {self.replicas} --replica-gpu {self.replica_gpu}: replicas >= 1, "
+                             f"replica-gpu one of {', '.join(REPLICA_GPUS)}")
+        if self.cpu_quota is not None and not 0 < self.cpu_quota <= self.usable_cores:
+            raise ValueError(f"--cpu-quota {self.cpu_quota}: CPUs in (0, --cores {self.usable_cores}] (a quota "
+                             f"beyond the cores it may run on never binds)")
         if self.spec_method not in SPEC_METHODS:
             raise ValueError(f"--spec-method {self.spec_method}: unknown (known: {', '.join(SPEC_METHODS)})")
 
@@ -69,6 +83,11 @@ class EngineConfig:
     @property
     def effective_async(self) -> bool:
         return self.policy.effective_async(self)
+
+    @property
+    def host_shared(self) -> bool:
+        """Whether what other engines or a quota do to this one enters the run (model/host_share.py)."""
+        return self.replicas > 1 or self.cpu_quota is not None
 
 
 @dataclass(frozen=True)

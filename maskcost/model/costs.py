@@ -83,6 +83,14 @@ def _cpu_scale(cpu_speed: float) -> float:
 
 
 class Costs:
+    # what other engines on the host do to this one (model/host_share.py; 1: nothing): the GPU's
+    # work (forward, mask apply) and a fill-pool burst take this many times as long
+    gpu_factor: float = 1.0
+    pool_factor: float = 1.0
+    # and the engine's own per-step CPU work measured as an ITL difference (cpu_overhead_ms: not scaled
+    # by cpu_speed, it is the profile host's), as the other host work, by this
+    overhead_factor: float = 1.0
+
     def __init__(self, profile: Profile, backend: str, cpu_speed: float = 1.0) -> None:
         if backend not in profile.backends:
             raise ValueError(f"--backend {backend}: the profile '{profile.name}' has no {backend} traces "
@@ -140,6 +148,13 @@ class Costs:
         other._scale_rows()
         return other
 
+    def sharing(self, cpu_speed: float, gpu_factor: float, pool_factor: float, overhead_factor: float) -> "Costs":
+        """These costs for an engine that shares its host (model/host_share.py): host work at `cpu_speed`,
+        the GPU's work, a fill-pool burst and the engine's measured CPU overhead stretched by the factors."""
+        other = self.at_speed(cpu_speed)
+        other.gpu_factor, other.pool_factor, other.overhead_factor = gpu_factor, pool_factor, overhead_factor
+        return other
+
     def _scale_rows(self) -> None:
         """fill_row_ms: each trace position's fill in ms at this CPU speed (fill_us x cpu_scale / 1e3,
         elementwise, the very operations a step would run on its rows' gathered values)."""
@@ -156,7 +171,7 @@ class Costs:
             f += max(0.0, self.prefill(prefill_tokens) - self.prefill(1.0))
         if self.context_ms_per_token and decode_rows:
             f = max(0.5 * f, f + self.context_ms_per_token * (context_tokens - decode_rows * self.context_ref))
-        return f
+        return f * self.gpu_factor
 
     def serial_fill_factor(self, rows: int) -> float:
         """In-engine over the model's serial fill at a step of `rows` bitmask rows: the profile's
@@ -173,8 +188,8 @@ class Costs:
             return 0.0
         if len(self.forward_sync.x) == 1:  # one sync point: its overhead, not a curve through the origin
             x0 = float(self.forward_sync.x[0])
-            return max(0.0, self.forward_sync(x0) - self.forward(x0))
-        return max(0.0, self.forward_sync(batch) - self.forward(batch))
+            return max(0.0, self.forward_sync(x0) - self.forward(x0)) * self.overhead_factor
+        return max(0.0, self.forward_sync(batch) - self.forward(batch)) * self.overhead_factor
 
     def grammar_step_cpu_terms(self, batch: float) -> tuple[float, float]:
         """The engine thread's work per step besides the fill when grammar rows are in the batch
@@ -196,7 +211,7 @@ class Costs:
         return 0.0, ms
 
     def apply_ms(self, rows: int) -> float:
-        return self.apply(rows) if rows else 0.0
+        return self.apply(rows) * self.gpu_factor if rows else 0.0
 
     def pool_excess_ms(self, workers: int, rows: int, batched: bool = False) -> float:
         """What the pool costs beyond ideal list scheduling on this many workers (thread hand-off,

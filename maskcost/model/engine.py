@@ -176,6 +176,8 @@ class Simulation:
         # only when step_with_batch_queue returns, after the deferred fill and sample of step N+1
         # (vllm/v1/engine/core.py:519-633, then _process_engine_step puts them on the output queue)
         self.held: tuple[np.ndarray, np.ndarray, int] | None = None
+        # host CPU time of the API server and the compile pool (model/host_share.py reads them)
+        self.frontend_busy_ms = self.compile_busy_ms = 0.0
         self.issued = 0
         self.t_last_issue = 0.0
         self.stopped = False  # Workload.precision met: no more requests
@@ -306,6 +308,7 @@ class Simulation:
             base_ms = cc.variant_ms if variant else cc.cold_ms
             dur = base_ms * self.costs.cpu_scale * max(1.0, busy / self.cfg.usable_cores)
             self.compile_end[key] = self.env.now + dur
+            self.compile_busy_ms += dur
             self._event("compile", "compile pool", self.env.now, dur)
             yield self.env.timeout(dur)
         self._store(key, cc.memory_bytes)
@@ -568,11 +571,11 @@ class Simulation:
         J = int(min(steps_left, max(8, 8192 // max(S, 1)), fit + 1))
         j = np.arange(J)
         # the forward at each step's context (Costs.forward_ms, elementwise)
-        fwd = np.full(J, costs.forward_ms(B))
+        fwd = np.full(J, costs.forward(B))
         if costs.context_ms_per_token and n_dec:
             ctx = context + j * float(n_dec)
             fwd = np.maximum(0.5 * fwd, fwd + costs.context_ms_per_token * (ctx - n_dec * costs.context_ref))
-        fwd = fwd.tolist()
+        fwd = (fwd * costs.gpu_factor if costs.gpu_factor != 1.0 else fwd).tolist()
         if S:
             s_slots, off, n = srows
             here = off[None, :] + (self.s_pos[s_slots][None, :] + j[:, None]) % n[None, :]
@@ -709,6 +712,7 @@ class Simulation:
         free = self.frontend_free_at
         start = free if free > now else now
         self.frontend_free_at = start + dur
+        self.frontend_busy_ms += dur
         if self.record_trace:
             self._event(name, "API server", start, dur)
         return self.frontend_free_at - now

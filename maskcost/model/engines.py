@@ -140,6 +140,11 @@ class Engine:
     def uses_pool(self, cfg: EngineConfig, structured_rows: int, spec_tokens: int) -> bool:
         return False
 
+    def pool_threads(self, cfg: EngineConfig) -> int:
+        """Threads that fill the bitmask together beside the engine thread, on the cores they may use
+        (model/host_share.py: a burst of them contends with other engines); 0: none."""
+        return 0
+
     def holds_outputs(self) -> bool:
         """With async scheduling and a grammar in the batch, a step's outputs leave with the next step's fill."""
         return False
@@ -204,6 +209,10 @@ class Vllm(Engine):
     def holds_outputs(self) -> bool:
         return True
 
+    def pool_threads(self, cfg: EngineConfig) -> int:
+        return max(1, min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores)) \
+            if vllm_pool_exists(cfg.max_num_seqs) and not cfg.spec_tokens else 0
+
     def pool_fill(self, sim: Simulation, row_ms: np.ndarray, workers: int, t0: float) -> float:
         """vLLM's fill ThreadPoolExecutor, begun at t0: chunks of 16 rows in submission order, each taken
         by the first free thread; threads beyond the usable cores wait for one, so the chunks are list
@@ -236,7 +245,7 @@ class Vllm(Engine):
         # the engine where the profile has it, else as measured on the calibration host
         excess = costs.engine_pool_excess(len(chunks)) * costs.cpu_scale if inengine else \
             costs.pool_excess_ms(min(workers, sim.cfg.usable_cores), len(row_ms))
-        return span + excess
+        return (span + excess) * costs.pool_factor
 
     def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
              t0: float) -> tuple[float, float, float]:
@@ -313,6 +322,9 @@ class Sglang(Engine):
             if cfg.backend == "guidance" else ()
         return super().cores_read(cfg, rows, compiles) + threads
 
+    def pool_threads(self, cfg: EngineConfig) -> int:
+        return min(llguidance_batched_threads(cfg.usable_cores), cfg.usable_cores) if cfg.backend == "guidance" else 0
+
     def batched_fill_ms(self, sim: Simulation, row_ms: np.ndarray) -> float:
         """llguidance's rayon pool: rows spread over clamp(0.8 x usable cores, 1, 32) threads, at the
         measured inflation."""
@@ -320,7 +332,7 @@ class Sglang(Engine):
         free = [0.0] * t
         for r in row_ms:
             heapq.heappush(free, heapq.heappop(free) + r)
-        return max(free) + sim.costs.pool_excess_ms(t, len(row_ms), batched=True)
+        return (max(free) + sim.costs.pool_excess_ms(t, len(row_ms), batched=True)) * sim.costs.pool_factor
 
     def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
              t0: float) -> tuple[float, float, float]:

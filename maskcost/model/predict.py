@@ -18,6 +18,7 @@ from ..profile import Profile
 from .config import EngineConfig, Workload
 from .costs import Costs
 from .engine import Simulation
+from .host_share import simulate
 from .metrics import summarize
 
 
@@ -40,6 +41,8 @@ def off_key(cfg: EngineConfig, wl: Workload) -> tuple[EngineConfig, Workload]:
     loop of c clients) max_num_seqs beyond c (the test test_the_schema_off_arm_is_shared_across_cores_exactly
     checks it); points that differ only in those share one simulation."""
     mns = min(cfg.max_num_seqs, wl.concurrency) if wl.concurrency is not None else cfg.max_num_seqs
+    if cfg.host_shared:  # other engines or a quota act on it through the cores (model/host_share.py)
+        return replace(cfg, max_num_seqs=mns, cpu_speed_pool=None), replace(wl, structured_fraction=0.0)
     return (replace(cfg, max_num_seqs=mns, usable_cores=1, cpu_count=1, cpu_speed_pool=None),
             replace(wl, structured_fraction=0.0))
 
@@ -55,13 +58,24 @@ def sim_key(profile: Profile, cfg: EngineConfig, wl: Workload) -> tuple:
     grammars = None if wl.unique_schemas else len(wl.schemas) or (
         len({t.schema_id for t in b.traces}) if b is not None and b.traces else None)
     bounds = [x for x in (wl.concurrency, grammars) if x is not None]
+    if cfg.host_shared:  # the cores enter every part of a shared host's run (model/host_share.py)
+        return replace(cfg, max_num_seqs=mns), wl, ()
     cores = cfg.policy.cores_read(replace(cfg, max_num_seqs=mns), mns, min(bounds) if bounds else None)
     return replace(cfg, max_num_seqs=mns, usable_cores=1, cpu_count=1), wl, cores
 
 
 def run_off(profile: Profile, key: tuple[EngineConfig, Workload], costs_cache: dict | None = None) -> dict[str, Any]:
     cfg, wl = key
-    return summarize(Simulation(_costs(profile, cfg, {} if costs_cache is None else costs_cache), cfg, wl).run())
+    sim, share = simulate(_costs(profile, cfg, {} if costs_cache is None else costs_cache), cfg, wl)
+    return _summary(sim, share)
+
+
+def _summary(sim: Simulation, share: dict[str, Any] | None) -> dict[str, Any]:
+    """A run's summary; where it shared its host, what that did (model/host_share.py: factors, demand)."""
+    out = summarize(sim)
+    if share is not None:
+        out["host_share"] = share
+    return out
 
 
 def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: dict | None = None,
@@ -69,8 +83,8 @@ def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: di
     """One point, schema on and off; `offs`: schema-off arms already run, by off_key."""
     costs_cache = {} if costs_cache is None else costs_cache
     costs = _costs(profile, cfg, costs_cache)
-    on_sim = Simulation(costs, cfg, wl, record_trace=trace_out is not None).run()
-    on = summarize(on_sim)
+    on_sim, share = simulate(costs, cfg, wl, record_trace=trace_out is not None)
+    on = _summary(on_sim, share)
     key = off_key(cfg, wl)
     off = offs[key] if offs is not None and key in offs else run_off(profile, key, costs_cache)
     if trace_out is not None:
@@ -79,7 +93,7 @@ def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: di
         **_labels(cfg, wl),
         **{k: v for k, v in on.items()},
         "off": {k: off[k] for k in ("itl_ms_mean", "itl_ms_p50", "ttft_ms_mean", "ttft_ms_p50", "out_tok_per_s",
-                                        "running_mean")},
+                                        "running_mean", "host_share") if k in off},
     }
     point["overhead_pct"] = (100.0 * (on["itl_ms_mean"] / off["itl_ms_mean"] - 1.0)
                              if on["itl_ms_mean"] and off["itl_ms_mean"] else None)
@@ -94,7 +108,8 @@ def _labels(cfg: EngineConfig, wl: Workload) -> dict[str, Any]:
     return {"engine": cfg.engine, "engine_version": cfg.policy.version, "backend": cfg.backend,
             "concurrency": wl.concurrency, "rate_per_s": wl.rate_per_s, "max_num_seqs": cfg.max_num_seqs,
             "cores": cfg.usable_cores, "cpu_count": cfg.cpu_count, "async_scheduling": cfg.effective_async,
-            "spec_tokens": cfg.spec_tokens, "schema": ",".join(wl.schemas) if wl.schemas else "all"}
+            "spec_tokens": cfg.spec_tokens, "replicas": cfg.replicas, "replica_gpu": cfg.replica_gpu,
+            "cpu_quota": cfg.cpu_quota, "schema": ",".join(wl.schemas) if wl.schemas else "all"}
 
 
 def relabel(point: dict[str, Any], cfg: EngineConfig, wl: Workload) -> dict[str, Any]:
@@ -130,7 +145,7 @@ def run_point_band(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cach
     point["cpu_speed_ran"], point["speed_regime"] = ran.cpu_speed, regime
     es = profile.engine_speeds
     if es is not None:  # the schema-on arm only: the band is about the grammar's CPU work
-        fast, slow = (summarize(Simulation(_costs(profile, c, costs_cache), c, wl).run())
+        fast, slow = (summarize(simulate(_costs(profile, c, costs_cache), c, wl)[0])
                       for c in (replace(ran, cpu_speed=ran.cpu_speed * r) for r in (es.high, es.low)))
         point["band"] = {"cpu_speed": [ran.cpu_speed * es.high, ran.cpu_speed * es.low],
                          "servers": [s.name for s in es.servers],

@@ -1,0 +1,134 @@
+"""One host, many engines: replicas that share the host's cores (and maybe one GPU), and a cgroup CPU quota.
+
+The simulation runs one engine (model/engine.py). `replicas` engines serving the same load each are
+alike, so the model runs one of them with what the others do to it, found as a fixed point (a mean
+field: each other replica is taken at its average, not step by step):
+
+- **One GPU for all** (`replica_gpu` "shared"): without MPS the GPU time-slices the CUDA contexts of
+  the processes on it, so a replica's kernels progress at 1 / (1 + the forwards of others in flight).
+  With each other replica's forward in flight a fraction u of the time, a forward (and the mask's
+  copy and apply) takes 1 + (N - 1) u as long (processor sharing). Two schema-off replicas, each with
+  its GPU busy nearly all the time, so take twice as long a step (measured on one H200, issue 39's
+  exploration: 7.1 ms alone, 14.7 and 15.6 ms together).
+- **One set of cores** (`usable_cores`, a cpuset all replicas run on): each replica's engine thread
+  (busy while it steps, in its own work or spinning on the GPU's result, CUDA's default wait where
+  cores outnumber contexts), its API server, its fill pool (vLLM: min(cpu_count // 2, 8) threads;
+  SGLang with llguidance: the rayon pool), its compile pool, all sized from cpu_count as if alone.
+  A replica's demand rho is the CPUs those threads keep busy on average (Demand, read from its run);
+  the others add L = (N - 1) rho. On C cores, work that runs while rho + L threads want a core is
+  slowed by max(1, (rho + L) / C), and a fill-pool burst of k threads (with the replica's own API
+  server, a) by max(1, (k + a + L) / C), each relative to the same with L = 0, since the
+  single-engine model (what one replica alone is calibrated and checked as) is the reference: one
+  replica gives factors of 1 exactly.
+- **A CPU quota** (`cpu_quota`, cgroup v2 cpu.max): the group's threads run on any usable core until
+  they have used quota x period of CPU time in the period (100 ms by default), then all wait to its
+  end. The pools are still sized from cpu_count, and they run as wide as the usable cores allow. A
+  replica that would use rho > Q CPUs gets Q / rho of its pace: every part of its step (the GPU's
+  next launch waits for the throttled engine thread) takes rho / Q as long. Over a period this is
+  the CPU budget exactly; where in the period a stall falls (a step's tail latency) is not modelled.
+
+Each round runs the replica with the factors the last one's demand gives, until no factor moves by
+more than TOLERANCE (at most MAX_ROUNDS rounds; a run that did not settle says so).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from .config import EngineConfig, Workload
+from .costs import Costs
+from .engine import Simulation
+
+TOLERANCE = 0.005
+MAX_ROUNDS = 12
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What one replica uses, averaged over its run's wall time: CPUs by thread kind, and the GPU."""
+    engine_thread: float  # the time it steps (its own work, or spinning on the GPU), less its waits for the fill pool
+    api_server: float  # the API server's jobs (admission, streaming)
+    fill_pool: float  # CPU time of the fill pool's threads (the rows they fill)
+    compile_pool: float
+    gpu: float  # the fraction of the time a forward is in flight
+
+    @property
+    def cpus(self) -> float:
+        return self.engine_thread + self.api_server + self.fill_pool + self.compile_pool
+
+
+@dataclass(frozen=True)
+class Share:
+    """What the other replicas and the quota do to one replica: how much longer its parts take."""
+    gpu_factor: float = 1.0  # a forward, the mask's copy and apply (the GPU's time-slicing)
+    host_factor: float = 1.0  # every host thread's work (the others' demand on the cores)
+    pool_factor: float = 1.0  # a fill-pool burst, beyond host_factor
+    quota_factor: float = 1.0  # every part of the step (the quota's throttling)
+
+    def close_to(self, other: "Share") -> bool:
+        return all(abs(a / b - 1.0) <= TOLERANCE for a, b in zip(asdict(self).values(), asdict(other).values()))
+
+
+def demand(sim: Simulation) -> Demand:
+    """A finished run's Demand, over the time from its start to its last step's end."""
+    steps = sim.steps
+    if not steps:
+        return Demand(0.0, 0.0, 0.0, 0.0, 0.0)
+    t_end = steps[-1].t_start_ms + steps[-1].period_ms
+    if t_end <= 0:
+        return Demand(0.0, 0.0, 0.0, 0.0, 0.0)
+    period = np.fromiter((s.period_ms for s in steps), float, len(steps))
+    pool_wait = np.fromiter((s.pool_wait_ms for s in steps), float, len(steps))
+    pool_fill = np.fromiter((s.fill_ms if s.pool_used else 0.0 for s in steps), float, len(steps))
+    forward = np.fromiter((s.forward_ms for s in steps), float, len(steps))
+    return Demand(engine_thread=float((period - pool_wait).sum()) / t_end,
+                  api_server=sim.frontend_busy_ms / t_end, fill_pool=float(pool_fill.sum()) / t_end,
+                  compile_pool=sim.compile_busy_ms / t_end, gpu=min(1.0, float(forward.sum()) / t_end))
+
+
+def next_share(cfg: EngineConfig, d: Demand) -> Share:
+    """The factors a replica of demand `d` meets beside cfg.replicas - 1 others like it (module doc)."""
+    rho = d.cpus
+    quota = 1.0 if cfg.cpu_quota is None else max(1.0, rho / cfg.cpu_quota)
+    held = rho if cfg.cpu_quota is None else min(rho, cfg.cpu_quota)  # the CPUs a replica holds on average
+    others = (cfg.replicas - 1) * held
+    cores = float(cfg.usable_cores)
+
+    def slowdown(threads: float) -> float:  # with the others, relative to alone
+        return max(1.0, (threads + others) / cores) / max(1.0, threads / cores)
+    host = slowdown(held)
+    k = cfg.policy.pool_threads(cfg)
+    pool = slowdown(k + d.api_server) / host if k else 1.0
+    gpu = 1.0 + (cfg.replicas - 1) * d.gpu if cfg.replica_gpu == "shared" else 1.0
+    return Share(gpu_factor=gpu, host_factor=host, pool_factor=pool, quota_factor=quota)
+
+
+def shared_costs(costs: Costs, cfg: EngineConfig, share: Share) -> Costs:
+    q = share.quota_factor
+    return costs.sharing(cfg.cpu_speed / (share.host_factor * q), share.gpu_factor * q, share.pool_factor,
+                         share.host_factor * q)
+
+
+def simulate(costs: Costs, cfg: EngineConfig, wl: Workload, record_trace: bool = False
+             ) -> tuple[Simulation, dict[str, Any] | None]:
+    """One replica's run (`costs` at cfg.cpu_speed), and where cfg.host_shared what sharing did to it:
+    the factors it ran at, its demand, the rounds to the fixed point; None where it runs alone."""
+    if not cfg.host_shared:
+        return Simulation(costs, cfg, wl, record_trace).run(), None
+    share, rounds, settled = Share(), 0, False
+    while True:
+        rounds += 1
+        sim = Simulation(shared_costs(costs, cfg, share), cfg, wl, record_trace).run()
+        d = demand(sim)
+        nxt = next_share(cfg, d)
+        if nxt.close_to(share):
+            settled = True
+            break
+        if rounds >= MAX_ROUNDS:
+            break
+        share = nxt
+    return sim, {"replicas": cfg.replicas, "replica_gpu": cfg.replica_gpu, "cpu_quota": cfg.cpu_quota,
+                 "factors": asdict(share), "demand": {**asdict(d), "cpus": d.cpus},
+                 "rounds": rounds, "settled": settled}

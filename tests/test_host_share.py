@@ -1,0 +1,89 @@
+"""One host, many engines (model/host_share.py): each case against a figure computed by hand."""
+import pytest
+
+from maskcost.model.config import EngineConfig, Workload
+from maskcost.model.costs import Costs
+from maskcost.model.host_share import Demand, Share, next_share, simulate
+from maskcost.model.metrics import summarize
+from synth import constant_profile
+
+
+def run(profile, concurrency, structured_fraction=1.0, **ekw):
+    cfg = EngineConfig(**ekw)
+    wl = Workload(concurrency=concurrency, requests=max(400, 4 * concurrency), prompt_tokens=1,
+                  structured_fraction=structured_fraction)
+    sim, share = simulate(Costs(profile, cfg.backend, cfg.cpu_speed), cfg, wl)
+    return summarize(sim), share
+
+
+def test_the_factors_by_hand():
+    # a vLLM replica that keeps 3 CPUs busy (engine thread 1, API server 0.5, pool 1.5), its GPU 30% of the time
+    d = Demand(engine_thread=1.0, api_server=0.5, fill_pool=1.5, compile_pool=0.0, gpu=0.3)
+    two = next_share(EngineConfig(usable_cores=8, cpu_count=16, replicas=2, replica_gpu="shared"), d)
+    assert two.host_factor == 1.0  # 3 + 3 CPUs on 8 cores: room for both
+    # a pool burst: its 8 threads and its API server (0.5) with the other's 3 on 8 cores, against 8.5 alone
+    assert two.pool_factor == pytest.approx(11.5 / 8.5)
+    assert two.gpu_factor == pytest.approx(1.3)  # the other's forward in flight 30% of the time
+    assert two.quota_factor == 1.0
+    assert next_share(EngineConfig(usable_cores=8, replicas=2), d).gpu_factor == 1.0  # a GPU each
+    # a quota of 2 CPUs on a replica that would use 3: two thirds of its pace
+    q = next_share(EngineConfig(usable_cores=16, cpu_quota=2.0), d)
+    assert q == Share(quota_factor=1.5)
+    # four replicas on 4 cores: 3 x 3 others; serial work at (3 + 9) / 4 against 3 / 4 alone
+    assert next_share(EngineConfig(usable_cores=4, replicas=4), d).host_factor == pytest.approx(3.0)
+
+
+def test_one_engine_alone_is_the_single_engine_model():
+    p = constant_profile(fill_us=100.0, forward_ms=5.0)
+    alone, share = run(p, 64)
+    assert share is None
+
+
+def test_schema_off_replicas_on_one_gpu_take_turns():
+    # every step is its forward (5 ms): two replicas on one GPU, each busy all the time, step in 2 x 5 ms
+    p = constant_profile(forward_ms=5.0)
+    alone, _ = run(p, 32, structured_fraction=0.0)
+    assert alone["itl_ms_mean"] == pytest.approx(5.0, rel=1e-6)
+    two, share = run(p, 32, structured_fraction=0.0, replicas=2, replica_gpu="shared")
+    assert share["settled"]
+    assert two["itl_ms_mean"] == pytest.approx(10.0, rel=0.01)
+    own, _ = run(p, 32, structured_fraction=0.0, replicas=2, replica_gpu="own")
+    assert own["itl_ms_mean"] == pytest.approx(5.0, rel=1e-6)
+
+
+def test_replicas_that_each_fill_the_cores_share_them():
+    # 256 rows of 0.1 ms: 16 chunks of 1.6 ms on 8 pool threads, 3.2 ms a step (the forward, 1 ms, hidden), the
+    # pool's 8 CPUs busy throughout; two such replicas on 8 cores get half of them each: 6.4 ms
+    p = constant_profile(fill_us=100.0, forward_ms=1.0)
+    alone, _ = run(p, 256, usable_cores=8, cpu_count=16)
+    assert alone["itl_ms_mean"] == pytest.approx(3.2, rel=1e-6)
+    two, share = run(p, 256, usable_cores=8, cpu_count=16, replicas=2)
+    assert share["demand"]["fill_pool"] == pytest.approx(8.0, rel=0.05)
+    assert two["itl_ms_mean"] == pytest.approx(6.4, rel=0.05)
+    roomy, _ = run(p, 256, usable_cores=16, cpu_count=16, replicas=2)  # 16 cores: room for both pools
+    assert roomy["itl_ms_mean"] == pytest.approx(3.2, rel=1e-6)
+
+
+def test_a_quota_throttles_by_the_cpus_it_would_use_and_a_cpuset_by_its_lanes():
+    p = constant_profile(fill_us=100.0, forward_ms=1.0)
+    # the pool's 8 CPUs under a 4-CPU quota: twice as long (6.4 ms), as on a cpuset of 4 cores (16 chunks on 4 lanes)
+    q4, share = run(p, 256, usable_cores=16, cpu_count=16, cpu_quota=4.0)
+    assert share["factors"]["quota_factor"] == pytest.approx(2.0, rel=0.05)
+    assert q4["itl_ms_mean"] == pytest.approx(6.4, rel=0.05)
+    set4, _ = run(p, 256, usable_cores=4, cpu_count=16)
+    assert set4["itl_ms_mean"] == pytest.approx(6.4, rel=1e-6)
+    # 6 CPUs: the quota spreads the work (8/6 as long: 4.27 ms); 6 cores take 3 rounds of chunks (4.8 ms)
+    q6, _ = run(p, 256, usable_cores=16, cpu_count=16, cpu_quota=6.0)
+    set6, _ = run(p, 256, usable_cores=6, cpu_count=16)
+    assert q6["itl_ms_mean"] == pytest.approx(3.2 * 8 / 6, rel=0.05)
+    assert set6["itl_ms_mean"] == pytest.approx(4.8, rel=1e-6)
+    # a quota above what the engine uses never binds
+    q12, _ = run(p, 256, usable_cores=16, cpu_count=16, cpu_quota=12.0)
+    assert q12["itl_ms_mean"] == pytest.approx(3.2, rel=1e-6)
+
+
+@pytest.mark.parametrize("kw, flag", [({"replicas": 0}, "--replicas"), ({"replica_gpu": "two"}, "--replica-gpu"),
+                                      ({"cpu_quota": 0.0}, "--cpu-quota"), ({"cpu_quota": 32.0}, "--cpu-quota")])
+def test_bad_sharing_is_one_line_naming_the_flag(kw, flag):
+    with pytest.raises(ValueError, match=flag):
+        EngineConfig(**kw)

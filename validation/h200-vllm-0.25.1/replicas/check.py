@@ -1,0 +1,124 @@
+"""Issue 39's one-GPU check: replicas sharing one H200 and 8 cores, and one engine under a CPU quota.
+  python check.py predict   -> predicted.json (committed before the run: the registration's numbers)
+  python check.py score DIR -> DIR/score.json, DIR/score.md, DIR/score.png from the sweeps run.sh wrote
+The cells, the reference each is scored against and the rule: README.md here."""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PROFILE = HERE.parent / "transfer/run1-16cores/host.json.gz"  # a calibrate --base-url profile of these schemas, made on another H200
+SCHEMAS = ("ticket", "shipment", "event")
+LOADS = (64, 192)
+# cell -> (cores, replicas, quota, arms, the cell its ratio is taken against)
+CELLS = {
+    "alone": (8, 1, None, ("on", "off"), None),
+    "together": (8, 2, None, ("on", "off"), "alone"),
+    "cpuset4": (4, 1, None, ("on",), None),
+    "quota4": (12, 1, 4.0, ("on",), "cpuset4"),
+    "quota2": (12, 1, 2.0, ("on",), "cpuset4"),
+}
+NO_CHANGE_PCT, NO_CHANGE_MEASURED_PCT, BAR_PCT = 5.0, 10.0, 15.0
+
+
+def predict() -> None:
+    from maskcost.model.config import EngineConfig, Workload
+    from maskcost.model.predict import default_requests, grid
+    from maskcost.profile import load_profile
+    prof = load_profile(PROFILE)
+    ms = prof.measured_speed
+    out = {"profile": str(PROFILE.relative_to(HERE.parent.parent.parent)), "speed": ms.words(), "cells": {}}
+    for name, (cores, replicas, quota, arms, ref) in CELLS.items():
+        cfg = EngineConfig(engine="vllm", engine_version="0.25.1", backend="xgrammar", max_num_seqs=256, cpu_count=16,
+                           usable_cores=cores, cpu_speed=ms.cpu_speed, cpu_speed_pool=ms.pool_speed,
+                           replicas=replicas, replica_gpu="shared", cpu_quota=quota)
+        wls = [Workload(concurrency=c, requests=default_requests(c), schemas=SCHEMAS) for c in LOADS]
+        pts = grid(prof, [cfg], wls, progress=False, jobs=1, band=False)
+        out["cells"][name] = {"config": asdict(cfg), "reference": ref, "points": {
+            str(p["concurrency"]): {"on": p["itl_ms_mean"], "off": p["off"]["itl_ms_mean"],
+                                    "host_share": p.get("host_share"), "off_host_share": p["off"].get("host_share")}
+            for p in pts}}
+    (HERE / "predicted.json").write_text(json.dumps(out, indent=1) + "\n")
+    for name, c in out["cells"].items():
+        print(name, {k: (round(v["on"], 2), round(v["off"], 2)) for k, v in c["points"].items()})
+
+
+def measured(run: Path) -> dict[tuple[str, str, int], float]:
+    """(cell, arm, load) -> the engine's ITL (ms): the mean of the replicas (together), of the runs before and
+    after (alone); from run.sh's sweeps, named CELL[-REPLICA|-RUN].jsonl."""
+    got: dict[tuple[str, str, int], list[float]] = {}
+    for f in sorted(run.glob("*.jsonl")):
+        cell = f.stem.split("-")[0]
+        for line in f.read_text().splitlines():
+            r = json.loads(line)
+            itl = (r.get("engine") or {}).get("itl_ms")
+            if itl and not r.get("errors"):
+                got.setdefault((cell, r["arm"], r["concurrency"]), []).append(itl)
+    return {k: statistics.fmean(v) for k, v in got.items()}
+
+
+def direction_right(pred_pct: float, meas_pct: float) -> bool:
+    if abs(pred_pct) < NO_CHANGE_PCT:
+        return abs(meas_pct) < NO_CHANGE_MEASURED_PCT
+    return (pred_pct > 0) == (meas_pct > 0)
+
+
+def score(run: Path) -> None:
+    pred = json.loads((HERE / "predicted.json").read_text())["cells"]
+    meas = measured(run)
+    rows, scored = [], []
+    for name, c in pred.items():
+        for load in LOADS:
+            for arm in CELLS[name][3]:
+                p = c["points"][str(load)][arm]
+                m = meas.get((name, arm, load))
+                row = {"cell": name, "arm": arm, "load": load, "predicted_ms": p, "measured_ms": m,
+                       "abs_error_pct": None if m is None else 100 * (p / m - 1)}
+                ref = c["reference"]
+                if ref is not None:
+                    pr, mr = p / pred[ref]["points"][str(load)][arm], meas.get((ref, arm, load))
+                    if m is not None and mr:
+                        row.update(reference=ref, predicted_change_pct=100 * (pr - 1), measured_change_pct=100 * (m / mr - 1),
+                                   scored_predicted_ms=mr * pr, error_pct=100 * (mr * pr / m - 1))
+                        row["direction_right"] = direction_right(row["predicted_change_pct"], row["measured_change_pct"])
+                        scored.append(row)
+                rows.append(row)
+    med = statistics.median(abs(r["error_pct"]) for r in scored) if scored else None
+    res = {"rule": "README.md", "points": rows, "scored": len(scored),
+           "median_abs_error_pct": med, "bar_pct": BAR_PCT,
+           "bar_met": med is not None and med <= BAR_PCT and all(r["direction_right"] for r in scored),
+           "directions_right": sum(r["direction_right"] for r in scored),
+           "median_abs_error_nothing_read_pct": statistics.median(
+               abs(r["abs_error_pct"]) for r in rows if r["abs_error_pct"] is not None) if meas else None}
+    (run / "score.json").write_text(json.dumps(res, indent=1) + "\n")
+    lines = ["| cell | arm | clients | measured ms | change measured | change predicted | scored prediction ms | error | direction |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        f = lambda v, fmt="{:.1f}": "-" if v is None else fmt.format(v)
+        lines.append(f"| {r['cell']} | {r['arm']} | {r['load']} | {f(r['measured_ms'])} | {f(r.get('measured_change_pct'), '{:+.0f}%')} | "
+                     f"{f(r.get('predicted_change_pct'), '{:+.0f}%')} | {f(r.get('scored_predicted_ms'))} | "
+                     f"{f(r.get('error_pct'), '{:+.0f}%')} | {'' if 'direction_right' not in r else ('right' if r['direction_right'] else 'WRONG')} |")
+    lines.append(f"\nmedian |error| {f(med)}% over {len(scored)} scored points (bar {BAR_PCT:.0f}%); directions right "
+                 f"{res['directions_right']}/{len(scored)}; bar met: {res['bar_met']}")
+    (run / "score.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    from maskcost.plotting import save, subplots
+    fig, ax = subplots(1, 1, figsize=(6.5, 4))
+    for r in scored:
+        ax.scatter(r["measured_change_pct"], r["predicted_change_pct"], color="C0" if r["arm"] == "on" else "C1")
+        ax.annotate(f"{r['cell']} {r['arm']} {r['load']}", (r["measured_change_pct"], r["predicted_change_pct"]), fontsize=7)
+    lim = [min(-10, *(min(r["measured_change_pct"], r["predicted_change_pct"]) for r in scored)) if scored else -10,
+           max(110, *(max(r["measured_change_pct"], r["predicted_change_pct"]) for r in scored)) if scored else 110]
+    ax.plot(lim, lim, "k--", lw=0.8)
+    ax.set_xlabel("ITL change measured (%) vs its reference cell")
+    ax.set_ylabel("ITL change predicted (%)")
+    ax.set_title("replicas on one H200 / CPU quota: predicted vs measured change", fontsize=9)
+    save(fig, run / "score.png")
+
+
+if __name__ == "__main__":
+    {"predict": lambda: predict(), "score": lambda: score(Path(sys.argv[2]))}[sys.argv[1]]()

@@ -1,0 +1,65 @@
+#!/bin/bash
+# Issue 39's one-GPU check on the device machine (README.md here: cells, order, scoring rule).
+# From the repository root, after a first call `cp .device-stage/a/part00 /tmp/stage-part00`:
+#   bash validation/h200-vllm-0.25.1/replicas/run.sh replicas  # servers A and B on cores 0-7; alone / together / alone
+#   bash validation/h200-vllm-0.25.1/replicas/run.sh quota     # A alone: cpuset 0-3, quota 4 and 2 CPUs on 0-11, cpuset again
+# Sweeps go to /tmp/rep/CELL-*.jsonl, packed into $OUT/PHASE.tar.gz after every sweep.
+set -u
+PHASE=$1; ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/replicas; R=/tmp/rep; mkdir -p $R
+[ -d /tmp/mc ] || python3 -m pip install -q --no-index --no-deps --target /tmp/mc .device-stage/w/*.whl || exit 1
+if [ ! -d /tmp/site ]; then
+  cat /tmp/stage-part00 .device-stage/b/part0* > /tmp/bundle.tar.xz || exit 1
+  mkdir -p /tmp/x && tar -C /tmp/x -xJf /tmp/bundle.tar.xz && mv /tmp/x/site /tmp/site && mv /tmp/x/llama3-8b /tmp/llama3-8b
+fi
+export PYTHONPATH=/tmp/site:/tmp/mc VLLM_USE_FLASHINFER_SAMPLER=0 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1
+pack() { tar -C /tmp --exclude=A.log --exclude=B.log -czf "$OUT/$PHASE.tar.gz" rep; }
+serve() {  # NAME PORT CORES
+  taskset -c "$3" setsid nohup python3 -m vllm.entrypoints.cli.main serve /tmp/llama3-8b --served-model-name llama3-8b \
+    --load-format dummy --max-model-len 4096 --max-num-seqs 256 --gpu-memory-utilization 0.42 \
+    --host 127.0.0.1 --port "$2" --structured-outputs-config.backend xgrammar \
+    --structured-outputs-config.disable_any_whitespace true > "$R/$1.log" 2>&1 < /dev/null &
+  echo $! > "$R/$1.pid"
+}
+up() {  # NAME PORT
+  for i in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$2/health" >/dev/null && { echo "$1 up after $((i*3)) s"; return 0; }
+    kill -0 "$(cat $R/$1.pid)" 2>/dev/null || { echo "$1 died"; grep -E "Error|error" "$R/$1.log" | tail -8; return 1; }
+    sleep 3
+  done; echo "$1 not up"; return 1
+}
+sweep() {  # FILE PORT CLIENT_CORES CONC ARM
+  timeout 150 taskset -c "$3" python3 -m maskcost.cli sweep --base-url "http://127.0.0.1:$2" --out "$R/$1.jsonl" \
+    --arms "$5" --concurrency "$4" --schema "$D"/schemas/*.json --rounds 3 --client-procs 2 --label "$1" >> "$R/sweep.log" 2>&1
+  echo "$(date +%T) $1 $5 c$4 rc=$?"
+}
+pids() { ps -eo pid=,sid= | awk -v s="$(cat $R/A.pid)" '$2 == s {print $1}'; }  # server A's processes (its session)
+if [ "$PHASE" = replicas ]; then
+  { nproc; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA"; nvidia-smi --query-gpu=name,driver_version --format=csv;
+    ls .device-stage/w; } > "$R/host.txt" 2>&1
+  serve A 8000 0-7; up A 8000 || { pack; exit 1; }
+  serve B 8001 0-7; up B 8001 || { pack; exit 1; }
+  for arm in on off; do for c in 64 192; do  # each together point bracketed by A alone before and after
+    sweep alone-1 8000 8-15 $c $arm
+    sweep together-a 8000 8-11 $c $arm & a=$!; sweep together-b 8001 12-15 $c $arm & b=$!; wait $a $b  # (not the servers)
+    sweep alone-2 8000 8-15 $c $arm
+    pack
+  done; done
+else
+  curl -sf http://127.0.0.1:8000/health >/dev/null || { echo "server A is not up (a fresh machine): run the replicas phase first"; exit 1; }
+  [ -f $R/B.pid ] && kill -- -"$(cat $R/B.pid)" 2>/dev/null; sleep 5
+  CG=/sys/fs/cgroup/maskcost-quota
+  { mkdir -p $CG && (grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu > /sys/fs/cgroup/cgroup.subtree_control) \
+    && for p in $(pids); do echo "$p" > $CG/cgroup.procs; done && cat $CG/cpu.max; } > "$R/cgroup.txt" 2>&1 \
+    || { echo "no cgroup v2 cpu controller here:"; cat "$R/cgroup.txt"; pack; exit 1; }
+  aff() { for p in $(pids); do taskset -a -p -c "$1" "$p" >/dev/null; done; }
+  quota() { echo "$1 100000" > $CG/cpu.max; echo "cpu.max $(cat $CG/cpu.max)" >> "$R/cgroup.txt"; }
+  for c in 64 192; do
+    aff 0-3; quota max; sweep cpuset4-1 8000 12-15 $c on
+    aff 0-11; quota 400000; cat $CG/cpu.stat >> "$R/cgroup.txt"; sweep quota4 8000 12-15 $c on; cat $CG/cpu.stat >> "$R/cgroup.txt"
+    quota 200000; sweep quota2 8000 12-15 $c on; cat $CG/cpu.stat >> "$R/cgroup.txt"
+    aff 0-3; quota max; sweep cpuset4-2 8000 12-15 $c on
+    pack
+  done
+fi
+for n in A B; do [ -f $R/$n.log ] && gzip -kf $R/$n.log; done
+pack; tail -12 "$R/sweep.log" | grep -v "^$"; ls $R
