@@ -51,7 +51,7 @@ def measured(run: Path) -> dict[tuple[str, str, int], float]:
     """(cell, arm, load) -> the engine's ITL (ms): the mean of the replicas (together), of the runs before and
     after (alone); from run.sh's sweeps, named CELL[-REPLICA|-RUN].jsonl."""
     got: dict[tuple[str, str, int], list[float]] = {}
-    for f in sorted(run.glob("*.jsonl")):
+    for f in sorted(f for f in run.glob("*.jsonl") if ".raw." not in f.name):
         cell = f.stem.split("-")[0]
         for line in f.read_text().splitlines():
             r = json.loads(line)

@@ -3,16 +3,17 @@
 # From the repository root, after a first call `cp .device-stage/a/part00 /tmp/stage-part00`:
 #   bash validation/h200-vllm-0.25.1/replicas/run.sh replicas  # servers A and B on cores 0-7; alone / together / alone
 #   bash validation/h200-vllm-0.25.1/replicas/run.sh quota     # A alone: cpuset 0-3, quota 4 and 2 CPUs on 0-11, cpuset again
-# Sweeps go to /tmp/rep/CELL-*.jsonl, packed into $OUT/PHASE.tar.gz after every sweep.
+# Sweeps go to $REP/CELL-*.jsonl (default /tmp/rep; a sweep there already is resumed, not run again),
+# packed into $OUT/PHASE.tar.gz after every sweep.
 set -u
-PHASE=$1; ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/replicas; R=/tmp/rep; mkdir -p $R
+PHASE=$1; ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/replicas; R=${REP:-/tmp/rep}; mkdir -p $R
 [ -d /tmp/mc ] || python3 -m pip install -q --no-index --no-deps --target /tmp/mc .device-stage/w/*.whl || exit 1
 if [ ! -d /tmp/site ]; then
   cat /tmp/stage-part00 .device-stage/b/part0* > /tmp/bundle.tar.xz || exit 1
   mkdir -p /tmp/x && tar -C /tmp/x -xJf /tmp/bundle.tar.xz && mv /tmp/x/site /tmp/site && mv /tmp/x/llama3-8b /tmp/llama3-8b
 fi
 export PYTHONPATH=/tmp/site:/tmp/mc VLLM_USE_FLASHINFER_SAMPLER=0 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1
-pack() { tar -C /tmp --exclude=A.log --exclude=B.log -czf "$OUT/$PHASE.tar.gz" rep; }
+pack() { tar -C "$(dirname $R)" --exclude=A.log --exclude=B.log -czf "$OUT/$PHASE.tar.gz" "$(basename $R)"; }
 serve() {  # NAME PORT CORES
   taskset -c "$3" setsid nohup python3 -m vllm.entrypoints.cli.main serve /tmp/llama3-8b --served-model-name llama3-8b \
     --load-format dummy --max-model-len 4096 --max-num-seqs 256 --gpu-memory-utilization 0.42 \
@@ -36,6 +37,7 @@ pids() { ps -eo pid=,sid= | awk -v s="$(cat $R/A.pid)" '$2 == s {print $1}'; }  
 if [ "$PHASE" = replicas ]; then
   { nproc; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA"; nvidia-smi --query-gpu=name,driver_version --format=csv;
     ls .device-stage/w; } > "$R/host.txt" 2>&1
+  pkill -f vllm.entrypoints.cli.main && sleep 10  # servers of an earlier run on this machine
   serve A 8000 0-7; up A 8000 || { pack; exit 1; }
   serve B 8001 0-7; up B 8001 || { pack; exit 1; }
   for arm in on off; do for c in 64 192; do  # each together point bracketed by A alone before and after
