@@ -29,7 +29,7 @@ def _workloads(args, schema_ids: tuple[str, ...]):
                      output_tokens=args.output_tokens,
                      unstructured_lengths=args.unstructured_lengths,
                      structured_fraction=args.structured_fraction, schemas=schema_ids,
-                     unique_schemas=args.unique_schemas, seed=args.seed,
+                     unique_schemas=args.unique_schemas, schema_order=args.schema_order, seed=args.seed,
                      reasoning_tokens=args.reasoning_tokens, precision=args.precision) for kind, v in loads]
 
 
@@ -133,11 +133,13 @@ def _streamer(stream):
     return write
 
 
-def cmd_predict(args) -> int:
-    from ..model.predict import grid, plot_overhead
-    profile = _profile(args)
+def load_inputs(args, profile=None) -> tuple:
+    """The profile (`profile`, else --profile's or the embedded one) with the user's --schema and --tools
+    files added, the schema ids to run, what was added, and where the CPU speed comes from (printed as
+    it is decided): (profile, schema_ids, local, speed_from, given_speed). predict and advise share it."""
+    profile = profile or _profile(args)
     speed_from, given_speed = None, bool(args.cpu_speed)
-    if args.cpu_speed_from_report:
+    if getattr(args, "cpu_speed_from_report", None):
         if args.cpu_speed:
             raise ValueError("--cpu-speed-from-report: give it or --cpu-speed, not both")
         from ..validate.hostspeed import speed_from_reports
@@ -168,6 +170,12 @@ def cmd_predict(args) -> int:
     for engine in args.engine:
         version, why = engine_version(args, profile, engine)
         print(f"mechanisms: {engine} {version} ({why}; model/engines.py)")
+    return profile, schema_ids, local, speed_from, given_speed
+
+
+def cmd_predict(args) -> int:
+    from ..model.predict import grid, plot_overhead
+    profile, schema_ids, local, speed_from, given_speed = load_inputs(args)
     if args.scheduler and args.executor != "dask":
         raise ValueError(f"--scheduler {args.scheduler}: only with --executor dask")
     stream, done = _partial(args, profile)
@@ -202,26 +210,11 @@ def cmd_predict(args) -> int:
     return 0
 
 
-def add_parser(sub) -> None:
+def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str) -> None:
+    """The load and schema flags predict and advise share; their defaults are Workload's."""
     from ..model.config import Workload
     w = Workload()  # the load flags' defaults are its own
-    p = sub.add_parser("predict", help="what-if grid from a profile (no GPU needed)")
-    _add_engine_args(p)
-    from ..model.config import REPLICA_GPUS, EngineConfig
-    e = EngineConfig()
-    h = p.add_argument_group("one host, many engines (model/host_share.py)")
-    h.add_argument("--replicas", type=int, nargs="+", metavar="N",
-                   help=f"engines on this host, each serving the load given (--concurrency is per engine), all on "
-                        f"the same --cores, each sizing its pools from --cpu-count; figures are one engine's "
-                        f"(default: {e.replicas})")
-    h.add_argument("--replica-gpu", choices=REPLICA_GPUS, default=e.replica_gpu,
-                   help="--replicas: own = a GPU each; shared = all on one GPU, their forwards time-sliced "
-                        f"(default: {e.replica_gpu})")
-    h.add_argument("--cpu-quota", type=float, nargs="+", metavar="CPUS",
-                   help="a cgroup CPU quota on each engine (cpu.max quota / period, in CPUs; a container's --cpus), "
-                        "unlike --cores its threads run on any of the cores until the quota is spent "
-                        "(default: none)")
-    p.add_argument("--concurrency", type=int, nargs="+", help="closed-loop clients (default 1 8 32 64 128 160 192 256)")
+    p.add_argument("--concurrency", type=int, nargs="+", help=concurrency_help)
     p.add_argument("--rate", type=float, nargs="+", help="open-loop Poisson arrivals per second")
     p.add_argument("--requests", type=int, help="requests per point (default max(200, 4 x concurrency)); with "
                    f"--precision, the most a point runs (default {PRECISION_CAP} x that)")
@@ -251,7 +244,29 @@ def add_parser(sub) -> None:
     add_tool_args(p)
     p.add_argument("--schema-id", nargs="+", metavar="ID", help="schemas of the profile (default: all)")
     p.add_argument("--unique-schemas", action="store_true", help="every request compiles its grammar")
+    p.add_argument("--schema-order", choices=("random", "cycle"), default=w.schema_order,
+                   help="which schema each request takes: random, or cycle (the schemas in turn, in the order given)")
     p.add_argument("--seed", type=int, default=w.seed)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("predict", help="what-if grid from a profile (no GPU needed)")
+    _add_engine_args(p)
+    from ..model.config import REPLICA_GPUS, EngineConfig
+    e = EngineConfig()
+    h = p.add_argument_group("one host, many engines (model/host_share.py)")
+    h.add_argument("--replicas", type=int, nargs="+", metavar="N",
+                   help=f"engines on this host, each serving the load given (--concurrency is per engine), all on "
+                        f"the same --cores, each sizing its pools from --cpu-count; figures are one engine's "
+                        f"(default: {e.replicas})")
+    h.add_argument("--replica-gpu", choices=REPLICA_GPUS, default=e.replica_gpu,
+                   help="--replicas: own = a GPU each; shared = all on one GPU, their forwards time-sliced "
+                        f"(default: {e.replica_gpu})")
+    h.add_argument("--cpu-quota", type=float, nargs="+", metavar="CPUS",
+                   help="a cgroup CPU quota on each engine (cpu.max quota / period, in CPUs; a container's --cpus), "
+                        "unlike --cores its threads run on any of the cores until the quota is spent "
+                        "(default: none)")
+    add_workload_args(p, "closed-loop clients (default 1 8 32 64 128 160 192 256)")
     p.add_argument("--json", metavar="OUT.json", help="write the points here; while the grid runs they stream to "
                    "OUT.json.partial.jsonl")
     p.add_argument("--executor", choices=["local", "dask"], default="local", help="where the grid runs: local "

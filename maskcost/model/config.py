@@ -7,6 +7,7 @@ from .engines import ENGINES, Engine, engine_policy
 
 SPEC_METHODS = ("ngram", "eagle")
 REPLICA_GPUS = ("own", "shared")
+SCHEMA_ORDERS = ("random", "cycle")
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,8 @@ class Workload:
     structured_fraction: float = 1.0
     schemas: tuple[str, ...] = ()  # schema ids in the profile; () means all of them
     unique_schemas: bool = False  # every request compiles (cache defeated)
+    # which schema each request takes: "random" (drawn), or "cycle" (request i the i-th of the schemas, in turn)
+    schema_order: str = "random"
     seed: int = 0
     # a reasoning model (--reasoning-parser): every request first emits this many unconstrained
     # reasoning tokens, then its answer; "none", N, "fixed:N", "uniform:LO:HI" or "lognormal:MEDIAN:SIGMA"
@@ -136,6 +139,8 @@ class Workload:
             raise ValueError(f"--output-tokens {self.output_tokens}: must be >= 1")
         length_distribution(self.unstructured_lengths)  # validates
         reasoning_distribution(self.reasoning_tokens)  # validates
+        if self.schema_order not in SCHEMA_ORDERS:
+            raise ValueError(f"--schema-order {self.schema_order}: one of {', '.join(SCHEMA_ORDERS)}")
         if self.precision is not None and not 0 < self.precision < 1:
             raise ValueError(f"--precision {self.precision}: a fraction of the ITL mean, in (0, 1)")
         if self.prompt_lengths != "fixed" and not self.prompt_lengths.startswith(("uniform:", "lognormal:")):

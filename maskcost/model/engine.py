@@ -103,7 +103,8 @@ class Simulation:
         self.done_t = np.full(n, np.nan)
         self.structured = self.rng.random(n) < wl.structured_fraction
         self.all_structured = bool(self.structured.all())
-        pick = self.rng.integers(0, len(ids), n).tolist()
+        pick = self.rng.integers(0, len(ids), n).tolist() if wl.schema_order == "random" else \
+            [i % len(ids) for i in range(n)]
         self.req_schema = [ids[i] for i in pick]
         if tr is not None:  # a trace of the request's schema (one trace: no draw, as integers(0, 1) draws none)
             by = [tr.by_schema[s] for s in ids]
