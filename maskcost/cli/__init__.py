@@ -1,4 +1,4 @@
-"""maskcost's command line: one module per command (calibrate, predict, report and fit, validate,
+"""maskcost's command line: one module per command (calibrate, predict, advise, report and fit, validate,
 campaign, sweep, straddle, llamacpp-loop, hostmeter and probe-site); this module builds the parser from them
 and turns bad input into one line."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ import sys
 from ..calibrate.schemas import SchemaInputError
 from ..calibrate.tokenizer import TokenizerError
 from ..profile import ProfileError
-from . import calibrate, campaign, hostmeter, llamacpp_loop, predict, report, straddle, sweep, validate
+from . import advise, calibrate, campaign, hostmeter, llamacpp_loop, predict, report, straddle, sweep, validate
 from .common import HelpWithDefaults, UsageError
 
-COMMANDS = (calibrate, predict, report, validate, campaign, sweep, straddle, llamacpp_loop, hostmeter)
+COMMANDS = (calibrate, predict, advise, report, validate, campaign, sweep, straddle, llamacpp_loop, hostmeter)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -342,7 +342,9 @@ def plot_overhead(points: list[dict[str, Any]], path: Path, title: str) -> None:
         speed = p["config"]["engine"]["cpu_speed"]
         label = f"{p['engine']} {p['backend']} mns={p['max_num_seqs']} cores={p['cores']}" + \
                 (f" spec={p['spec_tokens']}" if p["spec_tokens"] else "") + ("" if p["async_scheduling"] else " sync") + \
-                (f" speed={speed:g}" if speed != 1.0 else "")
+                (f" speed={speed:g}" if speed != 1.0 else "") + \
+                (f" {p['replicas']}x" + ("/1gpu" if p["replica_gpu"] == "shared" else "") if p.get("replicas", 1) > 1 else "") + \
+                (f" quota={p['cpu_quota']:g}" if p.get("cpu_quota") is not None else "")
         series.setdefault(label, []).append(p)
     for label, ps in series.items():
         ps = sorted(ps, key=lambda p: p["running_mean"] or 0)

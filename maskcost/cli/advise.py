@@ -1,0 +1,173 @@
+"""`maskcost advise`: the configurations a user controls that meet a goal, cheapest first (model/advise.py)."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from .engine_args import _add_engine_args, default_speed
+from .predict import _workloads, add_workload_args, load_inputs
+
+# the search when a flag does not narrow it
+DEFAULT_MAX_NUM_SEQS = (128, 256)
+DEFAULT_CORES = (4, 8, 16, 32)
+SHOWN = 8  # configurations listed a side (all are in --json)
+
+
+def _configs(args, profile) -> list:
+    """Every configuration searched: engine versions, backends, max-num-seqs, cores (a host of that many:
+    cpu_count the same, unless --cpu-count), speculative tokens, async scheduling on and off."""
+    from ..model.config import EngineConfig
+    from ..model.engines import VERSIONS
+    if len(args.cpu_count or []) > 1 or len(args.cpu_speed or []) > 1:
+        raise ValueError("advise: one --cpu-count and one --cpu-speed (the search is over the other flags)")
+    speed = args.cpu_speed[0] if args.cpu_speed else default_speed(profile)
+    pool = getattr(args, "cpu_speed_pool", None) if not args.cpu_speed else None
+    out = []
+    for engine in args.engine:
+        for version in [args.engine_version] if args.engine_version else list(VERSIONS[engine]):
+            for backend in args.backend:
+                for mns in args.max_num_seqs:
+                    for cores in args.cores:
+                        for k in args.spec_tokens:
+                            for async_on in [args.async_scheduling] if args.async_scheduling is not None else [True, False]:
+                                out.append(EngineConfig(
+                                    engine=engine, engine_version=version, backend=backend, max_num_seqs=mns,
+                                    cpu_count=args.cpu_count[0] if args.cpu_count else cores, usable_cores=cores,
+                                    async_scheduling=async_on, spec_tokens=k, spec_acceptance=args.spec_acceptance,
+                                    spec_draft_rate=args.spec_draft_rate, spec_method=args.spec_method,
+                                    cpu_speed=speed, cpu_speed_pool=pool,
+                                    max_num_batched_tokens=args.max_num_batched_tokens,
+                                    xgrammar_cache_mb=args.xgrammar_cache_mb))
+    return list(dict.fromkeys(out))
+
+
+def _figures(p: dict[str, Any]) -> str:
+    iv = p.get("itl_ms_pi80")
+    return (f"ITL p99 {p['itl_ms_p99']:.1f} ms (mean {p['itl_ms_mean']:.1f}" +
+            (f", 80% interval {iv[0]:.1f}-{iv[1]:.1f}" if iv else "") + f"), TTFT p99 {p['ttft_ms_p99']:.0f} ms, "
+            f"overhead {p['overhead_pct']:+.0f}%, {p['out_tok_per_s']:.0f} tok/s")
+
+
+def _load(p: dict[str, Any]) -> str:
+    return f"{p['concurrency']} clients" if p["concurrency"] is not None else f"{p['rate_per_s']:g} req/s"
+
+
+def _list(ranked, shown: int) -> None:
+    """The first `shown` of the ranked configurations, those of one core count with the same figures on one line."""
+    groups: dict[tuple, list] = {}
+    for c in ranked:
+        groups.setdefault((c.cores, c.figures()), []).append(c)
+    for i, same in enumerate(list(groups.values())[:shown], 1):
+        c = same[0]
+        print(f"  {i}. {c.label()}" + (f" (the same with {'; '.join(c.differences(o) for o in same[1:])})"
+                                        if len(same) > 1 else ""))
+        for p in c.points:
+            print(f"       {_load(p)}: {_figures(p)}")
+    if len(groups) > shown:
+        print(f"  ... and {len(groups) - shown} more (--json has them all)")
+
+
+def _one_more_core(profile, choice, wls, tied: bool) -> dict[str, Any]:
+    """The choice again with one more core (and cpu_count with it where the search tied them)."""
+    from ..model.config import EngineConfig
+    from ..model.predict import grid
+    cfg = EngineConfig(**choice.config)
+    more = replace(cfg, usable_cores=cfg.usable_cores + 1, cpu_count=cfg.cpu_count + 1 if tied else cfg.cpu_count)
+    pts = grid(profile, [more], wls, progress=False, band=False, jobs=1)
+    return {"cores": more.usable_cores, "points": pts}
+
+
+def cmd_advise(args) -> int:
+    from ..interval import attach
+    from ..model.advise import PARTS, Goal, choices, dominant
+    from ..model.predict import grid
+    from ..profile import default_profile_path, load_profile
+    goal = Goal(args.itl_p99_ms, args.ttft_p99_ms, args.overhead_pct, args.min_tok_s)
+    t0 = time.perf_counter()
+    profile = load_profile(args.profile or default_profile_path(args.engine))
+    args.backend = args.backend or [b for b in ("xgrammar", "guidance", "gbnf") if b in profile.backends]
+    args.max_num_seqs = args.max_num_seqs or list(DEFAULT_MAX_NUM_SEQS)
+    args.cores = args.cores or list(DEFAULT_CORES)
+    profile, schema_ids, local, speed_from, given_speed = load_inputs(args, profile)
+    cfgs, wls = _configs(args, profile), _workloads(args, schema_ids)
+    points = grid(profile, cfgs, wls, band=False, progress=not args.quiet)
+    attach(points, speed_read=profile.measured_speed is not None and not given_speed)
+    ranked = choices(points, goal)
+    meets = [c for c in ranked if c.meets]
+    tied = not args.cpu_count
+    loads = ", ".join(_load(p) for p in ranked[0].points)
+    print(f"goal: {goal.words()} at {loads} ({len(schema_ids)} schema{'s' if len(schema_ids) != 1 else ''}); "
+          f"{len(ranked)} configurations searched "
+          f"in {time.perf_counter() - t0:.1f} s (profile {profile.name})")
+    chosen = meets[0] if meets else ranked[0]
+    result: dict[str, Any] = {"goal": asdict(goal), "profile": profile.name, "command": "maskcost " + " ".join(os.sys.argv[1:]),
+                              "configurations": [{"config": c.config, "meets": c.meets, "shortfall": c.shortfall,
+                                                  "points": c.points} for c in ranked]}
+    if meets:
+        print(f"\n{len(meets)} meet it, cheapest (fewest cores) first; configurations with the same figures on one line:")
+        _list(meets, SHOWN)
+    else:
+        print("\nNo configuration searched meets the goal. The nearest:")
+        _list(ranked, 3)
+    # the chosen one (or the nearest): what dominates its step, what one more core buys
+    worst = max(chosen.points, key=goal.shortfall)
+    name, ms, share = dominant(worst)
+    what, moves = PARTS.get(name, ("the GPU forward: the grammar's host work stays under it", "a faster GPU or a smaller batch"))
+    more = _one_more_core(profile, chosen, wls, tied)
+    before, after = worst["itl_ms_p99"], next(p for p in more["points"] if _load(p) == _load(worst))["itl_ms_p99"]
+    head = "the cheapest" if meets else "the nearest"
+    b = worst["breakdown"]
+    print(f"\n{head}, {chosen.label()}, at {_load(worst)}: a step of {b['step_ms']:.1f} ms, its forward "
+          f"{b['forward_ms']:.1f} ms; dominant: {name}, {ms:.1f} ms a step ({100 * share:.0f}%): {what}. "
+          f"What moves it: {moves}.")
+    print(f"one more core ({more['cores']}): ITL p99 {before:.1f} -> {after:.1f} ms ({100 * (after / before - 1):+.0f}%)" +
+          ("" if meets or goal.shortfall(more["points"][0]) > 1 else ": that meets the goal"))
+    result["chosen"] = {"config": chosen.config, "meets": chosen.meets, "dominant": {"part": name, "ms": ms, "share": share,
+                                                                                   "what": what, "moves": moves},
+                        "one_more_core": more}
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+        print(f"wrote {args.json}")
+    png = args.png or (str(Path(args.json).with_suffix(".png")) if args.json else None)
+    if png:
+        _plot(ranked, goal, Path(png))
+        print(f"wrote {png}")
+    return 0 if meets else 1
+
+
+def _plot(ranked, goal, path: Path) -> None:
+    from ..plotting import save, subplots
+    shown = ranked[:30]
+    fig, ax = subplots(1, 1, figsize=(9, 0.28 * len(shown) + 1.5))
+    ys = range(len(shown))[::-1]
+    ax.barh(list(ys), [min(c.shortfall, 5.0) for c in shown], color=["C2" if c.meets else "C3" for c in shown])
+    ax.set_yticks(list(ys), [c.label() for c in shown], fontsize=7)
+    ax.axvline(1.0, color="k", lw=0.8, ls="--")
+    ax.set_xlabel("worst of the goal's figures over its bound (<= 1 meets it; capped at 5)")
+    ax.set_title(f"maskcost advise: {goal.words()}", fontsize=9)
+    save(fig, path)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("advise", help="the configurations that meet a goal, cheapest first (no GPU needed)")
+    g = p.add_argument_group("the goal (at least one; a configuration must meet it at every load given)")
+    g.add_argument("--itl-p99-ms", type=float, metavar="MS", help="ITL p99 at most this")
+    g.add_argument("--ttft-p99-ms", type=float, metavar="MS", help="TTFT p99 at most this")
+    g.add_argument("--overhead-pct", type=float, metavar="PCT", help="ITL with schemas over ITL without, at most this %% more")
+    g.add_argument("--min-tok-s", type=float, metavar="TOK_S", help="output tokens per second at least this (schema on)")
+    _add_engine_args(p)
+    # the search: each list flag of the engine's is a choice; these are searched where it is not given
+    p.set_defaults(backend=None, max_num_seqs=None, cores=None, async_scheduling=None)
+    add_workload_args(p, "closed-loop clients (default 1 8 32 64 128 160 192 256; give the load you serve)")
+    p.add_argument("--json", metavar="OUT.json", help="every configuration searched, its points, the chosen one")
+    p.add_argument("--png", metavar="OUT.png", help="default: next to --json")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.epilog = (f"Searched where not given: every engine version modelled, the profile's backends, max-num-seqs "
+                f"{' '.join(map(str, DEFAULT_MAX_NUM_SEQS))}, cores {' '.join(map(str, DEFAULT_CORES))} (cpu_count the "
+                f"same), async scheduling on and off, --spec-tokens as given (default 0). Exit status 1 where "
+                f"no configuration meets the goal.")
+    p.set_defaults(func=cmd_advise)

@@ -1,0 +1,90 @@
+"""maskcost advise (model/advise.py, cli/advise.py): the search, the ranking and the words, against
+configurations whose figures are computed by hand on constant-cost profiles."""
+import json
+from dataclasses import replace
+
+import pytest
+
+from maskcost.cli import main
+from maskcost.model.advise import Goal, dominant
+from maskcost.profile import save_profile
+from synth import constant_profile
+
+
+def two_backends(tmp_path, xgrammar_fill_us, guidance_fill_us, forward_ms):
+    """A profile whose xgrammar and llguidance rows cost what is given (constant, one schema "s")."""
+    x = constant_profile(fill_us=xgrammar_fill_us, forward_ms=forward_ms)
+    g = constant_profile(fill_us=guidance_fill_us, forward_ms=forward_ms)
+    path = tmp_path / "p.json.gz"
+    save_profile(replace(x, backends={"xgrammar": x.backends["xgrammar"], "guidance": g.backends["guidance"]}), path)
+    return str(path)
+
+
+def advise(capsys, tmp_path, profile, *flags):
+    out = tmp_path / "a.json"
+    rc = main(["advise", "--profile", profile, "--prompt-tokens", "1", "--quiet", "--json", str(out), *flags])
+    return rc, capsys.readouterr().out, json.loads(out.read_text())
+
+
+def test_a_goal_only_llguidance_meets(capsys, tmp_path):
+    # 32 rows a step, async: xgrammar fills 32 x 0.5 = 16 ms on the engine thread, llguidance 32 x 0.05 = 1.6 ms
+    # under the 5-ms forward: steps of 16 and 5 ms; ITL p99 <= 10 ms only with llguidance
+    p = two_backends(tmp_path, 500.0, 50.0, 5.0)
+    rc, text, res = advise(capsys, tmp_path, p, "--concurrency", "32", "--itl-p99-ms", "10", "--cores", "16",
+                           "--max-num-seqs", "128", "--async-scheduling")
+    assert rc == 0
+    met = [c for c in res["configurations"] if c["meets"]]
+    assert met and {c["config"]["backend"] for c in met} == {"guidance"}
+    assert all(c["points"][0]["itl_ms_mean"] == pytest.approx(5.0, rel=0.01) for c in met)
+    missed = [c for c in res["configurations"] if not c["meets"]]
+    assert {c["config"]["backend"] for c in missed} == {"xgrammar"}
+    assert all(c["points"][0]["itl_ms_mean"] == pytest.approx(16.0, rel=0.01) for c in missed)
+    assert res["chosen"]["config"]["backend"] == "guidance" and "1. vllm" in text and "guidance" in text
+
+
+def test_a_goal_one_more_core_meets(capsys, tmp_path):
+    # 256 rows of 0.1 ms on vLLM's pool (max-num-seqs 256): min(cpu_count // 2, 8) threads with cpu_count = cores;
+    # 3 cores: 1 thread, 16 chunks of 1.6 ms = 25.6 ms a step; 4 cores: 2 threads, 12.8 ms
+    p = two_backends(tmp_path, 100.0, 100.0, 1.0)
+    rc, text, res = advise(capsys, tmp_path, p, "--concurrency", "256", "--itl-p99-ms", "15", "--cores", "3",
+                           "--max-num-seqs", "256", "--backend", "xgrammar", "--async-scheduling",
+                           "--engine-version", "0.25.1")
+    assert rc == 1 and "No configuration searched meets the goal" in text
+    more = res["chosen"]["one_more_core"]
+    assert more["cores"] == 4 and more["points"][0]["itl_ms_mean"] == pytest.approx(12.8, rel=0.02)
+    assert res["configurations"][0]["points"][0]["itl_ms_mean"] == pytest.approx(25.6, rel=0.02)
+    assert "one more core (4)" in text and "that meets the goal" in text
+    assert res["chosen"]["dominant"]["part"] == "pool wait"
+    # with 4 cores in the search it is the cheapest that meets it
+    rc, text, res = advise(capsys, tmp_path, p, "--concurrency", "256", "--itl-p99-ms", "15", "--cores", "3", "4", "8",
+                           "--max-num-seqs", "256", "--backend", "xgrammar", "--async-scheduling",
+                           "--engine-version", "0.25.1")
+    assert rc == 0 and res["chosen"]["config"]["usable_cores"] == 4
+
+
+def test_no_configuration_meets_it_said_plainly(capsys, tmp_path):
+    p = two_backends(tmp_path, 500.0, 50.0, 5.0)  # no step is shorter than the 5-ms forward
+    rc, text, res = advise(capsys, tmp_path, p, "--concurrency", "8", "--itl-p99-ms", "1", "--cores", "4")
+    assert rc == 1 and "No configuration searched meets the goal" in text
+    assert not any(c["meets"] for c in res["configurations"])
+
+
+def test_goal_and_dominant_by_hand():
+    with pytest.raises(ValueError, match="give a goal"):
+        Goal()
+    with pytest.raises(ValueError, match="--itl-p99-ms"):
+        Goal(itl_p99_ms=0)
+    g = Goal(itl_p99_ms=10, min_tok_s=1000)
+    assert g.shortfall({"itl_ms_p99": 5.0, "out_tok_per_s": 2000.0}) == 0.5
+    assert g.shortfall({"itl_ms_p99": 5.0, "out_tok_per_s": 500.0}) == 2.0
+    assert g.shortfall({"itl_ms_p99": None, "out_tok_per_s": 500.0}) == float("inf")
+    step = {"step_ms": 20.0, "forward_ms": 5.0, "exposed_ms": 15.0, "serial_fill_step_ms": 12.0,
+            "pool_step_fraction": 0.0, "pool_wait_ms": 0.0, "cpu_overhead_ms": 2.0, "advance_ms": 1.0,
+            "compile_wait_ms": 0.0, "apply_ms": 0.5}
+    assert dominant({"breakdown": step}) == ("serial fill", 12.0, 0.6)
+    assert dominant({"breakdown": {**step, "exposed_ms": 1.0}})[0] == "forward"
+
+
+def test_advise_without_a_goal_is_one_line(capsys):
+    assert main(["advise", "--concurrency", "8"]) == 2
+    assert "give a goal" in capsys.readouterr().err
