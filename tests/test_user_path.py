@@ -501,3 +501,34 @@ def test_calibrate_collects_the_servers_outputs_one_point_a_schema(vocab, tmp_pa
     assert [p["config"]["schemas"] for p in read_summaries(tmp_path / "o.jsonl")] == [["plain"], ["any"]]
     assert {k: len(v) for k, v in got.items()} == {"plain": 4, "any": 4}
     assert all(isinstance(x, list) and x for x in got["plain"])  # token ids, read back from the chunks
+
+
+def test_a_user_schemas_compile_is_carried_by_the_profiles_own_tier_compiles(tmp_path, monkeypatch):
+    """xgrammar compiles on 8 threads, so a single-thread bench does not carry a compile between hosts of
+    other core counts (validation/h200-vllm-0.25.1/refcycle): the profile's own compile of the reference tiers
+    over this host's does; measured once, read back."""
+    from dataclasses import replace
+
+    from maskcost.calibrate.cache import COMPILE_REFERENCE_REPEATS, COMPILE_REFERENCE_TIERS, cached_reference_compiles
+    from maskcost.calibrate.local import _compile_scale
+    from maskcost.profile import CompileCost
+    from synth import constant_profile
+    p = constant_profile()
+    assert _compile_scale(p, "xgrammar", {"tier/flat": 50.0}) is None  # no tier in common: the bench carries it
+    b = p.backends["xgrammar"]
+    tiers = (CompileCost("tier/flat", 100.0, 1.0, 1000), CompileCost("tier/nested", 300.0, 1.0, 1000))
+    p = replace(p, backends={**p.backends, "xgrammar": replace(b, compiles=b.compiles + tiers)})
+    assert _compile_scale(p, "xgrammar", {"tier/flat": 50.0, "tier/nested": 100.0, "tier/deep": 10.0}) == 2.5
+
+    class Fake:
+        calls = 0
+
+        def compile(self, schema, cache):
+            Fake.calls += 1
+            return None, 7.0
+    monkeypatch.setenv("MASKCOST_CACHE_DIR", str(tmp_path))
+    vocab = type("V", (), {"name": "fake", "size": 10})()
+    got = cached_reference_compiles("xgrammar", vocab, Fake)
+    assert got == {f"tier/{t}": 7.0 for t in COMPILE_REFERENCE_TIERS}
+    assert Fake.calls == len(COMPILE_REFERENCE_TIERS) * COMPILE_REFERENCE_REPEATS
+    assert cached_reference_compiles("xgrammar", vocab, lambda: pytest.fail("measured again")) == got

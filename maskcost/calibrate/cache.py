@@ -21,13 +21,17 @@ from typing import Any
 from .backends import XGrammarBackend
 from .fill import TraceResult, result_from_json, result_to_json, trace_schema
 from .host import bench_us, cpu_model, package_versions, usable_cpus
-from .schemas import SchemaEntry
+from .schemas import TIERS, SchemaEntry
 
 CACHE_VERSION = 2
 # a user's schema, traced for predict: fresh-matcher replays per output (median per position)
 LOCAL_REPEATS = 7
 # bench_us rounds before each replay (their median over the whole trace is the host's bench)
 BENCH_ROUNDS_PER_REPLAY = 1
+# the grammars whose compile times carry a user schema's compile to a profile's host (local.py): the
+# built-in tiers a profile calibrates on, but bounded (seconds to compile), each compiled cold this often
+COMPILE_REFERENCE_TIERS = ("flat", "nested", "deep")
+COMPILE_REFERENCE_REPEATS = 3
 
 
 def cache_dir() -> Path:
@@ -118,3 +122,28 @@ def cached_trace(backend_name: str, vocab, entry: SchemaEntry, get_backend) -> t
     _write(path, {**result_to_json(r, entry.schema_id, backend=backend.name), "bench_us": here,
                   "bench_runs": len(benches), "host": host_key()})
     return r, here, False
+
+
+def cached_reference_compiles(backend_name: str, vocab, get_backend) -> dict[str, float]:
+    """This host's cold compile of each COMPILE_REFERENCE_TIERS tier on the backend (the median of
+    COMPILE_REFERENCE_REPEATS), by schema id, in ms: measured once a host, backend and tokenizer, then
+    read back. local.py divides a profile's own compile of the same tiers by them: the factor that carries
+    a compile to the profile's host (xgrammar compiles on 8 threads, which a single-thread bench misses)."""
+    key = json.dumps({"cache": CACHE_VERSION, "host": host_key(), "backend": backend_name, "tokenizer": vocab.name,
+                      "vocab_size": vocab.size, "tiers": COMPILE_REFERENCE_TIERS,
+                      "repeats": COMPILE_REFERENCE_REPEATS}, sort_keys=True)
+    path = cache_dir() / "compiles" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+    d = _read(path)
+    if isinstance(d, dict) and all(isinstance(v, (int, float)) for v in d.values()) and d:
+        return {k: float(v) for k, v in d.items()}
+    backend = get_backend()
+    out = {}
+    for name in COMPILE_REFERENCE_TIERS:
+        e = TIERS[name]
+        try:
+            out[e.schema_id] = statistics.median(backend.compile(e.schema, cache=False)[1]
+                                                 for _ in range(COMPILE_REFERENCE_REPEATS))
+        except Exception:  # noqa: BLE001 - a backend that cannot compile a tier: that tier gives no ratio
+            continue
+    _write(path, out)
+    return out

@@ -3,10 +3,12 @@ profile's tokenizer (cached: calibrate/cache.py), and scaled to the profile's CP
 the fixed single-thread benchmark (bench_us), run between the trace's replays."""
 from __future__ import annotations
 
+import statistics
+
 from dataclasses import dataclass, replace
 
 from .backends import make_backend
-from .cache import cache_dir, cached_trace
+from .cache import cache_dir, cached_reference_compiles, cached_trace
 from ..profile import Profile, schema_sha256
 from .schemas import SchemaEntry
 from .tokenizer import profile_vocab
@@ -24,6 +26,9 @@ class LocalSchema:
     reused: bool = False  # the profile's own traces: the file is the schema the profile was calibrated with
     renamed_from: str | None = None  # its file's id, a profile schema's that it could not be matched to
     why_renamed: str = ""  # another schema, no digest recorded, a backend without its traces
+    # a compile measured here x compile_scale on the profile's host: the profile's own compiles of the
+    # reference tiers over this host's (cache.cached_reference_compiles); None: by `scale` (no tier in common)
+    compile_scale: float | None = None
 
 
 def _resolve_ids(profile: Profile, entries: list[SchemaEntry], backends: list[str]
@@ -67,7 +72,7 @@ def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: li
     to_trace, reuse, renamed = _resolve_ids(profile, entries, backends)
     how = [LocalSchema(e.schema_id, b, "the profile's own traces", True, 1.0, reused=True)
            for b in backends for e in reuse]
-    results = {}
+    results, compile_scale = {}, {}
     if to_trace:
         vocab = profile_vocab(profile.tokenizer, profile.vocab_size, profile.tokenizer_sha256, tokenizer)
     for b in backends if to_trace else ():
@@ -77,11 +82,12 @@ def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: li
             if not made:
                 made.append(make_backend(b, vocab))
             return made[0]
+        compile_scale[b] = _compile_scale(profile, b, cached_reference_compiles(b, vocab, get_backend))
         for e in to_trace:
             r, here_us, cached = results[b, e.schema_id] = cached_trace(b, vocab, e, get_backend)
             was, why = renamed.get(e.schema_id, (None, ""))
             how.append(LocalSchema(e.schema_id, b, r.source, cached, profile.host.bench_us / here_us if here_us else 0.0,
-                                   r.error, renamed_from=was, why_renamed=why))
+                                   r.error, renamed_from=was, why_renamed=why, compile_scale=compile_scale[b]))
     failed = [h for h in how if h.error]
     bad = {h.schema_id for h in failed}
     keep = [e.schema_id for e in reuse] + [e.schema_id for e in to_trace if e.schema_id not in bad]
@@ -97,11 +103,20 @@ def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: li
             factor = profile.host.bench_us / here_us  # the bench measured between this trace's replays
             traces = tuple(replace(t, fill_us=tuple(x * factor for x in t.fill_us),
                                    accept_us=tuple(x * factor for x in t.accept_us)) for t in r.traces)
-            comp = replace(r.compile, cold_ms=r.compile.cold_ms * factor, warm_ms=r.compile.warm_ms * factor,
-                           variant_ms=None if r.compile.variant_ms is None else r.compile.variant_ms * factor)
+            cf = compile_scale[b] if compile_scale[b] is not None else factor
+            comp = replace(r.compile, cold_ms=r.compile.cold_ms * cf, warm_ms=r.compile.warm_ms * cf,
+                           variant_ms=None if r.compile.variant_ms is None else r.compile.variant_ms * cf)
             costs = replace(costs, traces=costs.traces + traces, compiles=costs.compiles + (comp,))
         new_backends[b] = costs
     return replace(profile, backends=new_backends), keep, how
+
+
+def _compile_scale(profile: Profile, backend: str, here_ms: dict[str, float]) -> float | None:
+    """The median over the reference tiers of the profile's cold compile over this host's; None where the
+    profile compiled none of them (a profile of the user's own schemas: the bench carries compiles too)."""
+    own = {c.schema_id: c.cold_ms for c in profile.backends[backend].compiles}
+    ratios = [own[s] / ms for s, ms in here_ms.items() if s in own and ms > 0 and own[s] > 0]
+    return statistics.median(ratios) if ratios else None
 
 
 def describe(how: list[LocalSchema]) -> list[str]:
@@ -116,7 +131,9 @@ def describe(how: list[LocalSchema]) -> list[str]:
             return f"{head}: the profile's own traces (the file is the schema the profile was calibrated with)"
         if h.error:
             return f"{head}: skipped: {h.error}"
-        return (f"{head}: traced on this CPU from {h.source}, scaled x{h.scale:.3f} to the profile's CPU; "
+        comp = (f"compiles x{h.compile_scale:.3f} (the profile's own compiles of the tiers over this CPU's)"
+                if h.compile_scale is not None else "compiles too")
+        return (f"{head}: traced on this CPU from {h.source}, scaled x{h.scale:.3f} to the profile's CPU, {comp}; "
                 f"{'read from the cache' if h.cached else 'measured now and cached'} in {cache_dir()}"
                 + ("; left out: another backend could not trace it" if h.schema_id in failed else ""))
     return [line(h) for h in how]

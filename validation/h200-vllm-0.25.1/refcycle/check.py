@@ -1,7 +1,8 @@
 """Issue 38's exercise 4: a deeply nested $ref cycle's TTFT, request by request, with xgrammar's cache as vLLM
 ships it (512 MB) and with VLLM_XGRAMMAR_CACHE_MB=0.
-  python check.py predict   -> predicted.json (committed before the run)
-  python check.py score DIR -> DIR/score.json, DIR/score.md, DIR/score.png from run.sh's ttft.jsonl
+  python check.py predict [OUT]           -> predicted.json (committed before the run), or OUT (a post hoc one)
+  python check.py score DIR [PREDICTED]   -> DIR/score.json, DIR/score.md, DIR/score.png from run.sh's ttft.jsonl
+                                             (against PREDICTED: DIR/score-<its name>.*)
 The sequences, the servers and the rule: README.md here."""
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ SEQUENCES = {"repeat": ("cycle_a",), "alternate": ("cycle_c", "cycle_d")}  # seq
 REQUESTS = 10
 
 
-def predict() -> None:
+def predict(path: Path = HERE / "predicted.json") -> None:
     from maskcost.calibrate.local import add_local_schemas
     from maskcost.calibrate.schemas import load_schema_file
     from maskcost.model.config import EngineConfig, Workload
@@ -44,14 +45,15 @@ def predict() -> None:
     for s in out["servers"].values():
         for v in s["sequences"].values():
             v["compiles"] = [t - base > 0.5 * out["compile_ms"][x] for t, x in zip(v["ttft_ms"], v["schemas"])]
-    (HERE / "predicted.json").write_text(json.dumps(out, indent=1) + "\n")
+    path.write_text(json.dumps(out, indent=1) + "\n")
     for server, s in out["servers"].items():
         for seq, v in s["sequences"].items():
             print(server, seq, [round(t) for t in v["ttft_ms"]], "compiles:", "".join("C" if c else "." for c in v["compiles"]))
 
 
-def score(run: Path) -> None:
-    pred = json.loads((HERE / "predicted.json").read_text())
+def score(run: Path, predicted: Path = HERE / "predicted.json") -> None:
+    pred = json.loads(predicted.read_text())
+    tag = "" if predicted == HERE / "predicted.json" else "-" + predicted.stem
     recs = [json.loads(line) for line in (run / "ttft.jsonl").read_text().splitlines()]
     rows, right, total = [], 0, 0
     for server, s in pred["servers"].items():
@@ -74,7 +76,7 @@ def score(run: Path) -> None:
     res = {"rule": "README.md", "requests": total, "pattern_right": right, "bar_met": total > 0 and right == total,
            "compiling_requests_ttft_error_pct_median": statistics.median(abs(e) for e in errs) if errs else None,
            "rows": rows}
-    (run / "score.json").write_text(json.dumps(res, indent=1) + "\n")
+    (run / f"score{tag}.json").write_text(json.dumps(res, indent=1) + "\n")
     lines = ["| server | sequence | TTFT measured (ms), request 1..10 | predicted | compiles measured | predicted |", "|---|---|---|---|---|---|"]
     for server in SERVERS:
         for seq in SEQUENCES:
@@ -86,7 +88,7 @@ def score(run: Path) -> None:
                          f"{''.join('C' if x['predicted_compiles'] else '.' for x in rs)} |")
     lines.append(f"\nthe compile pattern right for {right} of {total} requests (bar: all); median |TTFT error| of the "
                  f"requests that compile: {res['compiling_requests_ttft_error_pct_median'] if errs else '-'}%")
-    (run / "score.md").write_text("\n".join(lines) + "\n")
+    (run / f"score{tag}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     from maskcost.plotting import save, subplots
     fig, axes = subplots(1, 2, figsize=(10, 3.6))
@@ -99,8 +101,10 @@ def score(run: Path) -> None:
         ax.set_xlabel("request in the sequence")
         ax.set_ylabel("TTFT (ms)")
         ax.legend(fontsize=7)
-    save(fig, run / "score.png")
+    save(fig, run / f"score{tag}.png")
 
 
 if __name__ == "__main__":
-    {"predict": lambda: predict(), "score": lambda: score(Path(sys.argv[2]))}[sys.argv[1]]()
+    a = sys.argv
+    {"predict": lambda: predict(*(Path(x) for x in a[2:3])),
+     "score": lambda: score(Path(a[2]), *(Path(x) for x in a[3:4]))}[a[1]]()
