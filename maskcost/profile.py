@@ -175,6 +175,9 @@ class BackendCosts:
     # engine's Python around the grammar), fitted through the engine on schema-on points
     # (calibrate.engine.fit_engine_rows); 0 = not measured (none)
     engine_row_us: float = 0.0
+    # xgrammar: the fill's per-row call overhead that one BatchGrammarMatcher call per 16-row chunk removes
+    # (vllm#51331), at this profile's CPU (calibrate.pool.measure_batch_fill_saving); None: not measured
+    batch_fill_saving_us: float | None = None
 
 
 @dataclass(frozen=True)
@@ -498,7 +501,11 @@ def _profile_from_dict(d: dict[str, Any], where: str) -> Profile:
                         for x in b.get("output_sources") or ())
         row_us = _nonneg(_number(b["engine_row_us"], f"{w}.engine_row_us"), f"{w}.engine_row_us") \
             if "engine_row_us" in b else 0.0  # absent = 0
-        backends[name] = BackendCosts(traces, compiles, pool, failures, bb, ef, sources, row_us)
+        saving = None if b.get("batch_fill_saving_us") is None else \
+            _number(b["batch_fill_saving_us"], f"{w}.batch_fill_saving_us")
+        if saving is not None and not math.isfinite(saving):
+            raise ProfileError(f"{w}.batch_fill_saving_us: must be a finite number, got {saving}")
+        backends[name] = BackendCosts(traces, compiles, pool, failures, bb, ef, sources, row_us, saving)
     if not backends:
         raise ProfileError(f"{where}.backends: empty")
     fw = _req(d, "forward", where, dict)

@@ -755,3 +755,23 @@ def test_an_xgrammar_cache_of_zero_keeps_only_the_last_grammar():
     d = load_default_profile()  # its schemas in turn
     many = [run(d, concurrency=1, requests=100, xgrammar_cache_mb=mb)["ttft_ms_mean"] for mb in (512, 0)]
     assert many[1] > 1.5 * many[0]
+
+
+def test_batched_fill_removes_the_measured_per_row_call_overhead():
+    """vllm#51331 as --engine-version 0.33.0+batched-fill: every xgrammar row's fill less the profile's
+    batch_fill_saving_us, serial and on the pool; 0.33.0 itself keeps it; llguidance rows keep it."""
+    from dataclasses import replace
+    p = constant_profile(fill_us=10.0, forward_ms=0.1)
+    p = replace(p, backends={**p.backends, "xgrammar": replace(p.backends["xgrammar"], batch_fill_saving_us=4.0)})
+    # 64 rows serially on the engine thread: 64 x 10 us, and 64 x (10 - 4) us batched
+    assert run(p, concurrency=64, engine_version="0.33.0")["itl_ms_mean"] == pytest.approx(0.64, rel=1e-6)
+    assert run(p, concurrency=64, engine_version="0.33.0+batched-fill")["itl_ms_mean"] == pytest.approx(0.384, rel=1e-6)
+    assert run(p, "guidance", concurrency=64, engine_version="0.33.0+batched-fill")["itl_ms_mean"] == \
+        pytest.approx(0.64, rel=1e-6)
+    # 256 rows on the pool: 16 chunks of 16 rows on 8 threads, two rounds: 2 x 16 x 10 us, and 2 x 16 x 6 us
+    pool = run(p, concurrency=256, engine_version="0.33.0+batched-fill")
+    assert pool["breakdown"]["pool_wait_ms"] == pytest.approx(0.192, rel=1e-6)
+    assert run(p, concurrency=256, engine_version="0.33.0")["breakdown"]["pool_wait_ms"] == pytest.approx(0.32, rel=1e-6)
+    # a profile that never measured it: one line naming the way to add it
+    with pytest.raises(ValueError, match="calibrate --batch-fill"):
+        run(constant_profile(), concurrency=8, engine_version="0.33.0+batched-fill")

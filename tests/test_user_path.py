@@ -532,3 +532,20 @@ def test_a_user_schemas_compile_is_carried_by_the_profiles_own_tier_compiles(tmp
     assert got == {f"tier/{t}": 7.0 for t in COMPILE_REFERENCE_TIERS}
     assert Fake.calls == len(COMPILE_REFERENCE_TIERS) * COMPILE_REFERENCE_REPEATS
     assert cached_reference_compiles("xgrammar", vocab, lambda: pytest.fail("measured again")) == got
+
+
+def test_calibrate_batch_fill_measures_xgrammars_batch_api_and_the_variant_runs_on_it(tmp_path, capsys):
+    """calibrate --batch-fill: per-row calls against one BatchGrammarMatcher call per 16-row chunk, on real
+    xgrammar matchers; the profile carries it and --engine-version 0.33.0+batched-fill runs on it."""
+    from maskcost.cli import main
+    out = tmp_path / "bf.json.gz"
+    assert main(["calibrate", "--batch-fill", "--engine-from", str(default_profile_path(("vllm",))),
+                 "--tier", "flat", "nested", "--out", str(out)]) == 0
+    p = load_profile(out)
+    saving = p.backends["xgrammar"].batch_fill_saving_us
+    assert saving is not None and math.isfinite(saving) and abs(saving) < 50  # a call's overhead, not a fill's work
+    assert any("batch_fill_saving_us measured on" in n for n in p.provenance["notes"])
+    assert main(["predict", "--profile", str(out), "--engine-version", "0.33.0+batched-fill", "--concurrency", "8",
+                 "--requests", "40", "--schema-id", "tier/flat"]) == 0
+    assert main(["calibrate", "--batch-fill", "--engine-from", str(out), "--out", str(tmp_path / "x.json.gz")]) == 2
+    assert "give schemas with examples" in capsys.readouterr().err

@@ -89,6 +89,60 @@ def measure_vllm_pool(backend: Backend, matchers: list[Any], workers: Sequence[i
     return points
 
 
+# vllm#51331 (open at 0.33.0): each 16-row chunk filled by one BatchGrammarMatcher(max_threads=1) call
+BATCH_FILL_ROWS = (128, 256)
+
+
+def measure_batch_fill_saving(backend: Backend, matchers: list[Any], rows: Sequence[int] = BATCH_FILL_ROWS,
+                              repeats: int = 7) -> dict[str, float]:
+    """What xgrammar's batch API saves a row against one call a row: the same rows, the same matchers in
+    the same states (a fill does not move a matcher), in vLLM's 16-row chunks, each chunk either a loop of
+    `fill_next_token_bitmask` calls (vLLM 0.25.1-0.33.0) or one `batch_fill_next_token_bitmask` of a
+    single-threaded BatchGrammarMatcher (vllm#51331). Returns per-row µs of each, and their difference
+    (`saving_us`, the median over the row counts), on this host. Give it more matchers than rows (4x):
+    the cheapest are used."""
+    xgr = backend.xgr
+    batch = xgr.BatchGrammarMatcher(max_threads=1)
+    _distinct(matchers, rows)
+    bitmask = backend.bitmask(max(rows))
+    # the call's overhead does not depend on the state, the fill's work does (1 us to 0.6 ms a row): measured
+    # on the states whose fill is cheapest, where the overhead is not lost in the work's spread
+    one = backend.bitmask(1)
+
+    def fill_us(m) -> float:
+        t = []
+        for _ in range(2):
+            t0 = time.perf_counter_ns()
+            backend.fill(m, one, 0)
+            t.append((time.perf_counter_ns() - t0) / 1e3)
+        return min(t)
+    matchers = [m for _, _, m in sorted((fill_us(m), i, m) for i, m in enumerate(matchers))][:max(rows)]
+    per_row, batched = [], []
+    for b in rows:
+        ms = matchers[:b]
+        chunks = [list(range(i, min(i + VLLM_FILL_CHUNK_ROWS, b))) for i in range(0, b, VLLM_FILL_CHUNK_ROWS)]
+
+        def rows_run() -> None:
+            for c in chunks:
+                for r in c:
+                    backend.fill(ms[r], bitmask, r)
+
+        def batch_run() -> None:
+            for c in chunks:
+                batch.batch_fill_next_token_bitmask([ms[r] for r in c], bitmask, c)
+        rows_run(), batch_run()  # warm
+        # interleaved, so that both see the host at the same speed
+        t_rows, t_batch = [], []
+        for _ in range(_repeats(b, repeats)):
+            t_rows.append(_timed(rows_run, 1))
+            t_batch.append(_timed(batch_run, 1))
+        per_row.append(statistics.median(t_rows) / b)
+        batched.append(statistics.median(t_batch) / b)
+    saving = statistics.median(r - x for r, x in zip(per_row, batched))
+    return {"per_row_us": statistics.median(per_row), "batch_us": statistics.median(batched), "saving_us": saving,
+            "rows": list(rows)}
+
+
 def measure_llguidance_batched(backend: Backend, matchers: list[Any], threads: Sequence[int],
                                rows: Sequence[int], repeats: int = 5) -> list[PoolPoint]:
     """llguidance.torch.fill_next_token_bitmask_par on an LLExecutor of T threads (SGLang's path)."""

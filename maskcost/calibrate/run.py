@@ -16,7 +16,7 @@ from . import POOL_ROWS, POOL_WORKERS
 from .backends import make_backend
 from .fill import TraceResult, output_text, result_from_json, result_to_json, trace_schema
 from .host import cpu_model, package_versions
-from .pool import advanced_matchers, measure_llguidance_batched, measure_vllm_pool
+from .pool import advanced_matchers, measure_batch_fill_saving, measure_llguidance_batched, measure_vllm_pool
 from ..profile import (ApplyCost, BackendCosts, ForwardCurve, HostInfo, Profile, schema_sha256,
                       profile_from_dict, profile_to_dict)
 from .schemas import SchemaEntry
@@ -89,13 +89,19 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
             log(f"measuring the {bname} fill pool on {len(matchers)} distinct matchers "
                 f"({len(compiled_tokens)} outputs) ...")
             pool = measure_vllm_pool(be, matchers, pool_workers, pool_rows)
+            saving = None
+            if bname == "xgrammar":  # vllm#51331's batched fill: what it saves a row, on these matchers
+                saving = measure_batch_fill_saving(be, advanced_matchers(be, compiled_tokens, BATCH_FILL_CANDIDATES)
+                                                   )["saving_us"]
+                log(f"xgrammar batch fill: {saving:.2f} us a row saved against one call a row")
             if bname == "guidance":
                 pool = pool + [replace(p, workers=-p.workers) for p in
                                measure_llguidance_batched(be, matchers, pool_workers, pool_rows)]
             del matchers
             result[bname] = BackendCosts(tuple(t for _, r in ok for t in r.traces), tuple(r.compile for _, r in ok),
                                          tuple(pool), fails, output_sources=tuple((e.schema_id, r.source)
-                                                                                 for e, r in ok))
+                                                                                 for e, r in ok),
+                                         batch_fill_saving_us=saving)
     return result
 
 
@@ -151,6 +157,37 @@ def add_variant_compiles(profile: Profile, vocab: Vocab, entries: list[SchemaEnt
             f"{factor:.3f} to this profile's CPU ({' '.join(argv())})")
     prov = {**profile.provenance, "notes": [*profile.provenance.get("notes", []), note]}
     return replace(profile, backends=backends, provenance=prov)
+
+
+# candidate matchers for measure_batch_fill_saving (it keeps the cheapest 256 states of them)
+BATCH_FILL_CANDIDATES = 1024
+
+
+def add_batch_fill_saving(profile: Profile, vocab: Vocab, entries: list[SchemaEntry], log=print) -> Profile:
+    """Measure on THIS host what xgrammar's batch fill saves a row (calibrate.pool.measure_batch_fill_saving),
+    on matchers advanced through the given schemas' examples, and store it on the profile's xgrammar costs
+    scaled to the profile's CPU by the ratio of the fixed benchmark (bench_us)."""
+    from .fill import output_text
+    from .host import speed_vs
+    if "xgrammar" not in profile.backends:
+        raise ValueError(f"--batch-fill: the profile '{profile.name}' has no xgrammar costs")
+    be = make_backend("xgrammar", vocab)
+    compiled_tokens = [(be.compile(e.schema, cache=True)[0], vocab.encode(output_text(x)))
+                       for e in entries for x in e.examples[:4]]
+    if not compiled_tokens:
+        raise ValueError("--batch-fill: the schemas given have no examples to put matchers in realistic states "
+                         "(--tier flat nested deep bounded has them)")
+    factor = speed_vs(profile.host.bench_us, vocab)
+    got = measure_batch_fill_saving(be, advanced_matchers(be, compiled_tokens, BATCH_FILL_CANDIDATES))
+    saving = got["saving_us"] * factor
+    log(f"xgrammar batch fill on {cpu_model()}: {got['per_row_us']:.2f} us a row one call a row, "
+        f"{got['batch_us']:.2f} batched; {saving:.3f} us a row saved at the profile's CPU (x{factor:.3f})")
+    note = (f"batch_fill_saving_us measured on {cpu_model()} ({got['per_row_us']:.2f} -> {got['batch_us']:.2f} us a "
+            f"row, the cheapest 256 of {BATCH_FILL_CANDIDATES} states, rows {got['rows']}) and scaled by {factor:.3f} "
+            f"to this profile's CPU ({' '.join(argv())})")
+    prov = {**profile.provenance, "notes": [*profile.provenance.get("notes", []), note]}
+    b = replace(profile.backends["xgrammar"], batch_fill_saving_us=saving)
+    return replace(profile, backends={**profile.backends, "xgrammar": b}, provenance=prov)
 
 
 def straddle_split(b: BackendCosts) -> dict[str, float] | None:

@@ -24,12 +24,20 @@ def _configs(args, profile) -> list:
     from ..model.engines import VERSIONS
     if len(args.cpu_count or []) > 1 or len(args.cpu_speed or []) > 1:
         raise ValueError("advise: one --cpu-count and one --cpu-speed (the search is over the other flags)")
+    from ..model.costs import Costs
     speed = args.cpu_speed[0] if args.cpu_speed else default_speed(profile)
     pool = getattr(args, "cpu_speed_pool", None) if not args.cpu_speed else None
+    costs = {b: Costs(profile, b) for b in args.backend}
     out = []
     for engine in args.engine:
         for version in [args.engine_version] if args.engine_version else list(VERSIONS[engine]):
             for backend in args.backend:
+                if not args.engine_version:  # a version searched by default whose costs the profile lacks: left out
+                    try:
+                        VERSIONS[engine][version].check_costs(costs[backend], EngineConfig(engine=engine, backend=backend))
+                    except ValueError as e:
+                        print(f"{engine} {version} {backend}: not searched: {e}")
+                        continue
                 for mns in args.max_num_seqs:
                     for cores in args.cores:
                         for k in args.spec_tokens:

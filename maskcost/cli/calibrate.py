@@ -67,6 +67,18 @@ def cmd_calibrate(args) -> int:
         save_profile(p, out)
         print(f"wrote {out}")
         return 0
+    if args.batch_fill:
+        from ..calibrate.run import add_batch_fill_saving
+        if base is None:
+            raise UsageError("calibrate --batch-fill: give --engine-from PROFILE (the profile to extend)")
+        entries = _entries(args)
+        if not entries:
+            raise UsageError("calibrate --batch-fill: give schemas with examples (e.g. --tier flat nested deep bounded)")
+        p = add_batch_fill_saving(base, profile_vocab(base.tokenizer, base.vocab_size, base.tokenizer_sha256), entries,
+                                  log=lambda m: print(m, file=sys.stderr))
+        save_profile(p, out)
+        print(f"wrote {out}")
+        return 0
     if (args.fit_rows or eager_sweep) and not args.engine_only:
         raise UsageError("calibrate: --fit-rows and --eager-sweep go with --engine-only --engine-from PROFILE")
     if args.engine_only:
@@ -374,6 +386,10 @@ def add_parser(sub) -> None:
     c.add_argument("--variant-compile", action="store_true",
                    help="add the near-identical-variant compile time of --engine-from's schemas (measured here, "
                         "scaled by bench_us) and write the extended profile")
+    c.add_argument("--batch-fill", action="store_true",
+                   help="add what xgrammar's batch fill saves a row (per-row calls against one BatchGrammarMatcher "
+                        "call per 16-row chunk, vllm#51331; measured here on matchers advanced through the schemas' "
+                        "examples, scaled by bench_us) to --engine-from and write the extended profile")
     c.add_argument("--engine-only", action="store_true", help="keep --engine-from's host and grammar costs; "
                                                                "replace only the forward/sync curves")
     c.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64, 128, 192, 256],

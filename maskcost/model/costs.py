@@ -102,6 +102,8 @@ class Costs:
         self.cpu_scale = _cpu_scale(cpu_speed)  # host CPU work scales with single-thread speed
         self._scale_rows()
         self.engine_row_ms = b.engine_row_us / 1e3  # the engine's own per-row grammar work (profile.BackendCosts)
+        # what xgrammar's batch fill saves a row at the profile's CPU (vllm#51331; None: not measured)
+        self.batch_fill_saving_us = b.batch_fill_saving_us
         self.compile = {c.schema_id: c for c in b.compiles}
         self.forward = forward_curve(profile.forward.points)
         self.forward_sync = forward_curve(profile.forward.sync_points) if profile.forward.sync_points else None
@@ -154,6 +156,13 @@ class Costs:
         other = self.at_speed(cpu_speed)
         other.gpu_factor, other.pool_factor, other.overhead_factor = gpu_factor, pool_factor, overhead_factor
         return other
+
+    def batch_fill_saving_ms(self) -> float:
+        """What one batch call per chunk saves a row, at this CPU speed (ms); the profile must have measured it."""
+        if self.batch_fill_saving_us is None:
+            raise ValueError(f"the profile '{self.profile.name}' has no batch-fill measurement: add it with "
+                             f"maskcost calibrate --batch-fill --engine-from PROFILE --tier flat nested deep bounded")
+        return self.batch_fill_saving_us * self.cpu_scale / 1e3
 
     def _scale_rows(self) -> None:
         """fill_row_ms: each trace position's fill in ms at this CPU speed (fill_us x cpu_scale / 1e3,

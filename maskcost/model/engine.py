@@ -157,6 +157,7 @@ class Simulation:
         self.done_events: dict[int, simpy.Event] = {}
         # compile state
         self.engine = cfg.policy  # what differs between the engines (model/engines.py)
+        self.engine.check_costs(costs, cfg)
         self.compile_pool = simpy.Resource(self.env, capacity=self.engine.compile_workers(cfg.cpu_count))
         self.cache: OrderedDict[str, int] = OrderedDict()
         self.cache_bytes = 0

@@ -106,6 +106,9 @@ class Engine:
     def compile_workers(self, cpu_count: int) -> int:
         raise NotImplementedError
 
+    def check_costs(self, costs: Costs, cfg: EngineConfig) -> None:
+        """Raise ValueError (one line) where the profile lacks a cost these mechanisms need: none by default."""
+
     def cores_read(self, cfg: EngineConfig, rows: int, compiles: int | None) -> tuple:
         """What of cfg.cpu_count and cfg.usable_cores a run can read, where its batches hold at most
         `rows` structured rows and at most `compiles` grammars (None: no bound) can be compiling at
@@ -289,6 +292,28 @@ class Vllm033(Vllm):
         return structured_rows * (1 + spec_tokens)
 
 
+class Vllm033BatchedFill(Vllm033):
+    """vLLM 0.33.0 with vllm#51331 (open, not released): the fill's rows of xgrammar grammars cross into the
+    library once a chunk, through a single-threaded BatchGrammarMatcher per thread (max_threads=1: the
+    fill pool is the parallelism), in the pool's 16-row chunks and, read from the same change to
+    fill_bitmasks_batch, in the serial fill too. Chunking, threads and scheduling are 0.33.0's. What it
+    removes is each row's own call into the library: the profile's batch_fill_saving_us a row (calibrate
+    measures it: per-row calls against the batch API, the same matchers in the same states), taken off
+    every xgrammar row's fill (to no less than nothing); llguidance rows are filled as before."""
+    version = "0.33.0+batched-fill"
+
+    def check_costs(self, costs: Costs, cfg: EngineConfig) -> None:
+        if cfg.backend == "xgrammar":
+            costs.batch_fill_saving_ms()
+
+    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
+             t0: float) -> tuple[float, float, float]:
+        if sim.cfg.backend == "xgrammar" and row_ms.size:
+            row_ms = np.maximum(row_ms - sim.costs.batch_fill_saving_ms(), 0.0)
+            fill_ms = float(row_ms.sum())
+        return super().fill(sim, row_ms, fill_ms, use_pool, t0)
+
+
 class Sglang(Engine):
     """SGLang: an unbounded grammar dict (base_grammar_backend.py:206), the scheduler's 5 ms poll of
     the grammar queue and its time-out, the mask applied to every row of the batch, llguidance's
@@ -402,7 +427,7 @@ class LlamaCpp(Engine):
 # every version whose mechanisms are modelled, by engine; the first is the default where neither
 # the command line nor the profile names one
 VERSIONS: dict[str, dict[str, Engine]] = {}
-for _e in (Vllm(), Vllm033(), Sglang(), Sglang0517(), LlamaCpp()):
+for _e in (Vllm(), Vllm033(), Vllm033BatchedFill(), Sglang(), Sglang0517(), LlamaCpp()):
     VERSIONS.setdefault(_e.name, {})[_e.version] = _e
 ENGINES: dict[str, Engine] = {name: next(iter(v.values())) for name, v in VERSIONS.items()}
 
