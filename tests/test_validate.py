@@ -9,7 +9,7 @@ from maskcost.calibrate.schemas import TIERS, unique_schema
 from maskcost.validate.checks import check_output
 from maskcost.validate.client import ServerError
 from maskcost.validate.metrics import parse_metrics, window_stats
-from maskcost.validate.sweep import PointSpec, run_sweep
+from maskcost.validate.sweep import PointSpec, read_summaries, run_sweep
 
 FLAT = TIERS["flat"]
 
@@ -367,3 +367,37 @@ def test_an_sglang_servers_version_picks_its_mechanisms():
     assert engine_version(argparse.Namespace(engine_version=None), p, "sglang") == ("0.5.17", "the profile's own")
     assert engine_version(argparse.Namespace(engine_version="0.5.23"), p, "sglang")[0] == "0.5.23"
     assert engine_version(argparse.Namespace(engine_version=None), p, "vllm")[0] == "0.25.1"
+
+
+def test_server_cpu_of_a_local_server_by_its_port(tmp_path):
+    """The server's processes found by the port it listens on (here the fake server: this test's own
+    process), a busy child of it counted, and the CPUs they kept busy recorded with each sweep point."""
+    import multiprocessing
+    import os
+    import time
+
+    from maskcost.validate.servercpu import cpu_seconds, cpus_over, server_pids
+    assert server_pids("http://10.255.255.1:8000") == []  # not on this machine: nothing
+    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
+        busy = multiprocessing.get_context("fork").Process(target=_spin, args=(1.5,))
+        busy.start()
+        try:
+            pids = server_pids(srv.url)
+            assert os.getpid() in pids and busy.pid in pids
+            before, t0 = cpu_seconds(pids), time.perf_counter()
+            time.sleep(1.0)
+            got = cpus_over(before, cpu_seconds(pids), time.perf_counter() - t0)
+        finally:
+            busy.join()
+        assert 0.6 < next(x["cpus"] for x in got["by_process"] if x["pid"] == busy.pid) <= 1.05
+        assert got["cpus"] >= 0.6
+        out = tmp_path / "s.jsonl"
+        run_sweep(srv.url, [PointSpec("on", 2, 0, 6)], [FLAT], out, warmup=0)
+        assert "server_cpu" in read_summaries(out)[0]["engine"]
+
+
+def _spin(seconds: float) -> None:
+    import time
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass

@@ -25,6 +25,7 @@ from ..calibrate.schemas import SchemaEntry
 from .client import RequestRecord, RequestSpec, ServerError, closed_loop, get_json, scrape
 from ..records import itl_ms, raw_records_path, read_raw_records, read_summaries  # noqa: F401  (re-exported)
 from .metrics import ENGINE_METRICS, GRAMMAR_WAIT_GAUGE, detect_engine, window_stats
+from .servercpu import cpu_seconds, cpus_over, server_pids
 
 METRICS_POLL_S = 0.25
 
@@ -107,7 +108,10 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
                                 m.get(wait_key, 0.0) if wait_key else 0.0))
                 await asyncio.sleep(METRICS_POLL_S)
 
+        pids = server_pids(base_url)  # the server's processes where it runs on this machine
+
         async def started() -> None:  # the window opens with the first request
+            state["cpu_before"] = cpu_seconds(pids)
             state["before"] = await scrape(mc, base_url)
             state["t_start"] = time.perf_counter()
             state["wall_start"] = time.time()
@@ -116,6 +120,7 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
         async def last_issued() -> None:
             state["after"] = await scrape(mc, base_url)
             state["t_end"] = time.perf_counter()
+            state["cpu_after"] = cpu_seconds(pids)
             state["done"] = True
 
         def on_record(rec: RequestRecord) -> None:
@@ -142,6 +147,9 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
            "window_start_unix_s": wall_start,  # joins the window to in-server probe records (validate/probe.py)
            "window_s": ws.window_s, "steps": ws.steps, "step_ms": ws.step_ms, "itl_ms": ws.itl_ms,
            "gen_tokens_per_s": ws.gen_tokens_per_s}
+    cpu = cpus_over(state.get("cpu_before") or {}, state.get("cpu_after") or {}, window_s)
+    if cpu is not None:  # the server's processes on this machine: the CPUs they kept busy over the window
+        eng["server_cpu"] = cpu
     if ws.counters:
         eng["counters"] = ws.counters
         eng["prompt_cached_fraction"] = ws.prompt_cached_fraction
