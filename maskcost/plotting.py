@@ -22,5 +22,5 @@ def batch_axis(ax, label: str) -> None:
 def save(fig, path: Path) -> None:
     import matplotlib.pyplot as plt
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight")  # (long tick labels kept whole)
     plt.close(fig)

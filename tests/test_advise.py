@@ -88,3 +88,23 @@ def test_goal_and_dominant_by_hand():
 def test_advise_without_a_goal_is_one_line(capsys):
     assert main(["advise", "--concurrency", "8"]) == 2
     assert "give a goal" in capsys.readouterr().err
+
+
+def test_two_engines_each_on_its_own_profile_on_the_schemas_they_share(capsys, tmp_path):
+    """--engine vllm sglang: each engine's shipped profile; they share no schema, so the user's own is traced for
+    both and the search runs on it; asked without one, or with one --profile for two engines, one line."""
+    assert main(["advise", "--engine", "vllm", "sglang", "--concurrency", "8", "--itl-p99-ms", "50"]) == 2
+    assert "share no schema" in capsys.readouterr().err
+    assert main(["advise", "--engine", "vllm", "sglang", "--profile", "x.json", "--concurrency", "8",
+                 "--itl-p99-ms", "50"]) == 2
+    assert "one engine at a time" in capsys.readouterr().err
+    schema = tmp_path / "mine.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"name": {"type": "string", "maxLength": 8}},
+                                  "required": ["name"]}))
+    out = tmp_path / "a.json"
+    rc = main(["advise", "--engine", "vllm", "sglang", "--backend", "xgrammar", "--schema", str(schema),
+               "--concurrency", "8", "--itl-p99-ms", "50", "--cores", "8", "--max-num-seqs", "128", "--requests", "100",
+               "--quiet", "--json", str(out)])
+    res = json.loads(out.read_text())
+    assert rc in (0, 1) and {c["config"]["engine"] for c in res["configurations"]} == {"vllm", "sglang"}
+    assert all(p["schema"] == "mine" for c in res["configurations"] for p in c["points"])

@@ -1,6 +1,7 @@
 """`maskcost advise`: the configurations a user controls that meet a goal, cheapest first (model/advise.py)."""
 from __future__ import annotations
 
+import copy
 import json
 import os
 import time
@@ -15,6 +16,9 @@ from .predict import _workloads, add_workload_args, load_inputs
 DEFAULT_MAX_NUM_SEQS = (128, 256)
 DEFAULT_CORES = (4, 8, 16, 32)
 SHOWN = 8  # configurations listed a side (all are in --json)
+# requests a point runs unless --requests: a p99 goal needs more than predict's default (its ranking moved by
+# about 7% between runs of near-equal configurations at 256 requests, 2% at 1,024)
+MIN_REQUESTS = 1000
 
 
 def _configs(args, profile) -> list:
@@ -64,12 +68,18 @@ def _load(p: dict[str, Any]) -> str:
     return f"{p['concurrency']} clients" if p["concurrency"] is not None else f"{p['rate_per_s']:g} req/s"
 
 
-def _list(ranked, shown: int) -> None:
-    """The first `shown` of the ranked configurations, those of one core count with the same figures on one line."""
+def _groups(ranked) -> list[list]:
+    """The ranked configurations, those of one core count with the same figures together, in rank order."""
     groups: dict[tuple, list] = {}
     for c in ranked:
         groups.setdefault((c.cores, c.figures()), []).append(c)
-    for i, same in enumerate(list(groups.values())[:shown], 1):
+    return list(groups.values())
+
+
+def _list(ranked, shown: int) -> None:
+    """The first `shown` of the ranked configurations, those of one core count with the same figures on one line."""
+    groups = _groups(ranked)
+    for i, same in enumerate(groups[:shown], 1):
         c = same[0]
         print(f"  {i}. {c.label()}" + (f" (the same with {'; '.join(c.differences(o) for o in same[1:])})"
                                         if len(same) > 1 else ""))
@@ -96,23 +106,47 @@ def cmd_advise(args) -> int:
     from ..profile import default_profile_path, load_profile
     goal = Goal(args.itl_p99_ms, args.ttft_p99_ms, args.overhead_pct, args.min_tok_s)
     t0 = time.perf_counter()
-    profile = load_profile(args.profile or default_profile_path(args.engine))
-    args.backend = args.backend or [b for b in ("xgrammar", "guidance", "gbnf") if b in profile.backends]
+    engines = list(dict.fromkeys(args.engine))
+    if len(engines) > 1 and args.profile:
+        raise ValueError("advise --engine with several engines takes each one's shipped profile: give --profile with "
+                         "one engine at a time")
+    profiles = {e: load_profile(args.profile or default_profile_path((e,))) for e in engines}
+    args.backend = args.backend or [b for b in ("xgrammar", "guidance", "gbnf")
+                                    if all(b in p.backends for p in profiles.values())]
     args.max_num_seqs = args.max_num_seqs or list(DEFAULT_MAX_NUM_SEQS)
     args.cores = args.cores or list(DEFAULT_CORES)
-    profile, schema_ids, local, speed_from, given_speed = load_inputs(args, profile)
-    cfgs, wls = _configs(args, profile), _workloads(args, schema_ids)
-    points = grid(profile, cfgs, wls, band=False, progress=not args.quiet)
-    attach(points, speed_read=profile.measured_speed is not None and not given_speed)
+    if args.requests is None and args.precision is None:
+        args.requests = max([MIN_REQUESTS] + [4 * c for c in args.concurrency or []])
+    # each engine on its own profile, with the user's schemas traced for it; all on the schemas they share
+    loaded = {}
+    for e, prof in profiles.items():
+        one = copy.copy(args)
+        one.engine = [e]
+        loaded[e] = load_inputs(one, prof)
+    common = [s for s in loaded[engines[0]][1] if all(s in v[1] for v in loaded.values())]
+    if not common:
+        raise ValueError(f"advise --engine {' '.join(engines)}: their profiles share no schema: give --schema FILE "
+                         f"(traced for each engine's profile)")
+    if len(engines) > 1:
+        args.schema_id = None  # (each load_inputs has resolved them)
+    points, wls = [], _workloads(args, tuple(common))
+    for e, (prof, _, _, _, given_speed) in loaded.items():
+        one = copy.copy(args)
+        one.engine = [e]
+        got = grid(prof, _configs(one, prof), wls, band=False, progress=not args.quiet)
+        attach(got, speed_read=prof.measured_speed is not None and not given_speed)
+        points += got
+    names = ", ".join(v[0].name for v in loaded.values())
+    schema_ids = common
     ranked = choices(points, goal)
     meets = [c for c in ranked if c.meets]
     tied = not args.cpu_count
     loads = ", ".join(_load(p) for p in ranked[0].points)
     print(f"goal: {goal.words()} at {loads} ({len(schema_ids)} schema{'s' if len(schema_ids) != 1 else ''}); "
           f"{len(ranked)} configurations searched "
-          f"in {time.perf_counter() - t0:.1f} s (profile {profile.name})")
+          f"in {time.perf_counter() - t0:.1f} s (profile {names})")
     chosen = meets[0] if meets else ranked[0]
-    result: dict[str, Any] = {"goal": asdict(goal), "profile": profile.name, "command": "maskcost " + " ".join(os.sys.argv[1:]),
+    result: dict[str, Any] = {"goal": asdict(goal), "profile": names, "command": "maskcost " + " ".join(os.sys.argv[1:]),
                               "configurations": [{"config": c.config, "meets": c.meets, "shortfall": c.shortfall,
                                                   "points": c.points} for c in ranked]}
     if meets:
@@ -125,7 +159,7 @@ def cmd_advise(args) -> int:
     worst = max(chosen.points, key=goal.shortfall)
     name, ms, share = dominant(worst)
     what, moves = PARTS.get(name, ("the GPU forward: the grammar's host work stays under it", "a faster GPU or a smaller batch"))
-    more = _one_more_core(profile, chosen, wls, tied)
+    more = _one_more_core(loaded[chosen.config["engine"]][0], chosen, wls, tied)
     before, after = worst["itl_ms_p99"], next(p for p in more["points"] if _load(p) == _load(worst))["itl_ms_p99"]
     head = "the cheapest" if meets else "the nearest"
     b = worst["breakdown"]
@@ -148,12 +182,14 @@ def cmd_advise(args) -> int:
 
 
 def _plot(ranked, goal, path: Path) -> None:
+    """One bar a group of configurations with the same figures (the first 40 in rank order)."""
     from ..plotting import save, subplots
-    shown = ranked[:30]
-    fig, ax = subplots(1, 1, figsize=(9, 0.28 * len(shown) + 1.5))
+    shown = _groups(ranked)[:40]
+    fig, ax = subplots(1, 1, figsize=(11, 0.28 * len(shown) + 1.5))
     ys = range(len(shown))[::-1]
-    ax.barh(list(ys), [min(c.shortfall, 5.0) for c in shown], color=["C2" if c.meets else "C3" for c in shown])
-    ax.set_yticks(list(ys), [c.label() for c in shown], fontsize=7)
+    ax.barh(list(ys), [min(g[0].shortfall, 5.0) for g in shown], color=["C2" if g[0].meets else "C3" for g in shown])
+    ax.set_yticks(list(ys), [g[0].label() + (f" (+{len(g) - 1} the same)" if len(g) > 1 else "") for g in shown],
+                  fontsize=7)
     ax.axvline(1.0, color="k", lw=0.8, ls="--")
     ax.set_xlabel("worst of the goal's figures over its bound (<= 1 meets it; capped at 5)")
     ax.set_title(f"maskcost advise: {goal.words()}", fontsize=9)
@@ -176,6 +212,7 @@ def add_parser(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.epilog = (f"Searched where not given: every engine version modelled, the profile's backends, max-num-seqs "
                 f"{' '.join(map(str, DEFAULT_MAX_NUM_SEQS))}, cores {' '.join(map(str, DEFAULT_CORES))} (cpu_count the "
-                f"same), async scheduling on and off, --spec-tokens as given (default 0). Exit status 1 where "
-                f"no configuration meets the goal.")
+                f"same), async scheduling on and off, --spec-tokens as given (default 0). Each point runs "
+                f"max({MIN_REQUESTS}, 4 x clients) requests unless --requests (a p99 needs them). Exit status 1 "
+                f"where no configuration meets the goal.")
     p.set_defaults(func=cmd_advise)

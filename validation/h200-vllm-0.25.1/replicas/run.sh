@@ -7,32 +7,8 @@
 # packed into $OUT/PHASE.tar.gz after every sweep.
 set -u
 PHASE=$1; ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/replicas; R=${REP:-/tmp/rep}; mkdir -p $R
-[ -d /tmp/mc ] || python3 -m pip install -q --no-index --no-deps --target /tmp/mc .device-stage/w/*.whl || exit 1
-if [ ! -d /tmp/site ]; then
-  cat /tmp/stage-part00 .device-stage/b/part0* > /tmp/bundle.tar.xz || exit 1
-  mkdir -p /tmp/x && tar -C /tmp/x -xJf /tmp/bundle.tar.xz && mv /tmp/x/site /tmp/site && mv /tmp/x/llama3-8b /tmp/llama3-8b
-fi
-export PYTHONPATH=/tmp/site:/tmp/mc VLLM_USE_FLASHINFER_SAMPLER=0 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 HF_HUB_OFFLINE=1
 pack() { tar -C "$(dirname $R)" --exclude=A.log --exclude=B.log -czf "$OUT/$PHASE.tar.gz" "$(basename $R)"; }
-serve() {  # NAME PORT CORES
-  taskset -c "$3" setsid nohup python3 -m vllm.entrypoints.cli.main serve /tmp/llama3-8b --served-model-name llama3-8b \
-    --load-format dummy --max-model-len 4096 --max-num-seqs 256 --gpu-memory-utilization 0.42 \
-    --host 127.0.0.1 --port "$2" --structured-outputs-config.backend xgrammar \
-    --structured-outputs-config.disable_any_whitespace true > "$R/$1.log" 2>&1 < /dev/null &
-  echo $! > "$R/$1.pid"
-}
-up() {  # NAME PORT
-  for i in $(seq 1 100); do
-    curl -sf "http://127.0.0.1:$2/health" >/dev/null && { echo "$1 up after $((i*3)) s"; return 0; }
-    kill -0 "$(cat $R/$1.pid)" 2>/dev/null || { echo "$1 died"; grep -E "Error|error" "$R/$1.log" | tail -8; return 1; }
-    sleep 3
-  done; echo "$1 not up"; return 1
-}
-sweep() {  # FILE PORT CLIENT_CORES CONC ARM
-  timeout 150 taskset -c "$3" python3 -m maskcost.cli sweep --base-url "http://127.0.0.1:$2" --out "$R/$1.jsonl" \
-    --arms "$5" --concurrency "$4" --schema "$D"/schemas/*.json --rounds 3 --client-procs 2 --label "$1" >> "$R/sweep.log" 2>&1
-  echo "$(date +%T) $1 $5 c$4 rc=$?"
-}
+. "$D/engines.sh"
 pids() { ps -eo pid=,sid= | awk -v s="$(cat $R/A.pid)" '$2 == s {print $1}'; }  # server A's processes (its session)
 if [ "$PHASE" = replicas ]; then
   { nproc; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA"; nvidia-smi --query-gpu=name,driver_version --format=csv;
