@@ -34,9 +34,16 @@ def test_the_factors_by_hand():
 
 
 def test_one_engine_alone_is_the_single_engine_model():
+    """One replica and no quota: the plain simulation, unchanged; a quota it never reaches: the same figures."""
+    from maskcost.model.engine import Simulation
     p = constant_profile(fill_us=100.0, forward_ms=5.0)
     alone, share = run(p, 64)
     assert share is None
+    cfg, wl = EngineConfig(), Workload(concurrency=64, requests=400, prompt_tokens=1)
+    assert alone == summarize(Simulation(Costs(p, "xgrammar"), cfg, wl).run())
+    roomy, share = run(p, 64, cpu_quota=16.0)
+    assert share["factors"] == {"gpu_factor": 1.0, "host_factor": 1.0, "pool_factor": 1.0, "quota_factor": 1.0}
+    assert roomy["itl_ms_mean"] == alone["itl_ms_mean"]
 
 
 def test_schema_off_replicas_on_one_gpu_take_turns():

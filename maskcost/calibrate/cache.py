@@ -29,7 +29,8 @@ LOCAL_REPEATS = 7
 # bench_us rounds before each replay (their median over the whole trace is the host's bench)
 BENCH_ROUNDS_PER_REPLAY = 1
 # the grammars whose compile times carry a user schema's compile to a profile's host (local.py): the
-# built-in tiers a profile calibrates on, but bounded (seconds to compile), each compiled cold this often
+# built-in tiers a profile calibrates on, all but the bounded tier (seconds to compile), each compiled
+# cold this often
 COMPILE_REFERENCE_TIERS = ("flat", "nested", "deep")
 COMPILE_REFERENCE_REPEATS = 3
 
@@ -134,8 +135,8 @@ def cached_reference_compiles(backend_name: str, vocab, get_backend) -> dict[str
                       "repeats": COMPILE_REFERENCE_REPEATS}, sort_keys=True)
     path = cache_dir() / "compiles" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
     d = _read(path)
-    if isinstance(d, dict) and all(isinstance(v, (int, float)) for v in d.values()) and d:
-        return {k: float(v) for k, v in d.items()}
+    if isinstance(d, dict) and all(isinstance(v, (int, float)) for v in d.values()):
+        return {k: float(v) for k, v in d.items()}  # ({}: no tier compiled here; local.py then uses the bench)
     backend = get_backend()
     out = {}
     for name in COMPILE_REFERENCE_TIERS:

@@ -90,7 +90,7 @@ def measure_vllm_pool(backend: Backend, matchers: list[Any], workers: Sequence[i
 
 
 # vllm#51331 (open at 0.33.0): each 16-row chunk filled by one BatchGrammarMatcher(max_threads=1) call
-BATCH_FILL_ROWS = (128, 256)
+BATCH_FILL_ROWS = (128, 256)  # (the cheapest max(BATCH_FILL_ROWS) states of those given are used)
 
 
 def measure_batch_fill_saving(backend: Backend, matchers: list[Any], rows: Sequence[int] = BATCH_FILL_ROWS,
@@ -103,7 +103,6 @@ def measure_batch_fill_saving(backend: Backend, matchers: list[Any], rows: Seque
     the cheapest are used."""
     xgr = backend.xgr
     batch = xgr.BatchGrammarMatcher(max_threads=1)
-    _distinct(matchers, rows)
     bitmask = backend.bitmask(max(rows))
     # the call's overhead does not depend on the state, the fill's work does (1 us to 0.6 ms a row): measured
     # on the states whose fill is cheapest, where the overhead is not lost in the work's spread
@@ -117,6 +116,7 @@ def measure_batch_fill_saving(backend: Backend, matchers: list[Any], rows: Seque
             t.append((time.perf_counter_ns() - t0) / 1e3)
         return min(t)
     matchers = [m for _, _, m in sorted((fill_us(m), i, m) for i, m in enumerate(matchers))][:max(rows)]
+    _distinct(matchers, rows)
     per_row, batched = [], []
     for b in rows:
         ms = matchers[:b]

@@ -159,7 +159,7 @@ def add_variant_compiles(profile: Profile, vocab: Vocab, entries: list[SchemaEnt
     return replace(profile, backends=backends, provenance=prov)
 
 
-# candidate matchers for measure_batch_fill_saving (it keeps the cheapest 256 states of them)
+# candidate matchers for measure_batch_fill_saving (it keeps the cheapest of them: pool.BATCH_FILL_ROWS)
 BATCH_FILL_CANDIDATES = 1024
 
 
@@ -167,8 +167,8 @@ def add_batch_fill_saving(profile: Profile, vocab: Vocab, entries: list[SchemaEn
     """Measure on THIS host what xgrammar's batch fill saves a row (calibrate.pool.measure_batch_fill_saving),
     on matchers advanced through the given schemas' examples, and store it on the profile's xgrammar costs
     scaled to the profile's CPU by the ratio of the fixed benchmark (bench_us)."""
-    from .fill import output_text
     from .host import speed_vs
+    from .pool import BATCH_FILL_ROWS
     if "xgrammar" not in profile.backends:
         raise ValueError(f"--batch-fill: the profile '{profile.name}' has no xgrammar costs")
     be = make_backend("xgrammar", vocab)
@@ -183,7 +183,7 @@ def add_batch_fill_saving(profile: Profile, vocab: Vocab, entries: list[SchemaEn
     log(f"xgrammar batch fill on {cpu_model()}: {got['per_row_us']:.2f} us a row one call a row, "
         f"{got['batch_us']:.2f} batched; {saving:.3f} us a row saved at the profile's CPU (x{factor:.3f})")
     note = (f"batch_fill_saving_us measured on {cpu_model()} ({got['per_row_us']:.2f} -> {got['batch_us']:.2f} us a "
-            f"row, the cheapest 256 of {BATCH_FILL_CANDIDATES} states, rows {got['rows']}) and scaled by {factor:.3f} "
+            f"row, the cheapest {max(BATCH_FILL_ROWS)} of {BATCH_FILL_CANDIDATES} states, rows {got['rows']}) and scaled by {factor:.3f} "
             f"to this profile's CPU ({' '.join(argv())})")
     prov = {**profile.provenance, "notes": [*profile.provenance.get("notes", []), note]}
     b = replace(profile.backends["xgrammar"], batch_fill_saving_us=saving)

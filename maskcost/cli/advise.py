@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import copy
 import json
-import os
+import sys
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -34,14 +34,17 @@ def _configs(args, profile) -> list:
     costs = {b: Costs(profile, b) for b in args.backend}
     out = []
     for engine in args.engine:
-        for version in [args.engine_version] if args.engine_version else list(VERSIONS[engine]):
+        # the releases a user can run; a change priced before it ships (0.33.0+batched-fill) when named
+        versions = [args.engine_version] if args.engine_version else [v for v, e in VERSIONS[engine].items() if e.released]
+        for version in versions:
             for backend in args.backend:
-                if not args.engine_version:  # a version searched by default whose costs the profile lacks: left out
-                    try:
-                        VERSIONS[engine][version].check_costs(costs[backend], EngineConfig(engine=engine, backend=backend))
-                    except ValueError as e:
-                        print(f"{engine} {version} {backend}: not searched: {e}")
-                        continue
+                try:  # a version whose costs the profile lacks: left out, said so
+                    VERSIONS[engine][version].adapt_costs(costs[backend], EngineConfig(engine=engine, backend=backend))
+                except ValueError as e:
+                    if args.engine_version:
+                        raise
+                    print(f"{engine} {version} {backend}: not searched: {e}")
+                    continue
                 for mns in args.max_num_seqs:
                     for cores in args.cores:
                         for k in args.spec_tokens:
@@ -59,9 +62,12 @@ def _configs(args, profile) -> list:
 
 def _figures(p: dict[str, Any]) -> str:
     iv = p.get("itl_ms_pi80")
-    return (f"ITL p99 {p['itl_ms_p99']:.1f} ms (mean {p['itl_ms_mean']:.1f}" +
-            (f", 80% interval {iv[0]:.1f}-{iv[1]:.1f}" if iv else "") + f"), TTFT p99 {p['ttft_ms_p99']:.0f} ms, "
-            f"overhead {p['overhead_pct']:+.0f}%, {p['out_tok_per_s']:.0f} tok/s")
+
+    def f(v, fmt: str) -> str:
+        return "-" if v is None else format(v, fmt)
+    return (f"ITL p99 {f(p['itl_ms_p99'], '.1f')} ms (mean {f(p['itl_ms_mean'], '.1f')}" +
+            (f", 80% interval {iv[0]:.1f}-{iv[1]:.1f}" if iv else "") + f"), TTFT p99 {f(p['ttft_ms_p99'], '.0f')} ms, "
+            f"overhead {f(p['overhead_pct'], '+.0f')}%, {f(p['out_tok_per_s'], '.0f')} tok/s")
 
 
 def _load(p: dict[str, Any]) -> str:
@@ -111,32 +117,37 @@ def cmd_advise(args) -> int:
         raise ValueError("advise --engine with several engines takes each one's shipped profile: give --profile with "
                          "one engine at a time")
     profiles = {e: load_profile(args.profile or default_profile_path((e,))) for e in engines}
+    for b in args.backend or ():
+        lacking = [p.name for p in profiles.values() if b not in p.backends]
+        if lacking:
+            raise ValueError(f"--backend {b}: the profile '{lacking[0]}' has no {b} costs (llama.cpp profiles: "
+                             f"--engine llamacpp --backend gbnf)")
     args.backend = args.backend or [b for b in ("xgrammar", "guidance", "gbnf")
                                     if all(b in p.backends for p in profiles.values())]
     args.max_num_seqs = args.max_num_seqs or list(DEFAULT_MAX_NUM_SEQS)
     args.cores = args.cores or list(DEFAULT_CORES)
-    if args.requests is None and args.precision is None:
-        args.requests = max([MIN_REQUESTS] + [4 * c for c in args.concurrency or []])
-    # each engine on its own profile, with the user's schemas traced for it; all on the schemas they share
+    # each engine on its own profile, with the user's schemas traced for it (its own copy of the flags, which
+    # load_inputs completes: the profile's measured speed); all on the schemas they share
     loaded = {}
     for e, prof in profiles.items():
         one = copy.copy(args)
         one.engine = [e]
-        loaded[e] = load_inputs(one, prof)
-    common = [s for s in loaded[engines[0]][1] if all(s in v[1] for v in loaded.values())]
+        loaded[e] = (one, *load_inputs(one, prof, say_mechanisms=False))
+    common = [s for s in loaded[engines[0]][2] if all(s in v[2] for v in loaded.values())]
     if not common:
         raise ValueError(f"advise --engine {' '.join(engines)}: their profiles share no schema: give --schema FILE "
                          f"(traced for each engine's profile)")
-    if len(engines) > 1:
-        args.schema_id = None  # (each load_inputs has resolved them)
-    points, wls = [], _workloads(args, tuple(common))
-    for e, (prof, _, _, _, given_speed) in loaded.items():
-        one = copy.copy(args)
-        one.engine = [e]
-        got = grid(prof, _configs(one, prof), wls, band=False, progress=not args.quiet)
+    requests = None if args.requests is not None or args.precision is not None else \
+        (lambda c: max(MIN_REQUESTS, 4 * (c or 0)))  # a point's own load sets it (a p99 needs them)
+    points, wls = [], _workloads(args, tuple(common), requests)
+    for e, (one, prof, _, _, _, given_speed) in loaded.items():
+        cfgs = _configs(one, prof)
+        print(f"searching {e} {', '.join(sorted({c.policy.version for c in cfgs}))} "
+              f"({len(cfgs)} configurations; model/engines.py)")
+        got = grid(prof, cfgs, wls, band=False, progress=not args.quiet)
         attach(got, speed_read=prof.measured_speed is not None and not given_speed)
         points += got
-    names = ", ".join(v[0].name for v in loaded.values())
+    names = ", ".join(v[1].name for v in loaded.values())
     schema_ids = common
     ranked = choices(points, goal)
     meets = [c for c in ranked if c.meets]
@@ -146,7 +157,7 @@ def cmd_advise(args) -> int:
           f"{len(ranked)} configurations searched "
           f"in {time.perf_counter() - t0:.1f} s (profile {names})")
     chosen = meets[0] if meets else ranked[0]
-    result: dict[str, Any] = {"goal": asdict(goal), "profile": names, "command": "maskcost " + " ".join(os.sys.argv[1:]),
+    result: dict[str, Any] = {"goal": asdict(goal), "profile": names, "command": "maskcost " + " ".join(sys.argv[1:]),
                               "configurations": [{"config": c.config, "meets": c.meets, "shortfall": c.shortfall,
                                                   "points": c.points} for c in ranked]}
     if meets:
@@ -159,15 +170,17 @@ def cmd_advise(args) -> int:
     worst = max(chosen.points, key=goal.shortfall)
     name, ms, share = dominant(worst)
     what, moves = PARTS.get(name, ("the GPU forward: the grammar's host work stays under it", "a faster GPU or a smaller batch"))
-    more = _one_more_core(loaded[chosen.config["engine"]][0], chosen, wls, tied)
-    before, after = worst["itl_ms_p99"], next(p for p in more["points"] if _load(p) == _load(worst))["itl_ms_p99"]
+    more = _one_more_core(loaded[chosen.config["engine"]][1], chosen, wls, tied)
+    more_worst = next(p for p in more["points"] if _load(p) == _load(worst))
+    before, after = worst["itl_ms_p99"], more_worst["itl_ms_p99"]
+    change = f" ({100 * (after / before - 1):+.0f}%)" if before and after is not None else ""
     head = "the cheapest" if meets else "the nearest"
     b = worst["breakdown"]
     print(f"\n{head}, {chosen.label()}, at {_load(worst)}: a step of {b['step_ms']:.1f} ms, its forward "
           f"{b['forward_ms']:.1f} ms; dominant: {name}, {ms:.1f} ms a step ({100 * share:.0f}%): {what}. "
           f"What moves it: {moves}.")
-    print(f"one more core ({more['cores']}): ITL p99 {before:.1f} -> {after:.1f} ms ({100 * (after / before - 1):+.0f}%)" +
-          ("" if meets or goal.shortfall(more["points"][0]) > 1 else ": that meets the goal"))
+    print(f"one more core ({more['cores']}): ITL p99 {before or 0:.1f} -> {after or 0:.1f} ms{change}" +
+          ("" if meets or max(goal.shortfall(p) for p in more["points"]) > 1 else ": that meets the goal"))
     result["chosen"] = {"config": chosen.config, "meets": chosen.meets, "dominant": {"part": name, "ms": ms, "share": share,
                                                                                    "what": what, "moves": moves},
                         "one_more_core": more}
@@ -203,10 +216,19 @@ def add_parser(sub) -> None:
     g.add_argument("--ttft-p99-ms", type=float, metavar="MS", help="TTFT p99 at most this")
     g.add_argument("--overhead-pct", type=float, metavar="PCT", help="ITL with schemas over ITL without, at most this %% more")
     g.add_argument("--min-tok-s", type=float, metavar="TOK_S", help="output tokens per second at least this (schema on)")
-    _add_engine_args(p)
+    _add_engine_args(p, search={
+        "--engine-version": "search this version only (default: every released version modelled)",
+        "--backend": "backends searched (default: every one the profiles have)",
+        "--max-num-seqs": f"searched (default: {' '.join(map(str, DEFAULT_MAX_NUM_SEQS))})",
+        "--cores": f"core counts searched, each a host of that many (default: {' '.join(map(str, DEFAULT_CORES))})",
+        "--cpu-count": "one cpu_count for every core count searched (default: the cores of each)",
+        "--cpu-speed": "one single-thread speed relative to the profile host (default: the server's own speed where "
+                       "the profile measured it, else 1)",
+        "--async-scheduling": "search this one only (default: both)"})
     # the search: each list flag of the engine's is a choice; these are searched where it is not given
     p.set_defaults(backend=None, max_num_seqs=None, cores=None, async_scheduling=None)
-    add_workload_args(p, "closed-loop clients (default 1 8 32 64 128 160 192 256; give the load you serve)")
+    add_workload_args(p, "closed-loop clients (default 1 8 32 64 128 160 192 256; give the load you serve)",
+                      requests_help=f"requests per point (default max({MIN_REQUESTS}, 4 x its clients))")
     p.add_argument("--json", metavar="OUT.json", help="every configuration searched, its points, the chosen one")
     p.add_argument("--png", metavar="OUT.png", help="default: next to --json")
     p.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -79,36 +79,44 @@ def _add_speed_source(p: argparse.ArgumentParser) -> None:
                         "probe timed in the engine (reports made with --probe) (default: itl)")
 
 
-def _add_engine_args(p: argparse.ArgumentParser) -> None:
-    """The engine and host flags; their defaults are EngineConfig's (model/config.py), defined there once."""
+def _add_engine_args(p: argparse.ArgumentParser, search: dict[str, str] | None = None) -> None:
+    """The engine and host flags; their defaults are EngineConfig's (model/config.py), defined there once.
+    `search`: help texts in place of these (a command that searches over the flags: advise)."""
     from ..model.config import SPEC_METHODS, EngineConfig
     from ..model.engines import ENGINES, VERSIONS
     d = EngineConfig()
+    search = search or {}
+
+    def h(flag: str, text: str | None) -> str | None:
+        return search.get(flag, text)
     p.add_argument("--profile", help="profile file (default: the embedded H200 / vLLM 0.25.1 profile; with --engine sglang alone, the "
                    "shipped SGLang 0.5.17 H200 calibration)")
     p.add_argument("--engine", nargs="+", default=[d.engine], choices=list(ENGINES))
-    p.add_argument("--engine-version", metavar="V", help="whose mechanisms run: "
-                   + "; ".join(f"{n} {' | '.join(v)}" for n, v in VERSIONS.items())
-                   + " (default: the version the profile was calibrated against where modelled, else the first)")
+    versions = "; ".join(f"{n} {' | '.join(v)}" for n, v in VERSIONS.items())
+    p.add_argument("--engine-version", metavar="V", help=h("--engine-version", "whose mechanisms run: " + versions
+                   + " (default: the version the profile was calibrated against where modelled, else the first)"))
     p.add_argument("--backend", nargs="+", default=[d.backend], choices=["xgrammar", "guidance", "gbnf"],
-                   help="gbnf: llama.cpp's own grammar sampler (a black-box profile)")
-    p.add_argument("--max-num-seqs", type=int, nargs="+", default=[d.max_num_seqs])
-    p.add_argument("--cores", type=int, nargs="+", help="cores the server may use (default: the profile host's)")
-    p.add_argument("--cpu-count", type=int, nargs="+", help="cpu_count the engine sees (default: the profile host's)")
+                   help=h("--backend", "gbnf: llama.cpp's own grammar sampler (a black-box profile)"))
+    p.add_argument("--max-num-seqs", type=int, nargs="+", default=[d.max_num_seqs], help=h("--max-num-seqs", None))
+    p.add_argument("--cores", type=int, nargs="+", help=h("--cores", "cores the server may use (default: the profile host's)"))
+    p.add_argument("--cpu-count", type=int, nargs="+",
+                   help=h("--cpu-count", "cpu_count the engine sees (default: the profile host's)"))
     p.add_argument("--cpu-speed", type=float, nargs="+",
-                   help="single-thread speed relative to the profile host (default: the server's own speed where "
-                        "the profile measured it at calibration, else 1; predict: a grid of speeds is allowed)")
+                   help=h("--cpu-speed", "single-thread speed relative to the profile host (default: the server's own "
+                          "speed where the profile measured it at calibration, else 1; predict: a grid of speeds is "
+                          "allowed)"))
     p.add_argument("--spec-tokens", type=int, nargs="+", default=[d.spec_tokens])
     p.add_argument("--spec-acceptance", type=float, default=d.spec_acceptance)
     p.add_argument("--spec-draft-rate", type=float, default=d.spec_draft_rate,
                    help="fraction of decode rows with drafts per step (EAGLE 1; ngram: as measured)")
     p.add_argument("--spec-method", default=d.spec_method, choices=list(SPEC_METHODS))
-    p.add_argument("--async-scheduling", action=argparse.BooleanOptionalAction, default=d.async_scheduling)
+    p.add_argument("--async-scheduling", action=argparse.BooleanOptionalAction, default=d.async_scheduling,
+                   help=h("--async-scheduling", None))
     p.add_argument("--max-num-batched-tokens", type=int, default=d.max_num_batched_tokens,
                    help="token budget of one step: decode rows + prefill chunks (vLLM's default on an H200)")
     p.add_argument("--xgrammar-cache-mb", type=int, default=d.xgrammar_cache_mb, metavar="MB",
-                   help="vLLM's compiled-grammar cache (VLLM_XGRAMMAR_CACHE_MB, LRU by bytes; 0: every request "
-                        "compiles its grammar again)")
+                   help="vLLM's compiled-grammar cache (VLLM_XGRAMMAR_CACHE_MB, LRU by bytes; 0: only the grammar "
+                        "compiled last is kept, so schemas in turn compile every time)")
 
 
 SOURCE_WORDS = {"itl": "ITL", "fill": "in-engine fill"}  # --speed-source, in what predict prints

@@ -15,15 +15,18 @@ from .engine_args import (SOURCE_WORDS, _add_engine_args, _add_speed_source, _en
 PRECISION_CAP = 10  # with --precision and no --requests, a point runs at most this many times the default
 
 
-def _workloads(args, schema_ids: tuple[str, ...]):
+def _workloads(args, schema_ids: tuple[str, ...], requests=None):
+    """The loads asked for; `requests`: a point's request count from its clients (None: --requests, else
+    predict's default)."""
     from ..model.config import Workload
     from ..model.predict import default_requests
     loads = [("c", c) for c in (args.concurrency or [])] + [("r", r) for r in (args.rate or [])]
     if not loads:
         loads = [("c", c) for c in (1, 8, 32, 64, 128, 160, 192, 256)]
     return [Workload(concurrency=v if kind == "c" else None, rate_per_s=v if kind == "r" else None,
-                     requests=args.requests or (PRECISION_CAP if args.precision else 1) * default_requests(
-                         v if kind == "c" else None),
+                     requests=args.requests or (requests(v if kind == "c" else None) if requests else
+                                                (PRECISION_CAP if args.precision else 1) * default_requests(
+                                                    v if kind == "c" else None)),
                      prompt_tokens=args.prompt_tokens, prompt_cached_tokens=args.prompt_cached_tokens,
                      prompt_lengths=args.prompt_lengths,
                      output_tokens=args.output_tokens,
@@ -133,7 +136,7 @@ def _streamer(stream):
     return write
 
 
-def load_inputs(args, profile=None) -> tuple:
+def load_inputs(args, profile=None, say_mechanisms: bool = True) -> tuple:
     """The profile (`profile`, else --profile's or the embedded one) with the user's --schema and --tools
     files added, the schema ids to run, what was added, and where the CPU speed comes from (printed as
     it is decided): (profile, schema_ids, local, speed_from, given_speed). predict and advise share it."""
@@ -167,7 +170,7 @@ def load_inputs(args, profile=None) -> tuple:
         # only schemas every requested backend could compile
         for b in args.backend[1:]:
             schema_ids = tuple(s for s in schema_ids if s in set(profile.schema_ids(b)))
-    for engine in args.engine:
+    for engine in args.engine if say_mechanisms else ():
         version, why = engine_version(args, profile, engine)
         print(f"mechanisms: {engine} {version} ({why}; model/engines.py)")
     return profile, schema_ids, local, speed_from, given_speed
@@ -194,6 +197,10 @@ def cmd_predict(args) -> int:
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
           f"{profile.forward.source[:90]}...)")
     print_table(points)
+    unsettled = [p for p in points if not (p.get("host_share") or {"settled": True})["settled"]]
+    if unsettled:
+        print(f"note: {len(unsettled)} point(s) sharing a host did not settle in {unsettled[0]['host_share']['rounds']} "
+              f"rounds (model/host_share.py): their figures are the last round's")
     result = {"profile": {"name": profile.name, "created_utc": profile.created_utc, "host": profile.host.__dict__,
                           "provenance": profile.provenance},
               "command": "maskcost " + " ".join(os.sys.argv[1:]), "cpu_speed_from_report": speed_from,
@@ -210,14 +217,14 @@ def cmd_predict(args) -> int:
     return 0
 
 
-def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str) -> None:
+def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, requests_help: str | None = None) -> None:
     """The load and schema flags predict and advise share; their defaults are Workload's."""
     from ..model.config import Workload
     w = Workload()  # the load flags' defaults are its own
     p.add_argument("--concurrency", type=int, nargs="+", help=concurrency_help)
     p.add_argument("--rate", type=float, nargs="+", help="open-loop Poisson arrivals per second")
-    p.add_argument("--requests", type=int, help="requests per point (default max(200, 4 x concurrency)); with "
-                   f"--precision, the most a point runs (default {PRECISION_CAP} x that)")
+    p.add_argument("--requests", type=int, help=requests_help or "requests per point (default max(200, 4 x "
+                   f"concurrency)); with --precision, the most a point runs (default {PRECISION_CAP} x that)")
     p.add_argument("--precision", type=float, default=w.precision, metavar="P",
                    help="stop each simulation once its ITL mean is known to +- P x itself (95%%, batch means), "
                         "e.g. 0.03; default: run --requests requests")
@@ -245,7 +252,8 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str) -> None
     p.add_argument("--schema-id", nargs="+", metavar="ID", help="schemas of the profile (default: all)")
     p.add_argument("--unique-schemas", action="store_true", help="every request compiles its grammar")
     p.add_argument("--schema-order", choices=("random", "cycle"), default=w.schema_order,
-                   help="which schema each request takes: random, or cycle (the schemas in turn, in the order given)")
+                   help="which schema each structured request takes: random, or cycle (request i, structured or not, "
+                        "takes the i-th schema in the order given, in turn)")
     p.add_argument("--seed", type=int, default=w.seed)
 
 

@@ -85,7 +85,7 @@ class Choice:
 
     def differences(self, other: "Choice") -> str:
         """What of the other's configuration differs from this one's, in words."""
-        names = {"engine_version": "version", "backend": "backend", "max_num_seqs": "max-num-seqs",
+        names = {"engine": "engine", "engine_version": "version", "backend": "backend", "max_num_seqs": "max-num-seqs",
                  "usable_cores": "cores", "async_scheduling": "async scheduling", "spec_tokens": "spec tokens"}
         return ", ".join(f"{n} {other.config[k]}" for k, n in names.items() if other.config[k] != self.config[k])
 

@@ -111,7 +111,8 @@ class Workload:
     structured_fraction: float = 1.0
     schemas: tuple[str, ...] = ()  # schema ids in the profile; () means all of them
     unique_schemas: bool = False  # every request compiles (cache defeated)
-    # which schema each request takes: "random" (drawn), or "cycle" (request i the i-th of the schemas, in turn)
+    # which schema each request takes: "random" (drawn), or "cycle" (request i, structured or not, the i-th of
+    # the schemas, in turn)
     schema_order: str = "random"
     seed: int = 0
     # a reasoning model (--reasoning-parser): every request first emits this many unconstrained

@@ -157,7 +157,7 @@ class Simulation:
         self.done_events: dict[int, simpy.Event] = {}
         # compile state
         self.engine = cfg.policy  # what differs between the engines (model/engines.py)
-        self.engine.check_costs(costs, cfg)
+        self.costs = costs = self.engine.adapt_costs(costs, cfg)
         self.compile_pool = simpy.Resource(self.env, capacity=self.engine.compile_workers(cfg.cpu_count))
         self.cache: OrderedDict[str, int] = OrderedDict()
         self.cache_bytes = 0
@@ -457,8 +457,8 @@ class Simulation:
                 toks = np.where(drafted, 1 + acc, 1)
             forward_ms = costs.forward_ms(B + partial + (k * int(np.count_nonzero(drafted)) if k else 0), prefill_tokens,
                                           n_dec, context)
-            if prefill_tokens:
-                forward_ms += engine.prefill_extra_ms(costs, prefill_tokens)
+            if prefill_tokens:  # (GPU time: shared as the forward is, model/host_share.py)
+                forward_ms += engine.prefill_extra_ms(costs, prefill_tokens) * costs.gpu_factor
             # rows of the bitmask: one per structured request, 1 + k for a request with drafts
             fill_ms = adv_ms = 0.0
             row_ms = np.zeros(0)

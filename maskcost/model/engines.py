@@ -106,8 +106,13 @@ class Engine:
     def compile_workers(self, cpu_count: int) -> int:
         raise NotImplementedError
 
-    def check_costs(self, costs: Costs, cfg: EngineConfig) -> None:
-        """Raise ValueError (one line) where the profile lacks a cost these mechanisms need: none by default."""
+    # a release users run (False: a change priced before it ships, which advise searches only when asked)
+    released: ClassVar[bool] = True
+
+    def adapt_costs(self, costs: Costs, cfg: EngineConfig) -> Costs:
+        """The costs as these mechanisms incur them (Simulation takes them from here); a ValueError (one line)
+        where the profile lacks one they need. By default the profile's own."""
+        return costs
 
     def cores_read(self, cfg: EngineConfig, rows: int, compiles: int | None) -> tuple:
         """What of cfg.cpu_count and cfg.usable_cores a run can read, where its batches hold at most
@@ -147,6 +152,11 @@ class Engine:
         """Threads that fill the bitmask together beside the engine thread, on the cores they may use
         (model/host_share.py: a burst of them contends with other engines); 0: none."""
         return 0
+
+    def fills_batched(self, sim: Simulation) -> bool:
+        """Whether every fill of this run goes to threads other than the engine thread, which waits
+        (SGLang's llguidance batched fill; vLLM's pool is per step, StepTimes.pool_used)."""
+        return False
 
     def holds_outputs(self) -> bool:
         """With async scheduling and a grammar in the batch, a step's outputs leave with the next step's fill."""
@@ -299,19 +309,15 @@ class Vllm033BatchedFill(Vllm033):
     fill_bitmasks_batch, in the serial fill too. Chunking, threads and scheduling are 0.33.0's. What it
     removes is each row's own call into the library: the profile's batch_fill_saving_us a row (calibrate
     measures it: per-row calls against the batch API, the same matchers in the same states), taken off
-    every xgrammar row's fill (to no less than nothing); llguidance rows are filled as before."""
+    every xgrammar row's fill (to no less than nothing: Costs.with_row_saving, so the step's recorded fill
+    and the host's demand are the smaller ones too); llguidance rows are filled as before."""
     version = "0.33.0+batched-fill"
+    released = False
 
-    def check_costs(self, costs: Costs, cfg: EngineConfig) -> None:
-        if cfg.backend == "xgrammar":
-            costs.batch_fill_saving_ms()
-
-    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
-             t0: float) -> tuple[float, float, float]:
-        if sim.cfg.backend == "xgrammar" and row_ms.size:
-            row_ms = np.maximum(row_ms - sim.costs.batch_fill_saving_ms(), 0.0)
-            fill_ms = float(row_ms.sum())
-        return super().fill(sim, row_ms, fill_ms, use_pool, t0)
+    def adapt_costs(self, costs: Costs, cfg: EngineConfig) -> Costs:
+        if cfg.backend != "xgrammar":
+            return costs
+        return costs.with_row_saving(costs.batch_fill_saving_ms())
 
 
 class Sglang(Engine):
@@ -350,6 +356,9 @@ class Sglang(Engine):
     def pool_threads(self, cfg: EngineConfig) -> int:
         return min(llguidance_batched_threads(cfg.usable_cores), cfg.usable_cores) if cfg.backend == "guidance" else 0
 
+    def fills_batched(self, sim: Simulation) -> bool:
+        return sim.cfg.backend == "guidance" and not sim.cfg.spec_tokens and not sim.reasoning
+
     def batched_fill_ms(self, sim: Simulation, row_ms: np.ndarray) -> float:
         """llguidance's rayon pool: rows spread over clamp(0.8 x usable cores, 1, 32) threads, at the
         measured inflation."""
@@ -365,7 +374,7 @@ class Sglang(Engine):
         # (constrained/reasoner_grammar_backend.py:43, 262-271: no fill while thinking), so llguidance's
         # batched path, taken only when all rows are plain GuidanceGrammar (llguidance_backend.py:168-175),
         # gives way to the serial loop for the whole batch, answering rows included
-        if sim.cfg.backend != "guidance" or sim.cfg.spec_tokens or sim.reasoning:
+        if not self.fills_batched(sim):
             return super().fill(sim, row_ms, fill_ms, use_pool, t0)
         dur = self.batched_fill_ms(sim, row_ms)
         sim._event("fill bitmask", "engine thread", t0, dur)

@@ -48,9 +48,9 @@ MAX_ROUNDS = 12
 @dataclass(frozen=True)
 class Demand:
     """What one replica uses, averaged over its run's wall time: CPUs by thread kind, and the GPU."""
-    engine_thread: float  # the time it steps (its own work, or spinning on the GPU), less its waits for the fill pool
+    engine_thread: float  # the time it steps (its own work, or spinning on the GPU), less its waits for other fill threads
     api_server: float  # the API server's jobs (admission, streaming)
-    fill_pool: float  # CPU time of the fill pool's threads (the rows they fill)
+    fill_pool: float  # CPU time of the threads that fill beside it (vLLM's pool, llguidance's batched fill): their rows
     compile_pool: float
     gpu: float  # the fraction of the time a forward is in flight
 
@@ -61,7 +61,8 @@ class Demand:
 
 @dataclass(frozen=True)
 class Share:
-    """What the other replicas and the quota do to one replica: how much longer its parts take."""
+    """What the other replicas and the quota do to one replica: factors on how long its parts take (the
+    pool's is over host_factor, so it can be below 1 where a burst contends less than the engine's other work)."""
     gpu_factor: float = 1.0  # a forward, the mask's copy and apply (the GPU's time-slicing)
     host_factor: float = 1.0  # every host thread's work (the others' demand on the cores)
     pool_factor: float = 1.0  # a fill-pool burst, beyond host_factor
@@ -79,11 +80,14 @@ def demand(sim: Simulation) -> Demand:
     t_end = steps[-1].t_start_ms + steps[-1].period_ms
     if t_end <= 0:
         return Demand(0.0, 0.0, 0.0, 0.0, 0.0)
+    batched = sim.engine.fills_batched(sim)  # (SGLang's llguidance: every fill on its rayon pool)
     period = np.fromiter((s.period_ms for s in steps), float, len(steps))
-    pool_wait = np.fromiter((s.pool_wait_ms for s in steps), float, len(steps))
-    pool_fill = np.fromiter((s.fill_ms if s.pool_used else 0.0 for s in steps), float, len(steps))
+    # the engine thread waits (not runs) while other threads fill: vLLM's pool, or the batched fill
+    waits = np.fromiter((s.pool_wait_ms if s.pool_used else s.thread_fill_ms if batched else 0.0 for s in steps),
+                        float, len(steps))
+    pool_fill = np.fromiter((s.fill_ms if s.pool_used or batched else 0.0 for s in steps), float, len(steps))
     forward = np.fromiter((s.forward_ms for s in steps), float, len(steps))
-    return Demand(engine_thread=float((period - pool_wait).sum()) / t_end,
+    return Demand(engine_thread=float((period - waits).sum()) / t_end,
                   api_server=sim.frontend_busy_ms / t_end, fill_pool=float(pool_fill.sum()) / t_end,
                   compile_pool=sim.compile_busy_ms / t_end, gpu=min(1.0, float(forward.sum()) / t_end))
 

@@ -85,7 +85,7 @@ def cpu_seconds(pids: list[int]) -> dict[int, tuple[str, float]]:
 def cpus_over(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]],
               window_s: float) -> dict | None:
     """The CPUs each process kept busy over the window (CPU seconds / wall seconds), and their sum."""
-    if not before or window_s <= 0:
+    if not before or not after or window_s <= 0:
         return None
     by = [{"pid": p, "name": after[p][0], "cpus": (after[p][1] - before[p][1]) / window_s}
           for p in before if p in after]

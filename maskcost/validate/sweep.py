@@ -111,8 +111,8 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
         pids = server_pids(base_url)  # the server's processes where it runs on this machine
 
         async def started() -> None:  # the window opens with the first request
-            state["cpu_before"] = cpu_seconds(pids)
             state["before"] = await scrape(mc, base_url)
+            state["cpu_before"] = cpu_seconds(pids)  # (read where the wall window starts)
             state["t_start"] = time.perf_counter()
             state["wall_start"] = time.time()
             state["poller"] = asyncio.create_task(poll())
