@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import sys
 import time
@@ -9,7 +10,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from .engine_args import _add_engine_args, default_speed
+from .engine_args import _add_engine_args, default_speed, engine_config
 from .predict import _workloads, add_workload_args, load_inputs
 
 # the search when a flag does not narrow it
@@ -45,18 +46,13 @@ def _configs(args, profile) -> list:
                         raise
                     print(f"{engine} {version} {backend}: not searched: {e}")
                     continue
-                for mns in args.max_num_seqs:
-                    for cores in args.cores:
-                        for k in args.spec_tokens:
-                            for async_on in [args.async_scheduling] if args.async_scheduling is not None else [True, False]:
-                                out.append(EngineConfig(
-                                    engine=engine, engine_version=version, backend=backend, max_num_seqs=mns,
-                                    cpu_count=args.cpu_count[0] if args.cpu_count else cores, usable_cores=cores,
-                                    async_scheduling=async_on, spec_tokens=k, spec_acceptance=args.spec_acceptance,
-                                    spec_draft_rate=args.spec_draft_rate, spec_method=args.spec_method,
-                                    cpu_speed=speed, cpu_speed_pool=pool,
-                                    max_num_batched_tokens=args.max_num_batched_tokens,
-                                    xgrammar_cache_mb=args.xgrammar_cache_mb))
+                asyncs = [args.async_scheduling] if args.async_scheduling is not None else [True, False]
+                for mns, cores, k, async_on in itertools.product(args.max_num_seqs, args.cores, args.spec_tokens, asyncs):
+                    out.append(engine_config(args, engine=engine, engine_version=version, backend=backend,
+                                             max_num_seqs=mns, usable_cores=cores,
+                                             cpu_count=args.cpu_count[0] if args.cpu_count else cores,
+                                             spec_tokens=k, async_scheduling=async_on, cpu_speed=speed,
+                                             cpu_speed_pool=pool))
     return list(dict.fromkeys(out))
 
 

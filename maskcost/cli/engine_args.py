@@ -42,8 +42,17 @@ def engine_version(args, profile: Profile, engine: str) -> tuple[str, str]:
     return ENGINES[engine].version, "the default modelled" + (f" (the profile's {own} is not)" if own else "")
 
 
-def _engine_configs(args, profile: Profile):
+def engine_config(args, **choice):
+    """An EngineConfig of the flags every point shares (speculative decoding's terms, the token budget,
+    the grammar cache, async scheduling) and `choice`: the fields a grid or a search varies."""
     from ..model.config import EngineConfig
+    return EngineConfig(**{"async_scheduling": args.async_scheduling, "spec_acceptance": args.spec_acceptance,
+                           "spec_draft_rate": args.spec_draft_rate, "spec_method": args.spec_method,
+                           "max_num_batched_tokens": args.max_num_batched_tokens,
+                           "xgrammar_cache_mb": args.xgrammar_cache_mb, **choice})
+
+
+def _engine_configs(args, profile: Profile):
     cores_list = args.cores or [profile.host.nproc]
     out = []
     for engine in args.engine:
@@ -57,18 +66,12 @@ def _engine_configs(args, profile: Profile):
                                     args.cpu_speed or [default_speed(profile)], getattr(args, "replicas", None) or [1],
                                     getattr(args, "cpu_quota", None) or [None]):
                                 pool = getattr(args, "cpu_speed_pool", None)  # set where the profile's own ran
-                                out.append(EngineConfig(engine=engine, engine_version=version,
-                                                        backend=backend, max_num_seqs=mns,
-                                                        cpu_count=cpu_count, usable_cores=cores,
-                                                        async_scheduling=args.async_scheduling, spec_tokens=k,
-                                                        spec_acceptance=args.spec_acceptance,
-                                                        spec_draft_rate=args.spec_draft_rate,
-                                                        spec_method=args.spec_method, cpu_speed=speed,
-                                                        cpu_speed_pool=pool,
-                                                        max_num_batched_tokens=args.max_num_batched_tokens,
-                                                        xgrammar_cache_mb=args.xgrammar_cache_mb,
-                                                        replicas=replicas, cpu_quota=quota,
-                                                        replica_gpu=getattr(args, "replica_gpu", "own")))
+                                out.append(engine_config(args, engine=engine, engine_version=version,
+                                                         backend=backend, max_num_seqs=mns,
+                                                         cpu_count=cpu_count, usable_cores=cores, spec_tokens=k,
+                                                         cpu_speed=speed, cpu_speed_pool=pool,
+                                                         replicas=replicas, cpu_quota=quota,
+                                                         replica_gpu=getattr(args, "replica_gpu", "own")))
     return out
 
 
