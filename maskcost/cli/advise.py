@@ -124,26 +124,27 @@ def cmd_advise(args) -> int:
     args.cores = args.cores or list(DEFAULT_CORES)
     # each engine on its own profile, with the user's schemas traced for it (its own copy of the flags, which
     # load_inputs completes: the profile's measured speed); all on the schemas they share
-    loaded = {}
+    flags, loaded = {}, {}
     for e, prof in profiles.items():
-        one = copy.copy(args)
-        one.engine = [e]
-        loaded[e] = (one, *load_inputs(one, prof, say_mechanisms=False))
-    common = [s for s in loaded[engines[0]][2] if all(s in v[2] for v in loaded.values())]
+        flags[e] = copy.copy(args)
+        flags[e].engine = [e]
+        loaded[e] = load_inputs(flags[e], prof, say_mechanisms=False)
+    common = [s for s in loaded[engines[0]].schema_ids if all(s in v.schema_ids for v in loaded.values())]
     if not common:
         raise ValueError(f"advise --engine {' '.join(engines)}: their profiles share no schema: give --schema FILE "
                          f"(traced for each engine's profile)")
     requests = None if args.requests is not None or args.precision is not None else \
         (lambda c: max(MIN_REQUESTS, 4 * (c or 0)))  # a point's own load sets it (a p99 needs them)
     points, wls = [], _workloads(args, tuple(common), requests)
-    for e, (one, prof, _, _, _, given_speed) in loaded.items():
-        cfgs = _configs(one, prof)
+    for e, got_in in loaded.items():
+        prof = got_in.profile
+        cfgs = _configs(flags[e], prof)
         print(f"searching {e} {', '.join(sorted({c.policy.version for c in cfgs}))} "
               f"({len(cfgs)} configurations; model/engines.py)")
         got = grid(prof, cfgs, wls, band=False, progress=not args.quiet)
-        attach(got, speed_read=prof.measured_speed is not None and not given_speed)
+        attach(got, speed_read=prof.measured_speed is not None and not got_in.given_speed)
         points += got
-    names = ", ".join(v[1].name for v in loaded.values())
+    names = ", ".join(v.profile.name for v in loaded.values())
     schema_ids = common
     ranked = choices(points, goal)
     meets = [c for c in ranked if c.meets]
@@ -166,7 +167,7 @@ def cmd_advise(args) -> int:
     worst = max(chosen.points, key=goal.shortfall)
     name, ms, share = dominant(worst)
     what, moves = PARTS.get(name, ("the GPU forward: the grammar's host work stays under it", "a faster GPU or a smaller batch"))
-    more = _one_more_core(loaded[chosen.config["engine"]][1], chosen, wls, tied)
+    more = _one_more_core(loaded[chosen.config["engine"]].profile, chosen, wls, tied)
     more_worst = next(p for p in more["points"] if _load(p) == _load(worst))
     before, after = worst["itl_ms_p99"], more_worst["itl_ms_p99"]
     change = f" ({100 * (after / before - 1):+.0f}%)" if before and after is not None else ""

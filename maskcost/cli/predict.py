@@ -6,7 +6,7 @@ import json
 import os
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .common import UsageError, add_tool_args, tool_entries
 from .engine_args import (SOURCE_WORDS, _add_engine_args, _add_speed_source, _engine_configs, _profile,
@@ -136,10 +136,20 @@ def _streamer(stream):
     return write
 
 
-def load_inputs(args, profile=None, say_mechanisms: bool = True) -> tuple:
+class Inputs(NamedTuple):
+    """What a command runs on: the profile with the user's schemas added, the schema ids to run, how each
+    user schema was obtained, and where the CPU speed comes from."""
+    profile: Any
+    schema_ids: tuple[str, ...]
+    local: list
+    speed_from: dict[str, Any] | None  # --cpu-speed-from-report: the reports and the speed read from them
+    given_speed: bool  # --cpu-speed given by hand
+
+
+def load_inputs(args, profile=None, say_mechanisms: bool = True) -> Inputs:
     """The profile (`profile`, else --profile's or the embedded one) with the user's --schema and --tools
     files added, the schema ids to run, what was added, and where the CPU speed comes from (printed as
-    it is decided): (profile, schema_ids, local, speed_from, given_speed). predict and advise share it."""
+    it is decided). predict and advise share it."""
     profile = profile or _profile(args)
     speed_from, given_speed = None, bool(args.cpu_speed)
     if getattr(args, "cpu_speed_from_report", None):
@@ -173,7 +183,7 @@ def load_inputs(args, profile=None, say_mechanisms: bool = True) -> tuple:
     for engine in args.engine if say_mechanisms else ():
         version, why = engine_version(args, profile, engine)
         print(f"mechanisms: {engine} {version} ({why}; model/engines.py)")
-    return profile, schema_ids, local, speed_from, given_speed
+    return Inputs(profile, schema_ids, local, speed_from, given_speed)
 
 
 def cmd_predict(args) -> int:
