@@ -34,6 +34,11 @@ def _timed(fn, repeats: int) -> float:
     return statistics.median(out)
 
 
+def _chunks(rows: int) -> list[list[int]]:
+    """vLLM's fill tasks over `rows` bitmask rows: 16 rows each, in order."""
+    return [list(range(i, min(i + VLLM_FILL_CHUNK_ROWS, rows))) for i in range(0, rows, VLLM_FILL_CHUNK_ROWS)]
+
+
 def _distinct(matchers: list[Any], rows: Sequence[int]) -> None:
     """A timed step fills each row from its own matcher, as the engine does (one matcher per
     request): two pool threads on one native matcher is a data race (xgrammar crashes, llguidance
@@ -60,7 +65,7 @@ def measure_vllm_pool(backend: Backend, matchers: list[Any], workers: Sequence[i
     for b in rows:
         ms = matchers[:b]
         reps = _repeats(b, repeats)
-        chunks = [list(range(i, min(i + VLLM_FILL_CHUNK_ROWS, b))) for i in range(0, b, VLLM_FILL_CHUNK_ROWS)]
+        chunks = _chunks(b)
 
         def fill_chunk(idx: list[int]) -> None:
             for r in idx:
@@ -120,7 +125,7 @@ def measure_batch_fill_saving(backend: Backend, matchers: list[Any], rows: Seque
     per_row, batched = [], []
     for b in rows:
         ms = matchers[:b]
-        chunks = [list(range(i, min(i + VLLM_FILL_CHUNK_ROWS, b))) for i in range(0, b, VLLM_FILL_CHUNK_ROWS)]
+        chunks = _chunks(b)
 
         def rows_run() -> None:
             for c in chunks:

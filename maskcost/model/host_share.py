@@ -40,6 +40,7 @@ import numpy as np
 from .config import EngineConfig, Workload
 from .costs import Costs
 from .engine import Simulation
+from .metrics import step_columns
 
 TOLERANCE = 0.005
 MAX_ROUNDS = 12
@@ -74,22 +75,20 @@ class Share:
 
 def demand(sim: Simulation) -> Demand:
     """A finished run's Demand, over the time from its start to its last step's end."""
-    steps = sim.steps
-    if not steps:
+    if not sim.steps:
         return Demand(0.0, 0.0, 0.0, 0.0, 0.0)
-    t_end = steps[-1].t_start_ms + steps[-1].period_ms
+    col = step_columns(sim.steps)
+    t_end = float(col["t_start_ms"][-1] + col["period_ms"][-1])
     if t_end <= 0:
         return Demand(0.0, 0.0, 0.0, 0.0, 0.0)
+    pool = col["pool_used"] > 0
     batched = sim.engine.fills_batched(sim)  # (SGLang's llguidance: every fill on its rayon pool)
-    period = np.fromiter((s.period_ms for s in steps), float, len(steps))
     # the engine thread waits (not runs) while other threads fill: vLLM's pool, or the batched fill
-    waits = np.fromiter((s.pool_wait_ms if s.pool_used else s.thread_fill_ms if batched else 0.0 for s in steps),
-                        float, len(steps))
-    pool_fill = np.fromiter((s.fill_ms if s.pool_used or batched else 0.0 for s in steps), float, len(steps))
-    forward = np.fromiter((s.forward_ms for s in steps), float, len(steps))
-    return Demand(engine_thread=float((period - waits).sum()) / t_end,
+    waits = np.where(pool, col["pool_wait_ms"], col["thread_fill_ms"] if batched else 0.0)
+    pool_fill = col["fill_ms"] if batched else np.where(pool, col["fill_ms"], 0.0)
+    return Demand(engine_thread=float((col["period_ms"] - waits).sum()) / t_end,
                   api_server=sim.frontend_busy_ms / t_end, fill_pool=float(pool_fill.sum()) / t_end,
-                  compile_pool=sim.compile_busy_ms / t_end, gpu=min(1.0, float(forward.sum()) / t_end))
+                  compile_pool=sim.compile_busy_ms / t_end, gpu=min(1.0, float(col["forward_ms"].sum()) / t_end))
 
 
 def next_share(cfg: EngineConfig, d: Demand) -> Share:
