@@ -1,0 +1,141 @@
+"""Issue 36 item 2: what a schema's shape costs in the engine, relative to a flat one (README.md here).
+  python check.py shipped   -> predicted-shipped.json (committed before the run: nothing read from the server)
+  python check.py score RUN -> RUN/predicted.json (the model on the profile calibrate made on that server),
+                               RUN/score.json, RUN/score.md, RUN/score.png from the sweeps run.sh wrote"""
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCHEMAS = ("flat", "nested", "deep")
+LOADS = (32, 128, 256)
+SERVERS = {"xg": "xgrammar", "gd": "guidance"}
+BAR_PCT = 10.0  # every nested/flat ratio within this of measured
+
+
+def model(profile: str | None, schema_arg: list[str]) -> dict[str, dict[int, dict]]:
+    """backend -> load -> the predicted point, the way a user runs predict (one schema a workload)."""
+    with tempfile.TemporaryDirectory() as t:
+        out = Path(t) / "p.json"
+        cmd = [sys.executable, "-m", "maskcost.cli", "predict", *(["--profile", profile] if profile else []),
+               "--engine", "vllm", "--engine-version", "0.25.1", "--backend", *SERVERS.values(),
+               "--max-num-seqs", "256", *schema_arg, "--concurrency", *map(str, LOADS), "--json", str(out)]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        d = json.loads(out.read_text())
+    got: dict[str, dict[int, dict]] = {}
+    for p in d["points"]:
+        got.setdefault(p["backend"], {})[p["concurrency"]] = {
+            "itl_ms": p["itl_ms_mean"], "interval": p.get("interval"), "running": p["running_mean"],
+            "output_tokens": p["output_tokens_mean"], "fill_ms": p["breakdown"]["fill_ms"],
+            "step_ms": p["breakdown"]["step_ms"]}
+    return got
+
+
+def predictions(profile: str | None) -> dict:
+    """schema -> backend -> load -> point, and each schema's ITL over flat's."""
+    pts = {s: model(profile, ["--schema-id", s] if profile else ["--schema", str(HERE / "schemas" / f"{s}.json")])
+           for s in SCHEMAS}
+    ratios = {s: {b: {str(c): pts[s][b][c]["itl_ms"] / pts["flat"][b][c]["itl_ms"] for c in LOADS}
+                  for b in SERVERS.values()} for s in SCHEMAS[1:]}
+    return {"profile": profile or "shipped (maskcost/profiles/default.json.gz), schemas traced under the mask here",
+            "points": {s: {b: {str(c): v for c, v in bp.items()} for b, bp in sp.items()} for s, sp in pts.items()},
+            "ratios": ratios}
+
+
+def measured(run: Path) -> dict[tuple[str, str, int], list[dict]]:
+    """(backend, schema, load) -> each repeat's point (engine ITL, running, output tokens, server CPU)."""
+    got: dict[tuple[str, str, int], list[dict]] = {}
+    for srv, backend in SERVERS.items():
+        for s in SCHEMAS:
+            f = run / srv / f"{s}.jsonl"
+            for line in (f.read_text().splitlines() if f.is_file() else ()):
+                r = json.loads(line)
+                e = r.get("engine") or {}
+                if e.get("itl_ms") and not r.get("errors"):
+                    got.setdefault((backend, s, r["concurrency"]), []).append({
+                        "repeat": r["repeat"], "itl_ms": e["itl_ms"], "running": e.get("running_mean"),
+                        "output_tokens": r.get("output_tokens_mean"),
+                        "server_cpu": (e.get("server_cpu") or {}).get("cpus")})
+    return got
+
+
+def score(run: Path) -> None:
+    pred = predictions(str(run / "xg" / "host.json.gz"))
+    (run / "predicted.json").write_text(json.dumps(pred, indent=1) + "\n")
+    shipped = json.loads((HERE / "predicted-shipped.json").read_text())
+    meas = measured(run)
+    mean = lambda b, s, c: statistics.fmean(x["itl_ms"] for x in meas[(b, s, c)]) if (b, s, c) in meas else None
+    rows = []
+    for b in SERVERS.values():
+        for c in LOADS:
+            for s in SCHEMAS[1:]:
+                m, f = mean(b, s, c), mean(b, "flat", c)
+                mr = None if m is None or f is None else m / f
+                reps = {x["repeat"]: x["itl_ms"] for x in meas.get((b, s, c), ())}
+                freps = {x["repeat"]: x["itl_ms"] for x in meas.get((b, "flat", c), ())}
+                pr, sr = pred["ratios"][s][b][str(c)], shipped["ratios"][s][b][str(c)]
+                rows.append({"backend": b, "load": c, "schema": s, "measured_ms": m, "flat_measured_ms": f,
+                             "measured_ratio": mr,
+                             "measured_ratio_by_repeat": [reps[k] / freps[k] for k in sorted(reps) if k in freps],
+                             "predicted_ratio": pr, "error_pct": None if mr is None else 100 * (pr / mr - 1),
+                             "shipped_ratio": sr, "shipped_error_pct": None if mr is None else 100 * (sr / mr - 1),
+                             "predicted_ms": pred["points"][s][b][str(c)]["itl_ms"],
+                             "itl_error_pct": None if m is None else 100 * (pred["points"][s][b][str(c)]["itl_ms"] / m - 1),
+                             "flat_itl_error_pct": None if f is None else 100 * (pred["points"]["flat"][b][str(c)]["itl_ms"] / f - 1),
+                             "measured_points": meas.get((b, s, c), []), "flat_points": meas.get((b, "flat", c), [])})
+    primary = [r for r in rows if r["schema"] == "nested"]
+    scored = [r for r in primary if r["error_pct"] is not None]
+    res = {"rule": "README.md", "rows": rows, "nested_scored": len(scored), "nested_registered": len(primary),
+           "bar_pct": BAR_PCT,
+           "bar_met": len(scored) == len(primary) and all(abs(r["error_pct"]) <= BAR_PCT for r in scored),
+           "nested_within_bar": sum(abs(r["error_pct"]) <= BAR_PCT for r in scored),
+           "median_abs_ratio_error_pct": {s: statistics.median(abs(r["error_pct"]) for r in rows
+                                                               if r["schema"] == s and r["error_pct"] is not None)
+                                          for s in SCHEMAS[1:] if any(r["schema"] == s and r["error_pct"] is not None
+                                                                      for r in rows)}}
+    (run / "score.json").write_text(json.dumps(res, indent=1) + "\n")
+    f = lambda v, fmt="{:.2f}": "-" if v is None else fmt.format(v)
+    lines = ["| backend | clients | schema | ITL measured ms (flat) | ratio measured (by repeat) | ratio predicted | "
+             "error | shipped ratio | error | ITL error (flat) |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['backend']} | {r['load']} | {r['schema']} | {f(r['measured_ms'], '{:.1f}')} "
+                     f"({f(r['flat_measured_ms'], '{:.1f}')}) | {f(r['measured_ratio'])} "
+                     f"({', '.join(f(x) for x in r['measured_ratio_by_repeat'])}) | {f(r['predicted_ratio'])} | "
+                     f"{f(r['error_pct'], '{:+.0f}%')} | {f(r['shipped_ratio'])} | {f(r['shipped_error_pct'], '{:+.0f}%')} | "
+                     f"{f(r['itl_error_pct'], '{:+.0f}%')} ({f(r['flat_itl_error_pct'], '{:+.0f}%')}) |")
+    lines.append(f"\nnested/flat within {BAR_PCT:.0f}%: {res['nested_within_bar']} of {len(primary)} registered "
+                 f"({len(scored)} measured); bar met: {res['bar_met']}; median |ratio error| "
+                 + ", ".join(f"{s} {v:.1f}%" for s, v in res["median_abs_ratio_error_pct"].items()))
+    (run / "score.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    from maskcost.plotting import save, subplots
+    fig, ax = subplots(1, 1, figsize=(6.5, 4.2))
+    for r in rows:
+        if r["measured_ratio"] is None:
+            continue
+        mk = "o" if r["schema"] == "nested" else "s"
+        ax.scatter(r["measured_ratio"], r["predicted_ratio"], marker=mk, color="C0" if r["backend"] == "xgrammar" else "C1")
+        ax.annotate(f"{r['backend'][:2]} {r['schema']} {r['load']}", (r["measured_ratio"], r["predicted_ratio"]), fontsize=7)
+    xs = [v for r in rows if r["measured_ratio"] for v in (r["measured_ratio"], r["predicted_ratio"])] or [1.0]
+    lim = [min(0.5, *xs) * 0.95, max(1.5, *xs) * 1.05]
+    ax.plot(lim, lim, "k--", lw=0.8)
+    ax.fill_between(lim, [x / 1.1 for x in lim], [x * 1.1 for x in lim], color="0.9")
+    ax.set_xlabel("ITL of the schema alone / flat alone, measured")
+    ax.set_ylabel("the same, predicted (profile made on that server)")
+    ax.set_title("schema shape in the engine: circles nested, squares deep; blue xgrammar, orange llguidance",
+                 fontsize=8)
+    save(fig, run / "score.png")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "shipped":
+        d = predictions(None)
+        (HERE / "predicted-shipped.json").write_text(json.dumps(d, indent=1) + "\n")
+        print(json.dumps(d["ratios"], indent=1))
+    else:
+        score(Path(sys.argv[2]))
