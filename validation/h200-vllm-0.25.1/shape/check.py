@@ -1,7 +1,8 @@
 """Issue 36 item 2: what a schema's shape costs in the engine, relative to a flat one (README.md here).
   python check.py shipped   -> predicted-shipped.json (committed before the run: nothing read from the server)
-  python check.py score RUN -> RUN/predicted.json (the model on the profile calibrate made on that server),
-                               RUN/score.json, RUN/score.md, RUN/score.png from the sweeps run.sh wrote"""
+  python check.py score RUN [PROFILE]
+      -> RUN/predicted.json (the model on PROFILE; default RUN/xg/host.json.gz, the profile calibrate made on
+         that server), RUN/score.json, RUN/score.md, RUN/score.png from the sweeps run.sh wrote"""
 from __future__ import annotations
 
 import json
@@ -64,8 +65,8 @@ def measured(run: Path) -> dict[tuple[str, str, int], list[dict]]:
     return got
 
 
-def score(run: Path) -> None:
-    pred = predictions(str(run / "xg" / "host.json.gz"))
+def score(run: Path, profile: Path | None = None) -> None:
+    pred = predictions(str(profile or run / "xg" / "host.json.gz"))
     (run / "predicted.json").write_text(json.dumps(pred, indent=1) + "\n")
     shipped = json.loads((HERE / "predicted-shipped.json").read_text())
     meas = measured(run)
@@ -138,4 +139,4 @@ if __name__ == "__main__":
         (HERE / "predicted-shipped.json").write_text(json.dumps(d, indent=1) + "\n")
         print(json.dumps(d["ratios"], indent=1))
     else:
-        score(Path(sys.argv[2]))
+        score(Path(sys.argv[2]), Path(sys.argv[3]) if len(sys.argv) > 3 else None)

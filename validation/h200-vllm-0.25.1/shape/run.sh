@@ -1,14 +1,16 @@
 #!/bin/bash
 # Issue 36 item 2 on the device (README.md here: what runs, the predictions, the scoring rule).
 # From the repository root, after a first call `cp .device-stage/a/part00 /tmp/stage-part00`:
-#   bash validation/h200-vllm-0.25.1/shape/run.sh     (again in the next call: it resumes)
+#   bash validation/h200-vllm-0.25.1/shape/run.sh         (again in the next call: it resumes)
+#   bash validation/h200-vllm-0.25.1/shape/run.sh rerun   (run 2: no calibration, flat and nested only,
+#                                                          longer points: rounds 12 / 4 / 3 at 32 / 128 / 256)
 # Two vLLM servers side by side on one H200 and all 16 cores: xgrammar on :8000, llguidance on :8001.
 # `calibrate --base-url` against the xgrammar one (the three schemas mixed), then each schema alone on
 # each server at 32, 128 and 256 clients, twice, interleaved (load, repeat, schema, server), so the
 # host's drift over minutes falls on every schema alike. Stops starting sweeps after $DEADLINE s
 # (default 540) of this call; results packed into $OUT/shape.tar.gz after every step.
 set -u
-T0=$(date +%s); ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/shape; R=${SHAPE:-/tmp/shape}; mkdir -p $R/xg $R/gd
+MODE=${1:-run1}; T0=$(date +%s); ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/shape; R=${SHAPE:-/tmp/shape}; mkdir -p $R/xg $R/gd
 pack() { for n in xg gd; do [ -f $R/$n.log ] && gzip -c $R/$n.log > $R/$n.log.gz; done
   tar -C "$(dirname $R)" --exclude=xg.log --exclude=gd.log -czf "$OUT/shape.tar.gz" "$(basename $R)"; }
 late() { [ $(( $(date +%s) - T0 )) -gt "${DEADLINE:-540}" ]; }
@@ -21,7 +23,7 @@ if ! curl -sf http://127.0.0.1:8000/health >/dev/null || ! curl -sf http://127.0
   up xg 8000 || { pack; exit 1; }; up gd 8001 || { pack; exit 1; }
   echo "$(date +%T) servers up after $(( $(date +%s) - T0 )) s" >> $R/steps.txt
 fi
-if [ ! -f $R/xg/host.json.gz ]; then
+if [ $MODE = run1 ] && [ ! -f $R/xg/host.json.gz ]; then
   s=$(date +%s)
   python3 -m maskcost.cli calibrate --base-url http://127.0.0.1:8000 --tokenizer /tmp/llama3-8b \
     --schema $D/schemas/flat.json $D/schemas/nested.json $D/schemas/deep.json --server-engine vllm \
@@ -30,13 +32,14 @@ if [ ! -f $R/xg/host.json.gz ]; then
   echo "$(date +%T) calibrate rc $? $(( $(date +%s) - s )) s" >> $R/steps.txt; pack
 fi
 one() {  # SERVER PORT SCHEMA CONC REPEATS: schema on, that schema alone (a sweep resumes: only the repeat not yet run)
-  local procs=1; [ "$4" -ge 128 ] && procs=2
+  local procs=1 rounds=3; [ "$4" -ge 128 ] && procs=2
+  [ $MODE = rerun ] && rounds=$(case $4 in 32) echo 12;; 128) echo 4;; *) echo 3;; esac)
   timeout 150 python3 -m maskcost.cli sweep --base-url "http://127.0.0.1:$2" --out "$R/$1/$3.jsonl" --arms on \
-    --concurrency "$4" --repeats "$5" --schema "$D/schemas/$3.json" --rounds 3 --client-procs $procs \
+    --concurrency "$4" --repeats "$5" --schema "$D/schemas/$3.json" --rounds $rounds --client-procs $procs \
     --label "$1-$3" >> "$R/sweep.log" 2>&1
   echo "$(date +%T) $1 $3 c$4 repeats $5 rc=$?" >> $R/steps.txt
 }
-for c in 32 128 256; do for r in 1 2; do for s in flat nested deep; do
+for c in 32 128 256; do for r in 1 2; do for s in $([ $MODE = rerun ] && echo flat nested || echo flat nested deep); do
   for srv in xg gd; do
     late && { echo "$(date +%T) deadline: stopped before $srv $s c$c r$r" >> $R/steps.txt; pack; exit 0; }
     one $srv $([ $srv = xg ] && echo 8000 || echo 8001) $s $c $r
