@@ -4,7 +4,8 @@ import pytest
 
 from maskcost.model.config import EngineConfig, Workload
 from maskcost.model.costs import Costs, Curve
-from maskcost.model.engine import STEP_FIELDS, Simulation
+from maskcost.model.engine import Simulation
+from maskcost.model.step import STEP_FIELDS
 from maskcost.model.metrics import summarize
 from synth import constant_profile
 
@@ -775,3 +776,21 @@ def test_batched_fill_removes_the_measured_per_row_call_overhead():
     # a profile that never measured it: one line naming the way to add it
     with pytest.raises(ValueError, match="calibrate --batch-fill"):
         run(constant_profile(), concurrency=8, engine_version="0.33.0+batched-fill")
+
+
+def test_engine_policies_use_only_the_declared_view_of_the_simulation():
+    """model/engines.py's policies see the simulation through SimulationView: every attribute they read
+    of `sim` is one it declares, and the real Simulation has each of them."""
+    import ast
+    from pathlib import Path
+
+    import maskcost.model.engines as engines
+    tree = ast.parse(Path(engines.__file__).read_text())
+    used = {n.attr for n in ast.walk(tree)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "sim"}
+    view = engines.SimulationView
+    declared = set(view.__annotations__) | {k for k, v in vars(view).items() if callable(v) and not k.startswith("_")}
+    assert {"event", "grammar_key", "abort", "pending", "cfg"} <= declared
+    assert used and used <= declared, sorted(used - declared)
+    sim = Simulation(Costs(constant_profile(), "xgrammar"), EngineConfig(), Workload(concurrency=1, requests=2))
+    assert all(hasattr(sim, a) for a in declared)

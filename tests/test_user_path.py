@@ -204,16 +204,16 @@ def test_the_benchmark_grammar_kept_on_disk_masks_as_the_compiled_one(vocab, tmp
     the same mask at every position of the benchmark's instance; a corrupt file is compiled again."""
     import numpy as np
 
-    import maskcost.calibrate.cache as cache
+    import maskcost.calibrate.host as host
     from maskcost.calibrate.fill import output_text
     monkeypatch.setenv("MASKCOST_CACHE_DIR", str(tmp_path))
     be = make_backend("xgrammar", vocab)
     entry = TIERS["bounded"]
-    first = cache.bench_grammar(be, entry.schema)
+    first = host.bench_grammar(be, entry.schema)
     (path,) = (tmp_path / "bench").iterdir()
-    monkeypatch.setattr(cache, "_BENCH_GRAMMARS", {})
+    monkeypatch.setattr(host, "_BENCH_GRAMMARS", {})
     monkeypatch.setattr(be, "compile", lambda *a, **k: pytest.fail("compiled again although the file is there"))
-    again = cache.bench_grammar(be, entry.schema)
+    again = host.bench_grammar(be, entry.schema)
     assert again is not first
     tokens = vocab.encode(output_text(entry.examples[0])) + [vocab.eos_id]
     ma, mb, bm = be.matcher(first), be.matcher(again), be.bitmask(2)
@@ -223,9 +223,9 @@ def test_the_benchmark_grammar_kept_on_disk_masks_as_the_compiled_one(vocab, tmp
         assert np.array_equal(bm[0].numpy(), bm[1].numpy())
         assert be.accept(ma, t) and be.accept(mb, t)
     path.write_bytes(b"not zlib")
-    monkeypatch.setattr(cache, "_BENCH_GRAMMARS", {})
+    monkeypatch.setattr(host, "_BENCH_GRAMMARS", {})
     monkeypatch.delattr(be, "compile")  # the instance's stand-in: the real compile again
-    assert cache.bench_grammar(be, entry.schema) is not None
+    assert host.bench_grammar(be, entry.schema) is not None
     assert path.stat().st_size > 1000  # rewritten
 
 

@@ -13,17 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import platform
 import statistics
 from pathlib import Path
 from typing import Any
 
 from .backends import XGrammarBackend
 from .fill import TraceResult, result_from_json, result_to_json, trace_schema
-from .host import bench_us, cpu_model, package_versions, usable_cpus
+from .host import CACHE_VERSION, bench_us, cache_dir, host_key
 from .schemas import TIERS, SchemaEntry
 
-CACHE_VERSION = 2
 # a user's schema, traced for predict: fresh-matcher replays per output (median per position)
 LOCAL_REPEATS = 7
 # bench_us rounds before each replay (their median over the whole trace is the host's bench)
@@ -33,17 +31,6 @@ BENCH_ROUNDS_PER_REPLAY = 1
 # cold this often
 COMPILE_REFERENCE_TIERS = ("flat", "nested", "deep")
 COMPILE_REFERENCE_REPEATS = 3
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("MASKCOST_CACHE_DIR") or Path.home() / ".cache" / "maskcost")
-
-
-def host_key() -> dict[str, Any]:
-    """What a timing on this host depends on besides its inputs."""
-    pk = package_versions()
-    return {"cpu_model": cpu_model(), "nproc": usable_cpus(), "python": platform.python_version(),
-            "packages": {k: pk.get(k) for k in ("xgrammar", "llguidance", "apache-tvm-ffi", "quicktok-v1")}}
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -62,38 +49,6 @@ def _write(path: Path, d: dict[str, Any]) -> None:
         tmp.replace(path)
     except OSError:
         pass
-
-
-_BENCH_GRAMMARS: dict[tuple[int, str], Any] = {}
-
-
-def bench_grammar(be: XGrammarBackend, schema: dict[str, Any]):
-    """The benchmark's compiled grammar on `be` (host.bench_us): compiled once per host and kept here
-    serialised (xgrammar's own CompiledGrammar.serialize_json, zlib), since its compile (seconds) is
-    paid again by every process that runs the benchmark; the compile time is not what it measures.
-    A file that is absent, cut short or of another xgrammar version is compiled again."""
-    import zlib
-    text = json.dumps(schema, sort_keys=True)
-    memo = (id(be), text)
-    if memo in _BENCH_GRAMMARS:
-        return _BENCH_GRAMMARS[memo][1]
-    key = json.dumps({"cache": CACHE_VERSION, "packages": host_key()["packages"], "tokenizer": be.vocab.name,
-                      "vocab_size": be.vocab.size, "schema": text}, sort_keys=True)
-    path = cache_dir() / "bench" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.xgr.z"
-    try:
-        compiled = be.xgr.CompiledGrammar.deserialize_json(zlib.decompress(path.read_bytes()).decode(),
-                                                            be.vocab.xgrammar_info)
-    except Exception:  # noqa: BLE001 - absent, corrupt or another version's file: compile it again
-        compiled = be.compile(schema, cache=True)[0]
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            tmp.write_bytes(zlib.compress(compiled.serialize_json().encode(), 1))
-            tmp.replace(path)
-        except OSError:
-            pass
-    _BENCH_GRAMMARS[memo] = (be, compiled)  # be kept alive with its id
-    return compiled
 
 
 def cached_trace(backend_name: str, vocab, entry: SchemaEntry, get_backend) -> tuple[TraceResult, float, bool]:

@@ -8,7 +8,8 @@ import statistics
 from dataclasses import dataclass, replace
 
 from .backends import make_backend
-from .cache import cache_dir, cached_reference_compiles, cached_trace
+from .cache import cached_reference_compiles, cached_trace
+from .host import cache_dir
 from ..profile import Profile, schema_sha256
 from .schemas import SchemaEntry
 from .tokenizer import profile_vocab

@@ -20,47 +20,25 @@ event at the run's end itself (At). A client is a callback on its request's done
 from __future__ import annotations
 
 import math
-from collections import OrderedDict, deque, namedtuple
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 from heapq import heappush
-from typing import NamedTuple
 
 import numpy as np
 import simpy
 
 from .config import EngineConfig, Workload, length_distribution, reasoning_distribution
 from .costs import Costs
-
-
-class StepTimes(NamedTuple):
-    """What one engine step did and how long each part took (ms): an engine loop's word to _end_step."""
-    t_start_ms: float
-    period_ms: float
-    batch: int  # rows that emit a token this step
-    structured_rows: int
-    prefill_tokens: int
-    forward_ms: float
-    fill_ms: float
-    pool_wait_ms: float
-    apply_ms: float
-    advance_ms: float
-    compile_wait_ms: float
-    cpu_overhead_ms: float
-    pool_used: bool
-    thread_fill_ms: float  # the fill the engine thread did itself: the serial fill, 0 on a pool step
-
-
-# One recorded step (Simulation.steps): the loop's StepTimes, then what _end_step counts of it (the slots
-# running, the decode rows, their tokens, the step beyond its forward); metrics reads them as columns
-StepRecord = namedtuple("StepRecord", StepTimes._fields + ("running", "decode_rows", "tokens", "exposed_ms"))
-STEP_FIELDS = StepRecord._fields
+from .step import CpuTerms, StepRecord, StepTimes, gpu_end as gpu_end_at, serial_cpu, step_end
 
 
 class At(simpy.Event):
     """An event due at the simulated time `at`, triggered now: for a process that computed the times
     ahead of the clock (engine_loop: a step's parts are times, not events). simpy's Timeout takes a
     delay and adds it to now, which from another now may land a rounding away from `at`; this puts
-    the event in the queue at `at` itself, with the priority and ordering a Timeout has."""
+    the event in the queue at `at` itself, with the priority and ordering a Timeout has. It writes
+    simpy's Environment queue (`_queue`, `_eid`) as Timeout does: pyproject pins simpy to 4.1.x, the
+    versions this is tested with."""
 
     def __init__(self, env: simpy.Environment, at: float) -> None:
         if at < env.now:
@@ -240,7 +218,8 @@ class Simulation:
             yield self.env.timeout(self.rng.exponential(1.0 / rate_per_ms))
 
     # ------------------------------------------------------------ grammar compile
-    def _grammar_key(self, rid: int) -> str:
+    def grammar_key(self, rid: int) -> str:
+        """The key of a request's grammar in the compile cache (its schema; its own with unique schemas)."""
         sid = self.req_schema[rid]
         return f"{sid}#unique{rid}" if self.wl.unique_schemas else sid
 
@@ -277,7 +256,7 @@ class Simulation:
 
     def _reach_engine(self, rid: int) -> None:
         if self.structured[rid] and self.cfg.compiles_before_scheduling:
-            key = self._grammar_key(rid)
+            key = self.grammar_key(rid)
             if not self._cached(key):
                 self.pending[rid] = 0
                 ev = self.inflight.get(key)
@@ -311,7 +290,7 @@ class Simulation:
             dur = base_ms * self.costs.cpu_scale * max(1.0, busy / self.cfg.usable_cores)
             self.compile_end[key] = self.env.now + dur
             self.compile_busy_ms += dur
-            self._event("compile", "compile pool", self.env.now, dur)
+            self.event("compile", "compile pool", self.env.now, dur)
             yield self.env.timeout(dur)
         self._store(key, cc.memory_bytes)
         self.compiled_bases.add(sid)
@@ -320,7 +299,8 @@ class Simulation:
         done.succeed()
 
     # ------------------------------------------------------------ engine loop
-    def _event(self, name: str, lane: str, start: float, dur: float) -> None:
+    def event(self, name: str, lane: str, start: float, dur: float) -> None:
+        """A span of the Chrome/Perfetto trace, on its lane, where the run records one (--trace)."""
         if self.record_trace and len(self.steps) < self.max_trace_steps and dur > 0:
             self.events.append(TraceEvent(name, lane, start, dur))
 
@@ -405,7 +385,7 @@ class Simulation:
         engine = self.engine
         async_on = cfg.effective_async
         wraps = self.wl.output_tokens is not None
-        rec = self.record_trace  # (_event records nothing otherwise)
+        rec = self.record_trace  # (event records nothing otherwise)
         last_act = None
         by_counts: dict[tuple[int, int], tuple] = {}
         while True:
@@ -429,7 +409,7 @@ class Simulation:
                     terms = by_counts[B, S] = (*costs.grammar_step_cpu_terms(B), costs.cpu_overhead_ms(B),
                                                engine.uses_pool(cfg, S, k),
                                                costs.apply_ms(engine.apply_rows(B, S, S, 0) if S else 0))
-                cpu_add, cpu_floor, overhead_off_ms, use_pool, apply_plain_ms = terms
+                cpu_terms, use_pool, apply_plain_ms = CpuTerms(*terms[:3]), terms[3], terms[4]
                 # the engine thread's other work: with a grammar row and async scheduling it is not hidden;
                 # where the probe timed it (the profile's engine-CPU curve), a sync step runs the same calls
                 # (core.py:479 step(): schedule, launch, fill while the GPU runs, sample, update), so it
@@ -442,7 +422,7 @@ class Simulation:
             # a run of such steps that nothing else acts on: computed in one go (_quiet_run), one event
             if not k and self._steady[1] is not None and act is self._steady[1][0] and not use_pool and self._quiet():
                 ran, t_end = self._quiet_run(t0, act, rids, context, (s_slots, off, n) if S else None, grammar_cpu,
-                                             (cpu_add, cpu_floor, overhead_off_ms, apply_plain_ms))
+                                             cpu_terms, apply_plain_ms)
                 if ran:
                     context += (ran - 1) * n_dec  # the last step's: the loop's next adds one more
                     yield At(env, t_end)  # to the last step's end, where the event-by-event steps land
@@ -489,7 +469,6 @@ class Simulation:
                 # and the engine's own work per structured row beyond the library's (a fitted cost)
                 adv_ms += S * costs.engine_row_ms * costs.cpu_scale
                 fill_ms = float(row_ms.sum())
-            overhead_ms = max(adv_ms + cpu_add, cpu_floor) - adv_ms if grammar_cpu else overhead_off_ms
             compile_wait_ms = engine.compile_wait_ms(self, t0)
             apply_ms = costs.apply_ms(engine.apply_rows(B, S, int(row_ms.size), k) if S else 0) if k else apply_plain_ms
             # --- the step: GPU forward and the CPU branch run together (a sync step with the probe's
@@ -497,12 +476,11 @@ class Simulation:
             # Nothing else acts on a step while it runs, so its parts are times, not events: the engine
             # waits once for the CPU work up to the end of the fill (when the previous step's held outputs
             # leave), and once for the rest (the forward's end, the mask, a sync step's serial work).
-            sync_grammar = grammar_cpu and not async_on
-            cpu_serial = (adv_ms + overhead_ms if async_on or grammar_cpu else 0.0) + compile_wait_ms
-            gpu_end = t0 + cpu_serial + forward_ms if sync_grammar else t0 + forward_ms
+            overhead_ms, cpu_serial = serial_cpu(adv_ms, cpu_terms, grammar_cpu, async_on, compile_wait_ms)
+            gpu_end = gpu_end_at(t0, cpu_serial, forward_ms, grammar_cpu, async_on)
             if rec:
-                self._event("advance + engine CPU", "engine thread", t0, cpu_serial)
-                self._event("forward", "GPU", gpu_end - forward_ms, forward_ms)
+                self.event("advance + engine CPU", "engine thread", t0, cpu_serial)
+                self.event("forward", "GPU", gpu_end - forward_ms, forward_ms)
             pool_wait_ms = thread_fill_ms = fill_dur = 0.0
             if S:
                 fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms, fill_ms, use_pool, t0 + cpu_serial)
@@ -517,17 +495,13 @@ class Simulation:
                     if self.frontend_free_at is None or env.peek() <= now:
                         yield env.timeout(fill_end - t0)
                 self._release_held(now)
-            t_apply = max(fill_end, gpu_end)
+            # (a sync step without a grammar row: sampling, then update_from_output advances the matchers,
+            # plus the engine CPU work that the schema-off async ITL hides, after the apply)
+            t_apply, t_end = step_end(fill_end, gpu_end, apply_ms, adv_ms, overhead_ms, grammar_cpu, async_on)
             if rec:
-                self._event("mask copy + apply", "GPU", t_apply, apply_ms)
-            t_end = t_apply + apply_ms
-            if not async_on and not grammar_cpu:
-                # sync step: sampling, then update_from_output advances the matchers; plus the
-                # engine CPU work that the schema-off async ITL hides
-                serial = adv_ms + overhead_ms
-                if rec:
-                    self._event("advance + engine CPU", "engine thread", t_end, serial)
-                t_end += serial
+                self.event("mask copy + apply", "GPU", t_apply, apply_ms)
+                if not async_on and not grammar_cpu:
+                    self.event("advance + engine CPU", "engine thread", t_apply + apply_ms, adv_ms + overhead_ms)
             if t_end > now:  # (a timeout from `now`, where it lands)
                 yield At(env, now + (t_end - now))
             elif now > env.now:
@@ -549,15 +523,15 @@ class Simulation:
             (h is None or not (h[0].size or h[1].size))
 
     def _quiet_run(self, t0: float, act: np.ndarray, rids: np.ndarray, context: float, srows: tuple | None,
-                   grammar_cpu: bool, terms: tuple[float, float, float, float]) -> tuple[int, float]:
+                   grammar_cpu: bool, terms: CpuTerms, apply_ms: float) -> tuple[int, float]:
         """The steady steps from t0 (the same rows, no drafts, no fill pool, _quiet) before the first in
         which a row ends and before the next event of the simulation (env.peek()): nothing else acts on
         the engine then, so each step is engine_loop's step as arithmetic, to the same times (each the
         sum engine_loop's timeouts make), records and API-server jobs (none of them an event: a steady
         step has no first token and no finished request). Returns (steps run, when the last ends);
         (0, t0) where it would not pay (fewer than 3 steps before a row ends or the next event is due).
-        `srows`: (the structured slots, their trace offsets and lengths); `terms`: engine_loop's
-        per-rows (cpu_add, cpu_floor, overhead_off_ms, apply_plain_ms)."""
+        `srows`: (the structured slots, their trace offsets and lengths); `terms`, `apply_ms`: engine_loop's
+        per-rows CPU terms and apply (model/step.py computes every step's times, here as there)."""
         costs, cfg, engine = self.costs, self.cfg, self.engine
         B = n_dec = int(act.size)  # a steady step: every row decodes
         # a step lasts at least its forward, which is at least half the curve's (Costs.forward_ms)
@@ -584,9 +558,7 @@ class Simulation:
             row_ms = costs.fill_row_ms[here]
             fills = row_ms.sum(axis=1).tolist()
             advs = (tr.accept_us[here].sum(axis=1) * scale / 1e3 + S * costs.engine_row_ms * scale).tolist()
-        cpu_add, cpu_floor, overhead_off_ms, apply_ms = terms
         async_on = cfg.effective_async
-        sync_grammar = grammar_cpu and not async_on
         hold = bool(S) and async_on and engine.holds_outputs()
         none = rids[:0]
         held = self.held
@@ -597,18 +569,15 @@ class Simulation:
             fill_ms = adv_ms = 0.0
             if S:
                 fill_ms, adv_ms = fills[i], advs[i]
-            overhead_ms = max(adv_ms + cpu_add, cpu_floor) - adv_ms if grammar_cpu else overhead_off_ms
-            cpu_serial = adv_ms + overhead_ms if async_on or grammar_cpu else 0.0
+            overhead_ms, cpu_serial = serial_cpu(adv_ms, terms, grammar_cpu, async_on)
             forward_ms = fwd[i]
-            gpu_end = t + cpu_serial + forward_ms if sync_grammar else t + forward_ms
+            gpu_end = gpu_end_at(t, cpu_serial, forward_ms, grammar_cpu, async_on)
             pool_wait_ms = thread_fill_ms = fill_dur = 0.0
             if S:
                 fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms[i], fill_ms, False, t + cpu_serial)
             fill_end = t + cpu_serial + fill_dur
             released = t + (fill_end - t) if held is not None and fill_end > t else t
-            t_end = max(fill_end, gpu_end) + apply_ms
-            if not async_on and not grammar_cpu:
-                t_end += adv_ms + overhead_ms
+            t_end = step_end(fill_end, gpu_end, apply_ms, adv_ms, overhead_ms, grammar_cpu, async_on)[1]
             now = released + (t_end - released) if t_end > released else released
             if now >= horizon:  # an event first: engine_loop runs this step
                 break
@@ -646,9 +615,9 @@ class Simulation:
             forward_ms = costs.forward_ms(B + partial, prefill_tokens, int((~is_new).sum()),
                                           self._context_tokens(act[~is_new]))
             fill_ms = step_ms + S * row_ms if S else 0.0
-            self._event("grammar build", "server thread", t0, launch)
-            self._event("decode", "server thread", t0 + launch, forward_ms)
-            self._event("sample slots (grammar)", "server thread", t0 + launch + forward_ms, fill_ms)
+            self.event("grammar build", "server thread", t0, launch)
+            self.event("decode", "server thread", t0 + launch, forward_ms)
+            self.event("sample slots (grammar)", "server thread", t0 + launch + forward_ms, fill_ms)
             yield env.timeout(launch + forward_ms + fill_ms)
             self._end_step(act, rids, is_new, np.ones(B, int),
                            StepTimes(t0, env.now - t0, B, S, prefill_tokens, forward_ms, fill_ms, pool_wait_ms=0.0,
@@ -716,7 +685,7 @@ class Simulation:
         self.frontend_free_at = start + dur
         self.frontend_busy_ms += dur
         if self.record_trace:
-            self._event(name, "API server", start, dur)
+            self.event(name, "API server", start, dur)
         return self.frontend_free_at - now
 
     def _deliver(self, firsts: np.ndarray, done: np.ndarray) -> None:
@@ -730,7 +699,7 @@ class Simulation:
         if ev is not None:
             ev.succeed()
 
-    def _abort(self, rid: int) -> None:
+    def abort(self, rid: int) -> None:
         """SGLang: 'Grammar preprocessing timed out' after its poll limit (engines.Sglang.compile_wait_ms)."""
         self.aborted[rid] = True
         self.pending.pop(rid, None)

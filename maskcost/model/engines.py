@@ -12,14 +12,33 @@ from __future__ import annotations
 
 import bisect
 import heapq
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 
 if TYPE_CHECKING:  # annotations only: config.py imports this module
     from .config import EngineConfig
     from .costs import Costs
-    from .engine import Simulation
+
+
+class SimulationView(Protocol):
+    """What an engine policy may read and do of the simulation that runs it (model/engine.py's
+    Simulation is one): the run's config and costs, the requests waiting for their grammar (request ->
+    the engine's polls so far) and when each grammar's compile ends (by grammar_key), whether rows
+    reason first and whether a trace is recorded; a trace span, a request's grammar key, and ending a
+    request the engine gives up on. Nothing else of it."""
+    cfg: EngineConfig
+    costs: Costs
+    pending: dict[int, int]
+    compile_end: dict[str, float]
+    reasoning: bool
+    record_trace: bool
+
+    def event(self, name: str, lane: str, start: float, dur: float) -> None: ...
+
+    def grammar_key(self, rid: int) -> str: ...
+
+    def abort(self, rid: int) -> None: ...
 
 # ------------------------------------------------------------------ vLLM 0.25.1
 # vllm/v1/structured_output/__init__.py:61-69 (v0.25.1): the pool exists only if
@@ -137,7 +156,7 @@ class Engine:
     def effective_async(self, cfg: EngineConfig) -> bool:
         return cfg.async_scheduling
 
-    def compile_wait_ms(self, sim: Simulation, t0: float) -> float:
+    def compile_wait_ms(self, sim: SimulationView, t0: float) -> float:
         """The engine thread's time this step spends on requests still waiting for their grammar."""
         return 0.0
 
@@ -153,7 +172,7 @@ class Engine:
         (model/host_share.py: a burst of them contends with other engines); 0: none."""
         return 0
 
-    def fills_batched(self, sim: Simulation) -> bool:
+    def fills_batched(self, sim: SimulationView) -> bool:
         """Whether every fill of this run goes to threads other than the engine thread, which waits
         (SGLang's llguidance batched fill; vLLM's pool is per step, StepTimes.pool_used)."""
         return False
@@ -166,14 +185,14 @@ class Engine:
         """Forward time of a step computing `prefill_tokens` prompt tokens beyond the curve's: none."""
         return 0.0
 
-    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
+    def fill(self, sim: SimulationView, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
              t0: float) -> tuple[float, float, float]:
         """The step's bitmask fill, begun at t0 (use_pool: uses_pool said so): (its duration, the engine
         thread's wait for a pool, the fill it did itself), all ms. A fill's time depends on its rows
         alone, so the engine loop waits for it in one timeout with the work before it. Default:
         serially on the engine thread."""
         dur = fill_ms * sim.costs.serial_fill_factor(row_ms.size)
-        sim._event("fill bitmask", "engine thread", t0, dur)
+        sim.event("fill bitmask", "engine thread", t0, dur)
         return dur, 0.0, dur
 
 
@@ -207,7 +226,7 @@ class Vllm(Engine):
             return False
         return cfg.async_scheduling
 
-    def compile_wait_ms(self, sim: Simulation, t0: float) -> float:
+    def compile_wait_ms(self, sim: SimulationView, t0: float) -> float:
         return VLLM_COMPILE_PROBE_MS * len(sim.pending)
 
     def uses_pool(self, cfg: EngineConfig, structured_rows: int, spec_tokens: int) -> bool:
@@ -226,7 +245,7 @@ class Vllm(Engine):
         return max(1, min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores)) \
             if vllm_pool_exists(cfg.max_num_seqs) and not cfg.spec_tokens else 0
 
-    def pool_fill(self, sim: Simulation, row_ms: np.ndarray, workers: int, t0: float) -> float:
+    def pool_fill(self, sim: SimulationView, row_ms: np.ndarray, workers: int, t0: float) -> float:
         """vLLM's fill ThreadPoolExecutor, begun at t0: chunks of 16 rows in submission order, each taken
         by the first free thread; threads beyond the usable cores wait for one, so the chunks are list
         scheduled on min(threads, cores) lanes (nothing else in the model holds a core). Its ms."""
@@ -243,7 +262,7 @@ class Vllm(Engine):
             free = [(0.0, lane) for lane in range(lanes)]
             for c in chunks:
                 t, lane = free[0]
-                sim._event("fill chunk", f"fill worker {lane}", t0 + t, c)
+                sim.event("fill chunk", f"fill worker {lane}", t0 + t, c)
                 heapq.heapreplace(free, (t + c, lane))
             span = max(t for t, _ in free)
         elif lanes < len(chunks):  # the same list schedule, by the lanes' free times alone
@@ -260,7 +279,7 @@ class Vllm(Engine):
             costs.pool_excess_ms(min(workers, sim.cfg.usable_cores), len(row_ms))
         return (span + excess) * costs.pool_factor
 
-    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
+    def fill(self, sim: SimulationView, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
              t0: float) -> tuple[float, float, float]:
         if not use_pool:
             return super().fill(sim, row_ms, fill_ms, use_pool, t0)
@@ -268,7 +287,7 @@ class Vllm(Engine):
         if sim.costs.fill_pool_factor != 1.0:  # the pool inside a live engine (profile engine_fill)
             wait += (sim.costs.fill_pool_factor - 1.0) * wait
         if sim.record_trace:
-            sim._event("wait for fill pool", "engine thread", t0, wait)
+            sim.event("wait for fill pool", "engine thread", t0, wait)
         return wait, wait, 0.0
 
 
@@ -295,7 +314,7 @@ class Vllm033(Vllm):
       tags (not modelled). The traces are of the xgrammar the profile was calibrated with."""
     version = "0.33.0"
 
-    def compile_wait_ms(self, sim: Simulation, t0: float) -> float:
+    def compile_wait_ms(self, sim: SimulationView, t0: float) -> float:
         return 0.0
 
     def apply_rows(self, batch_rows: int, structured_rows: int, bitmask_rows: int, spec_tokens: int) -> int:
@@ -333,15 +352,15 @@ class Sglang(Engine):
     def compile_workers(self, cpu_count: int) -> int:
         return sglang_compile_workers(cpu_count)
 
-    def compile_wait_ms(self, sim: Simulation, t0: float) -> float:
+    def compile_wait_ms(self, sim: SimulationView, t0: float) -> float:
         if not sim.pending:
             return 0.0
-        ends = [sim.compile_end.get(sim._grammar_key(r), t0 + SGLANG_GRAMMAR_POLL_MS) for r in sim.pending]
+        ends = [sim.compile_end.get(sim.grammar_key(r), t0 + SGLANG_GRAMMAR_POLL_MS) for r in sim.pending]
         wait = min(SGLANG_GRAMMAR_POLL_MS, max(0.0, max(ends) - t0))
         for r in list(sim.pending):
             sim.pending[r] += 1
             if sim.pending[r] > SGLANG_GRAMMAR_MAX_POLLS:
-                sim._abort(r)  # 'Grammar preprocessing timed out'
+                sim.abort(r)  # 'Grammar preprocessing timed out'
         return wait
 
     def apply_rows(self, batch_rows: int, structured_rows: int, bitmask_rows: int, spec_tokens: int) -> int:
@@ -356,10 +375,10 @@ class Sglang(Engine):
     def pool_threads(self, cfg: EngineConfig) -> int:
         return min(llguidance_batched_threads(cfg.usable_cores), cfg.usable_cores) if cfg.backend == "guidance" else 0
 
-    def fills_batched(self, sim: Simulation) -> bool:
+    def fills_batched(self, sim: SimulationView) -> bool:
         return sim.cfg.backend == "guidance" and not sim.cfg.spec_tokens and not sim.reasoning
 
-    def batched_fill_ms(self, sim: Simulation, row_ms: np.ndarray) -> float:
+    def batched_fill_ms(self, sim: SimulationView, row_ms: np.ndarray) -> float:
         """llguidance's rayon pool: rows spread over clamp(0.8 x usable cores, 1, 32) threads, at the
         measured inflation."""
         t = min(llguidance_batched_threads(sim.cfg.usable_cores), sim.cfg.usable_cores)  # as in cores_read
@@ -368,7 +387,7 @@ class Sglang(Engine):
             heapq.heappush(free, heapq.heappop(free) + r)
         return (max(free) + sim.costs.pool_excess_ms(t, len(row_ms), batched=True)) * sim.costs.pool_factor
 
-    def fill(self, sim: Simulation, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
+    def fill(self, sim: SimulationView, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
              t0: float) -> tuple[float, float, float]:
         # with a reasoning parser every grammar is a ReasonerGrammarObject
         # (constrained/reasoner_grammar_backend.py:43, 262-271: no fill while thinking), so llguidance's
@@ -377,7 +396,7 @@ class Sglang(Engine):
         if not self.fills_batched(sim):
             return super().fill(sim, row_ms, fill_ms, use_pool, t0)
         dur = self.batched_fill_ms(sim, row_ms)
-        sim._event("fill bitmask", "engine thread", t0, dur)
+        sim.event("fill bitmask", "engine thread", t0, dur)
         return dur, 0.0, dur
 
 

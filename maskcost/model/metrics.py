@@ -5,11 +5,14 @@ batch, and the mean per-step time breakdown."""
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .engine import STEP_FIELDS, Simulation
+from .step import STEP_FIELDS
+
+if TYPE_CHECKING:  # annotations only: the simulation imports this module
+    from .engine import Simulation
 
 RAMP_FRACTION = 0.1  # the first 10% of the window is ramp-up
 # the bitmask's host-to-device link: PCIe 5.0 x16, one direction (the H200's host link; an SXM board's

@@ -1,0 +1,80 @@
+"""One engine step's times as arithmetic, and the record a step leaves.
+
+Both of the simulation's engine loops (model/engine.py: engine_loop, step by step; _quiet_run, a run
+of steady steps in one go) take a step's times from these functions, so the two cannot drift apart.
+The step (engines.md; each engine's mechanisms: model/engines.py): the engine thread's serial CPU work
+(advance the matchers, the engine's own per-step work, a compile it waits for) starts the step; the
+GPU forward runs beside it (after it, in a sync step with a grammar row); the fill follows the serial
+work (on the engine thread or the pool: the engine policy says how long); the mask is copied and
+applied when both the fill and the forward are done; a sync step without a grammar row runs its
+serial work after that. Everything here is in ms of simulated time.
+
+Invariants (tests/test_model.py checks the two loops give the same steps; tests/test_golden.py the whole grid):
+- the serial CPU part is never negative and is at least the compile wait;
+- a step ends no earlier than its forward, its fill, and the apply after both.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+from typing import NamedTuple
+
+
+class StepTimes(NamedTuple):
+    """What one engine step did and how long each part took (ms): an engine loop's word to _end_step."""
+    t_start_ms: float
+    period_ms: float
+    batch: int  # rows that emit a token this step
+    structured_rows: int
+    prefill_tokens: int
+    forward_ms: float
+    fill_ms: float
+    pool_wait_ms: float
+    apply_ms: float
+    advance_ms: float
+    compile_wait_ms: float
+    cpu_overhead_ms: float
+    pool_used: bool
+    thread_fill_ms: float  # the fill the engine thread did itself: the serial fill, 0 on a pool step
+
+
+# One recorded step (Simulation.steps): the loop's StepTimes, then what _end_step counts of it (the slots
+# running, the decode rows, their tokens, the step beyond its forward); metrics reads them as columns
+StepRecord = namedtuple("StepRecord", StepTimes._fields + ("running", "decode_rows", "tokens", "exposed_ms"))
+STEP_FIELDS = StepRecord._fields
+
+
+class CpuTerms(NamedTuple):
+    """The engine thread's per-step work that depends on the rows' counts alone (Costs.grammar_step_cpu_terms,
+    Costs.cpu_overhead_ms): with a grammar row, max(advance + add, floor) - advance beyond the advance;
+    without one, the schema-off overhead."""
+    cpu_add_ms: float
+    cpu_floor_ms: float
+    overhead_off_ms: float
+
+
+def serial_cpu(adv_ms: float, terms: CpuTerms, grammar_cpu: bool, async_on: bool,
+               compile_wait_ms: float = 0.0) -> tuple[float, float]:
+    """(the engine's own CPU work beyond the advance, the serial CPU part that starts the step). With a
+    grammar row or async scheduling, the advance and that work run first; a sync step without a grammar
+    row runs them after the apply (step_end)."""
+    if grammar_cpu:
+        overhead_ms = max(adv_ms + terms.cpu_add_ms, terms.cpu_floor_ms) - adv_ms
+    else:
+        overhead_ms = terms.overhead_off_ms
+    return overhead_ms, (adv_ms + overhead_ms if async_on or grammar_cpu else 0.0) + compile_wait_ms
+
+
+def gpu_end(t0: float, cpu_serial_ms: float, forward_ms: float, grammar_cpu: bool, async_on: bool) -> float:
+    """When the forward ends: after the serial CPU part in a sync step with a grammar row, else beside it."""
+    return t0 + cpu_serial_ms + forward_ms if grammar_cpu and not async_on else t0 + forward_ms
+
+
+def step_end(fill_end: float, gpu_end_ms: float, apply_ms: float, adv_ms: float, overhead_ms: float,
+             grammar_cpu: bool, async_on: bool) -> tuple[float, float]:
+    """(when the mask's copy and apply start, when the step ends): the apply after both the fill and the
+    forward; a sync step without a grammar row then samples and advances (its serial work)."""
+    t_apply = max(fill_end, gpu_end_ms)
+    t_end = t_apply + apply_ms
+    if not async_on and not grammar_cpu:
+        t_end += adv_ms + overhead_ms
+    return t_apply, t_end
