@@ -232,3 +232,17 @@ def test_predict_engine_sglang_alone_takes_the_shipped_sglang_profile():
     r = mc("predict", "--engine", "vllm", "sglang", "--concurrency", "8", "--no-band", "--requests", "60")
     assert r.returncode == 0, r.stderr
     assert "profile: sglang-0.5.17-h200" not in r.stdout
+
+
+def test_every_flag_of_every_command_says_what_it_does():
+    """--help of each command: no flag without a help text; calibrate and predict lead with a user's flags."""
+    import argparse
+
+    from maskcost.cli import build_parser
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    bare = {name: [a.option_strings[-1] if a.option_strings else a.dest for a in p._actions if not a.help]
+            for name, p in sub.choices.items()}
+    assert not any(bare.values()), {k: v for k, v in bare.items() if v}
+    for name, first in (("calibrate", "--base-url"), ("predict", "--engine")):
+        groups = [g for g in sub.choices[name]._action_groups if g._group_actions and g.title != "options"]
+        assert first in [o for a in groups[0]._group_actions for o in a.option_strings]

@@ -315,89 +315,96 @@ def _calibrate_blackbox(args, base, forward_sweep, out: Path) -> int:
 
 def add_parser(sub) -> None:
     c = sub.add_parser("calibrate", help="measure fill/compile/pool/forward costs and write a profile")
-    c.add_argument("--check", metavar="PROFILE", help="validate a profile and say what is wrong")
-    c.add_argument("--out", metavar="PROFILE", help="profile to write (.json or .json.gz)")
-    c.add_argument("--name")
-    c.add_argument("--tokenizer", "--vocab", default="llama3",
+    # the help in the order a user needs it: a profile of a live server (or of this host) first
+    u = c.add_argument_group("a profile: of a live server (--base-url, the three GPU-host commands) or of this host")
+    h = c.add_argument_group("the host-side measurement (fill traces, pools, compiles on this CPU)")
+    s = c.add_argument_group("the sweeps calibrate runs against a server")
+    f = c.add_argument_group("a profile from finished sweeps (the validation campaigns)")
+    b = c.add_argument_group("black-box engines (llama.cpp: the grammar's cost through the engine)")
+    u.add_argument("--check", metavar="PROFILE", help="validate a profile and say what is wrong")
+    u.add_argument("--out", metavar="PROFILE", help="profile to write (.json or .json.gz)")
+    h.add_argument("--name", help="the profile's name (default: --out's file name)")
+    u.add_argument("--tokenizer", "--vocab", default="llama3",
                    help=f"bundled vocabulary ({', '.join(BUNDLED)}) or a Hugging Face tokenizer folder")
-    _add_schema_args(c, None)
-    c.add_argument("--outputs", metavar="RAW.jsonl", help="replay recorded outputs (a sweep's raw file)")
-    c.add_argument("--backend", nargs="+", default=["xgrammar", "guidance"], choices=["xgrammar", "guidance"])
-    c.add_argument("--repeats-fill", type=int, default=3, help="fresh-matcher replays per schema (median)")
-    c.add_argument("--traces-per-schema", type=int, default=16, help="recorded outputs replayed per schema")
-    c.add_argument("--sampled", type=int, default=0, metavar="N",
+    _add_schema_args(u, None)
+    h.add_argument("--outputs", metavar="RAW.jsonl", help="replay recorded outputs (a sweep's raw file)")
+    h.add_argument("--backend", nargs="+", default=["xgrammar", "guidance"], choices=["xgrammar", "guidance"],
+                   help="the grammar backends to measure")
+    h.add_argument("--repeats-fill", type=int, default=3, help="fresh-matcher replays per schema (median)")
+    h.add_argument("--traces-per-schema", type=int, default=16, help="recorded outputs replayed per schema")
+    h.add_argument("--sampled", type=int, default=0, metavar="N",
                    help="replay N outputs sampled under the mask (seeded by --seed) instead of the examples "
                         "(default 0: the examples; a schema without examples gets 4 sampled outputs)")
-    c.add_argument("--pool-rows", type=int, nargs="+", default=list(POOL_ROWS), metavar="N",
+    h.add_argument("--pool-rows", type=int, nargs="+", default=list(POOL_ROWS), metavar="N",
                    help="the fill pool's step sizes measured, in rows (one distinct matcher each); predict takes "
                         "the nearest for a step it models (default: " + " ".join(map(str, POOL_ROWS)) + ")")
-    c.add_argument("--base-url", help="a live server: measure everything a profile needs against it (the forward "
+    u.add_argument("--base-url", help="a live server: measure everything a profile needs against it (the forward "
                    "curve, prefill, context, the API server, and the server's own speed from a short schema-on "
                    "sweep of the given schemas), beside the host-side costs")
-    c.add_argument("--server-backend", default="xgrammar", choices=["xgrammar", "guidance"],
+    u.add_argument("--server-backend", default="xgrammar", choices=["xgrammar", "guidance"],
                    help="--base-url: the grammar backend the server runs (SGLang's llguidance is guidance; "
                         "default: xgrammar)")
-    c.add_argument("--server-engine", default="vllm", choices=["vllm", "sglang"],
+    u.add_argument("--server-engine", default="vllm", choices=["vllm", "sglang"],
                    help="--base-url: the engine the server runs, whose mechanisms read its speed (default: vllm)")
-    c.add_argument("--server-engine-version", metavar="V", help="--base-url: whose mechanisms (model/engines.py) "
+    u.add_argument("--server-engine-version", metavar="V", help="--base-url: whose mechanisms (model/engines.py) "
                    "read its speed (default: the engine's default modelled version)")
-    c.add_argument("--server-cores", type=int, help="--base-url: cores the server may run on (default: this "
+    u.add_argument("--server-cores", type=int, help="--base-url: cores the server may run on (default: this "
                    "process's, nproc)")
-    c.add_argument("--server-cpu-count", type=int, help="--base-url: cpu_count the server sees (default: this "
+    u.add_argument("--server-cpu-count", type=int, help="--base-url: cpu_count the server sees (default: this "
                    "host's)")
-    c.add_argument("--max-num-seqs", type=int, default=256, help="--base-url: the server's --max-num-seqs (default: 256)")
-    c.add_argument("--speed-concurrency", type=int, nargs="+", default=list(LivePlan.speed_concurrency),
+    u.add_argument("--max-num-seqs", type=int, default=256, help="--base-url: the server's --max-num-seqs (default: 256)")
+    u.add_argument("--speed-concurrency", type=int, nargs="+", default=list(LivePlan.speed_concurrency),
                    metavar="N", help="--base-url: the loads of the schema-on points that read the server's speed, "
                    "run in this order, one after each phase against the server and the rest at the end; the "
                    "profile carries their median (vLLM: the serial-fill and the fill-pool points' apart)")
-    c.add_argument("--outputs-per-schema", type=int, default=LivePlan.outputs_per_schema, metavar="N",
+    u.add_argument("--outputs-per-schema", type=int, default=LivePlan.outputs_per_schema, metavar="N",
                    help="--base-url: the server's own valid outputs collected for each schema first (schema on), "
                         "traced in place of outputs sampled under the mask; their lengths are the requests' "
                         f"(default: {LivePlan.outputs_per_schema})")
-    c.add_argument("--budget-min", type=float, help="--base-url: fit the measurement into about this many minutes "
+    u.add_argument("--budget-min", type=float, help="--base-url: fit the measurement into about this many minutes "
                    "(drops, in turn: the context slope, the prefill points, the API-server fit, forward points, "
                    "a round of each sweep; default: the full plan)")
-    c.add_argument("--forward-sweep", metavar="SWEEP.jsonl", help="use a finished schema-off sweep instead")
-    c.add_argument("--sync-sweep", metavar="SWEEP.jsonl", help="schema-off sweep of the same server with "
+    f.add_argument("--forward-sweep", metavar="SWEEP.jsonl", help="use a finished schema-off sweep instead")
+    f.add_argument("--sync-sweep", metavar="SWEEP.jsonl", help="schema-off sweep of the same server with "
                                                               "--no-async-scheduling")
-    c.add_argument("--prefill-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps at concurrency 1 "
+    f.add_argument("--prefill-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps at concurrency 1 "
                    "with --unique-prompts, one per --prompt-pad length: the prefill points")
-    c.add_argument("--eager-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps at concurrency 1, "
+    f.add_argument("--eager-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps at concurrency 1, "
                    "one with the same prompt every request and one with --unique-prompts: the extra time of a "
                    "one-token prefill step that runs without CUDA graphs (SGLang); default: the base profile's")
-    c.add_argument("--context-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps with a long shared "
+    f.add_argument("--context-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps with a long shared "
                    "--prompt-pad (prefix-cached): the context slope")
-    c.add_argument("--fit-rows", metavar="SWEEP.jsonl", help="--engine-only: fit the engine's own work per "
+    f.add_argument("--fit-rows", metavar="SWEEP.jsonl", help="--engine-only: fit the engine's own work per "
                    "structured row per step beyond the traces, so the model meets this schema-on sweep's ITL "
                    "(its points become fit points); the server as --server-engine, --server-engine-version, "
                    "--server-backend, --server-cores and --max-num-seqs say (default: none fitted)")
-    c.add_argument("--frontend", action="store_true", help="--engine-only: fit the API server's per-token and "
+    f.add_argument("--frontend", action="store_true", help="--engine-only: fit the API server's per-token and "
                    "per-request costs on the --forward-sweep (TTFT and running count under load)")
-    c.add_argument("--engine-from", metavar="PROFILE", help="take forward and apply costs from this profile")
-    c.add_argument("--engine-note", help="engine flags/GPU to record with the forward curve")
-    c.add_argument("--blackbox", action="store_true", help="measure the grammar's cost through the engine: "
+    f.add_argument("--engine-from", metavar="PROFILE", help="take forward and apply costs from this profile")
+    f.add_argument("--engine-note", help="engine flags/GPU to record with the forward curve")
+    b.add_argument("--blackbox", action="store_true", help="measure the grammar's cost through the engine: "
                                                              "schema-on minus schema-off ITL (llama.cpp; any engine)")
-    c.add_argument("--on-sweep", metavar="SWEEP.jsonl", help="--blackbox from a finished schema-on sweep "
+    b.add_argument("--on-sweep", metavar="SWEEP.jsonl", help="--blackbox from a finished schema-on sweep "
                                                              "(with --forward-sweep as its schema-off arm)")
-    c.add_argument("--backend-name", default="gbnf", choices=["gbnf", "xgrammar", "guidance"],
+    b.add_argument("--backend-name", default="gbnf", choices=["gbnf", "xgrammar", "guidance"],
                    help="--blackbox: which backend the engine ran (gbnf: llama.cpp's own)")
-    c.add_argument("--max-tokens", type=int, default=512, help="max_tokens of schema-on requests (--base-url, "
+    s.add_argument("--max-tokens", type=int, default=512, help="max_tokens of schema-on requests (--base-url, "
                    "--blackbox; default: 512)")
-    c.add_argument("--variant-compile", action="store_true",
+    f.add_argument("--variant-compile", action="store_true",
                    help="add the near-identical-variant compile time of --engine-from's schemas (measured here, "
                         "scaled by bench_us) and write the extended profile")
-    c.add_argument("--batch-fill", action="store_true",
+    f.add_argument("--batch-fill", action="store_true",
                    help="add what xgrammar's batch fill saves a row (per-row calls against one BatchGrammarMatcher "
                         "call per 16-row chunk, vllm#51331; measured here on matchers advanced through the schemas' "
                         "examples, scaled by bench_us) to --engine-from and write the extended profile")
-    c.add_argument("--engine-only", action="store_true", help="keep --engine-from's host and grammar costs; "
+    f.add_argument("--engine-only", action="store_true", help="keep --engine-from's host and grammar costs; "
                                                                "replace only the forward/sync curves")
-    c.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64, 128, 192, 256],
+    s.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64, 128, 192, 256],
                    help="the schema-off sweep's loads (default: 1 8 32 64 128 192 256)")
-    c.add_argument("--repeats", type=int, default=1, help="--blackbox: repeats of each point (default: 1)")
-    c.add_argument("--rounds", type=int, default=3, help="requests per point = max(--min-requests, rounds x "
+    b.add_argument("--repeats", type=int, default=1, help="--blackbox: repeats of each point (default: 1)")
+    s.add_argument("--rounds", type=int, default=3, help="requests per point = max(--min-requests, rounds x "
                    "concurrency) (default: 3)")
-    c.add_argument("--min-requests", type=int, default=16, help="(default: 16)")
-    c.add_argument("--off-tokens", type=int, default=128, help="schema-off output length (default: 128)")
-    c.add_argument("--note", action="append")
+    s.add_argument("--min-requests", type=int, default=16, help="(default: 16)")
+    s.add_argument("--off-tokens", type=int, default=128, help="schema-off output length (default: 128)")
+    h.add_argument("--note", action="append", help="a note kept in the profile's provenance (repeatable)")
     c.set_defaults(func=cmd_calibrate)

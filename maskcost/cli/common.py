@@ -51,7 +51,8 @@ def _add_schema_args(p: argparse.ArgumentParser, default_tiers: list[str] | None
                    help=f"{tier_help or 'built-in schema tiers'} (known: {', '.join(TIERS)})")
     p.add_argument("--corpus", metavar="DIR", help="gzip JSON lines of {id, subset, schema, examples}")
     p.add_argument("--sample", type=int, default=0, help="stratified sample of N corpus schemas (0: all)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="the seed of every random draw (the corpus sample, the "
+                   "prompts, outputs sampled under the mask)")
     add_tool_args(p)
 
 

@@ -94,13 +94,15 @@ def _add_engine_args(p: argparse.ArgumentParser, search: dict[str, str] | None =
         return search.get(flag, text)
     p.add_argument("--profile", help="profile file (default: the embedded H200 / vLLM 0.25.1 profile; with --engine sglang alone, the "
                    "shipped SGLang 0.5.17 H200 calibration)")
-    p.add_argument("--engine", nargs="+", default=[d.engine], choices=list(ENGINES))
+    p.add_argument("--engine", nargs="+", default=[d.engine], choices=list(ENGINES),
+                   help=h("--engine", "the serving engine whose step is modelled (several: a point each)"))
     versions = "; ".join(f"{n} {' | '.join(v)}" for n, v in VERSIONS.items())
     p.add_argument("--engine-version", metavar="V", help=h("--engine-version", "whose mechanisms run: " + versions
                    + " (default: the version the profile was calibrated against where modelled, else the first)"))
     p.add_argument("--backend", nargs="+", default=[d.backend], choices=["xgrammar", "guidance", "gbnf"],
                    help=h("--backend", "gbnf: llama.cpp's own grammar sampler (a black-box profile)"))
-    p.add_argument("--max-num-seqs", type=int, nargs="+", default=[d.max_num_seqs], help=h("--max-num-seqs", None))
+    p.add_argument("--max-num-seqs", type=int, nargs="+", default=[d.max_num_seqs], help=h("--max-num-seqs", "the engine's cap on running requests (vLLM --max-num-seqs, SGLang "
+                                                        "--max-running-requests)"))
     p.add_argument("--cores", type=int, nargs="+", help=h("--cores", "cores the server may use (default: the profile host's)"))
     p.add_argument("--cpu-count", type=int, nargs="+",
                    help=h("--cpu-count", "cpu_count the engine sees (default: the profile host's)"))
@@ -108,13 +110,17 @@ def _add_engine_args(p: argparse.ArgumentParser, search: dict[str, str] | None =
                    help=h("--cpu-speed", "single-thread speed relative to the profile host (default: the server's own "
                           "speed where the profile measured it at calibration, else 1; predict: a grid of speeds is "
                           "allowed)"))
-    p.add_argument("--spec-tokens", type=int, nargs="+", default=[d.spec_tokens])
-    p.add_argument("--spec-acceptance", type=float, default=d.spec_acceptance)
+    p.add_argument("--spec-tokens", type=int, nargs="+", default=[d.spec_tokens],
+                   help=h("--spec-tokens", "speculative decoding: draft tokens a step (0: off)"))
+    p.add_argument("--spec-acceptance", type=float, default=d.spec_acceptance,
+                   help="speculative decoding: the chance each draft token is accepted")
     p.add_argument("--spec-draft-rate", type=float, default=d.spec_draft_rate,
                    help="fraction of decode rows with drafts per step (EAGLE 1; ngram: as measured)")
-    p.add_argument("--spec-method", default=d.spec_method, choices=list(SPEC_METHODS))
+    p.add_argument("--spec-method", default=d.spec_method, choices=list(SPEC_METHODS),
+                   help="speculative decoding's drafter (vLLM turns async scheduling off with ngram)")
     p.add_argument("--async-scheduling", action=argparse.BooleanOptionalAction, default=d.async_scheduling,
-                   help=h("--async-scheduling", None))
+                   help=h("--async-scheduling", "vLLM's async scheduling (SGLang: the overlap scheduler); "
+                          "--no-async-scheduling: the sync step"))
     p.add_argument("--max-num-batched-tokens", type=int, default=d.max_num_batched_tokens,
                    help="token budget of one step: decode rows + prefill chunks (vLLM's default on an H200)")
     p.add_argument("--xgrammar-cache-mb", type=int, default=d.xgrammar_cache_mb, metavar="MB",

@@ -28,13 +28,14 @@ def cmd_probe_site(args) -> int:
 def add_parser(sub) -> None:
     m = sub.add_parser("hostmeter", help="beside a live server: the host's speed, CPU steal and the server's "
                                          "threads, once an interval, as JSON lines (Linux)")
-    m.add_argument("--out", required=True, metavar="FILE.jsonl")
+    m.add_argument("--out", required=True, metavar="FILE.jsonl", help="where the readings are appended")
     m.add_argument("--tokenizer", default="llama3", help="bundled vocabulary or tokenizer folder (default llama3)")
     m.add_argument("--match", default="vllm", help="server processes: command line or name holds this")
-    m.add_argument("--interval-s", type=float, default=1.0)
+    m.add_argument("--interval-s", type=float, default=1.0, help="seconds between readings")
     m.add_argument("--duration-s", type=float, help="stop after this long (default: run until killed)")
     m.set_defaults(func=cmd_hostmeter)
 
     s = sub.add_parser("probe-site", help="write the in-server timing probe as DIR/sitecustomize.py")
-    s.add_argument("dir", metavar="DIR")
+    s.add_argument("dir", metavar="DIR", help="the folder to write sitecustomize.py into (put it on the "
+                   "server's PYTHONPATH)")
     s.set_defaults(func=cmd_probe_site)

@@ -12,7 +12,7 @@ def cmd_llamacpp_loop(args) -> int:
 def add_parser(sub) -> None:
     lp = sub.add_parser("llamacpp-loop", help="calibrate -> predict -> validate against a real llama.cpp server "
                                               "on this CPU (tiny random-weight Llama-3 model)")
-    lp.add_argument("--out", required=True, metavar="DIR")
-    lp.add_argument("--repeats", type=int, default=2)
+    lp.add_argument("--out", required=True, metavar="DIR", help="where the profile, sweeps and reports go")
+    lp.add_argument("--repeats", type=int, default=2, help="runs of each held-out point")
     lp.add_argument("--threads", type=int, default=2, help="llama-server -t")
     lp.set_defaults(func=cmd_llamacpp_loop)

@@ -247,7 +247,8 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, request
     p.add_argument("--unstructured-lengths", default=w.unstructured_lengths, metavar="DIST",
                    help="output lengths of requests without a schema (and of the schema-off arm): trace, "
                         "fixed:N, uniform:LO:HI, lognormal:MEDIAN:SIGMA")
-    p.add_argument("--structured-fraction", type=float, default=w.structured_fraction)
+    p.add_argument("--structured-fraction", type=float, default=w.structured_fraction,
+                   help="the share of requests that carry a schema (the rest are unconstrained)")
     p.add_argument("--reasoning-tokens", default=w.reasoning_tokens, metavar="N|DIST",
                    help="a reasoning model: each request first reasons this many tokens, unconstrained (none, N, "
                         "fixed:N, uniform:LO:HI, lognormal:MEDIAN:SIGMA); the grammar waits, its row stays in the "
@@ -264,12 +265,13 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, request
     p.add_argument("--schema-order", choices=("random", "cycle"), default=w.schema_order,
                    help="which schema each structured request takes: random, or cycle (request i, structured or not, "
                         "takes the i-th schema in the order given, in turn)")
-    p.add_argument("--seed", type=int, default=w.seed)
+    p.add_argument("--seed", type=int, default=w.seed, help="the seed of the workload's random draws (one seed, "
+                   "the same numbers)")
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser("predict", help="what-if grid from a profile (no GPU needed)")
-    _add_engine_args(p)
+    _add_engine_args(p.add_argument_group("the server and its host (several values: a grid point each)"))
     from ..model.config import REPLICA_GPUS, EngineConfig
     e = EngineConfig()
     h = p.add_argument_group("one host, many engines (model/host_share.py)")
@@ -284,24 +286,27 @@ def add_parser(sub) -> None:
                    help="a cgroup CPU quota on each engine (cpu.max quota / period, in CPUs; a container's --cpus), "
                         "unlike --cores its threads run on any of the cores until the quota is spent "
                         "(default: none)")
-    add_workload_args(p, "closed-loop clients (default 1 8 32 64 128 160 192 256)")
-    p.add_argument("--json", metavar="OUT.json", help="write the points here; while the grid runs they stream to "
+    add_workload_args(p.add_argument_group("the workload (one engine's)"),
+                      "closed-loop clients (default 1 8 32 64 128 160 192 256)")
+    o = p.add_argument_group("output")
+    o.add_argument("--json", metavar="OUT.json", help="write the points here; while the grid runs they stream to "
                    "OUT.json.partial.jsonl")
-    p.add_argument("--executor", choices=["local", "dask"], default="local", help="where the grid runs: local "
+    o.add_argument("--executor", choices=["local", "dask"], default="local", help="where the grid runs: local "
                    "(a process pool on this host's cores) or dask (a dask.distributed cluster; pip install "
                    "'maskcost[dask]') (default: local)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="--executor dask: the scheduler's address, e.g. "
+    o.add_argument("--scheduler", metavar="ADDRESS", help="--executor dask: the scheduler's address, e.g. "
                    "tcp://10.0.0.5:8786 (default: a LocalCluster of this host's cores on loopback)")
-    p.add_argument("--resume", action="store_true", help="with --json: read the points OUT.json.partial.jsonl holds "
+    o.add_argument("--resume", action="store_true", help="with --json: read the points OUT.json.partial.jsonl holds "
                    "(an interrupted grid) and run only the rest")
-    p.add_argument("--png", metavar="OUT.png", help="default: next to --json")
-    p.add_argument("--trace", metavar="OUT.json", help="Chrome/Perfetto trace of the first point")
-    p.add_argument("--cpu-speed-from-report", nargs="+", metavar="REPORT.json",
+    o.add_argument("--png", metavar="OUT.png", help="default: next to --json")
+    o.add_argument("--trace", metavar="OUT.json", help="Chrome/Perfetto trace of the first point")
+    r = p.add_argument_group("the server's own speed, read from a report of it, and the band")
+    r.add_argument("--cpu-speed-from-report", nargs="+", metavar="REPORT.json",
                    help="--cpu-speed = the median host speed (--speed-source) over the points of `maskcost report` "
                         "files of the target server, read against the same profile: predict its other loads at "
                         "the speed its engine really ran at (docs/validation.md says how well this does)")
-    _add_speed_source(p)
-    p.add_argument("--band", action=argparse.BooleanOptionalAction, default=False,
+    _add_speed_source(r)
+    r.add_argument("--band", action=argparse.BooleanOptionalAction, default=False,
                    help="each point also with the engine as fast / as slow as on the fastest / slowest server of the "
                         "profile's host type measured (profile engine_speeds; two more schema-on runs a point); "
                         "every point carries the 80%% interval of the model's measured errors regardless "

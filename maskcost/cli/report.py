@@ -18,9 +18,10 @@ FIT_OFF = {"fit_engine_fill": None, "fit_frontend": None, "fit_serial_by_rows": 
 
 def _add_report_args(r: argparse.ArgumentParser) -> None:
     _add_engine_args(r)
-    r.add_argument("--sweep", nargs="+", required=True, metavar="SWEEP.jsonl")
-    r.add_argument("--out", required=True, metavar="DIR")
-    r.add_argument("--title", default="maskcost: predicted vs measured")
+    r.add_argument("--sweep", nargs="+", required=True, metavar="SWEEP.jsonl",
+                   help="the measured points (maskcost sweep or validate)")
+    r.add_argument("--out", required=True, metavar="DIR", help="where report.md, report.json and the plot go")
+    r.add_argument("--title", default="maskcost: predicted vs measured", help="the report's title")
     r.add_argument("--requests-factor", type=int, default=4, help="requests per simulated point, per client")
     r.add_argument("--predicted", metavar="PREDICT.json", help="compare with the points of a `maskcost predict "
                                                                "--json` file made before the sweep, not a new run")
