@@ -2,11 +2,14 @@
 
 The data: every pre-registered scored point of the validation record (validation/scored_points.csv:
 engine, machine, the engine's measured ITL, the ITL the model predicted with nothing read from that
-server and with its speed read from the server's other points). The error of a point is
+server and with its speed read from it, and where that speed came from: the profile's own, measured by
+`calibrate --base-url` against the server, or the server's earlier points read from a report). The error of a point is
 r = ln(measured / predicted). Points of one machine share its host speed, so they are not independent:
 the interval is judged leave one machine out (LOMO), never on the machines it was built from.
 
-The rule, per engine and per mode (nothing read / speed read):
+The rule, per engine and per mode (nothing read; the speed read at calibration; the speed read from a
+report of the server's points: the two reads miss differently, the first too fast more often, so each
+has its own interval):
 - the central 80% of the errors, each machine weighted equally (a session of 32 points does not
   outvote one of 5): quantiles q10, q50, q90 of r;
 - widened about q50 by the smallest factor s (1.0, 1.05, ...) for which, leaving each machine out in
@@ -31,9 +34,15 @@ from typing import Callable
 import numpy as np
 
 LEVEL = 0.8  # the interval's target coverage
-MODES = ("nothing_read", "speed_read")
-# the record's column of each mode's prediction
-COLUMNS = {"nothing_read": "predicted_bench_itl_ms", "speed_read": "predicted_read_itl_ms"}
+MODES = ("nothing_read", "calibration_read", "speed_read")
+# the record's column of each mode's prediction, and (the read modes) where its speed came from
+COLUMNS = {"nothing_read": ("predicted_bench_itl_ms", None),
+           "calibration_read": ("predicted_read_itl_ms", "calibration"),
+           "speed_read": ("predicted_read_itl_ms", "earlier_points")}
+MODE_WORDS = {"nothing_read": "nothing read", "calibration_read": "speed read at calibration",
+              "speed_read": "speed read from a report"}
+# what predict says its speed came from -> the mode of its points' interval
+READS = {None: "nothing_read", "calibration": "calibration_read", "report": "speed_read"}
 WIDEN = tuple(round(1 + 0.05 * i, 2) for i in range(61))  # 1.0 .. 4.0
 RECORD = Path(__file__).resolve().parent.parent / "validation" / "scored_points.csv"
 SHIPPED = Path(__file__).resolve().parent / "profiles" / "intervals.json"
@@ -43,7 +52,9 @@ SHIPPED = Path(__file__).resolve().parent / "profiles" / "intervals.json"
 class Interval:
     """measured / predicted ITL lies in [lo_ratio, hi_ratio] for LEVEL of points on machines not seen."""
     engine: str
-    mode: str  # nothing_read: the profile's own speed; speed_read: the speed read from the target server
+    # nothing_read: the profile's own speed; calibration_read: the speed calibrate --base-url measured on the
+    # target server; speed_read: the speed read from a report of the target server's points
+    mode: str
     lo_ratio: float
     hi_ratio: float
     widen: float  # s: the factor on the machine-weighted 80% quantiles that LOMO needed
@@ -59,7 +70,7 @@ class Interval:
             f"{100 * self.lomo_coverage:.0f}% leave-one-machine-out coverage"
         where = f"{self.points} points on {self.machines} machine{'s' if self.machines > 1 else ''}"
         return (f"80% interval x{self.lo_ratio:.2f}-x{self.hi_ratio:.2f} of the ITL ({self.engine}, "
-                f"{self.mode.replace('_', ' ')}: {where}, {cov})")
+                f"{MODE_WORDS[self.mode]}: {where}, {cov})")
 
 
 def read_errors(path: Path = RECORD) -> dict[tuple[str, str], list[tuple[str, float]]]:
@@ -69,8 +80,8 @@ def read_errors(path: Path = RECORD) -> dict[tuple[str, str], list[tuple[str, fl
         for row in csv.DictReader(f):
             if row["registered"] != "1" or row["arm"] != "schema_on":
                 continue
-            for mode, col in COLUMNS.items():
-                if row[col]:
+            for mode, (col, read_from) in COLUMNS.items():
+                if row[col] and (read_from is None or row["speed_read_from"] == read_from):
                     out.setdefault((row["engine"], mode), []).append(
                         (row["machine"], math.log(float(row["measured_itl_ms"]) / float(row[col]))))
     return out
@@ -140,18 +151,19 @@ def load(path: Path = SHIPPED) -> dict[tuple[str, str], Interval]:
     return {(i["engine"], i["mode"]): Interval(**i) for i in d["intervals"]}
 
 
-def for_point(engine: str, speed_read: bool, shipped: dict[tuple[str, str], Interval] | None = None
+def for_point(engine: str, read: str | None, shipped: dict[tuple[str, str], Interval] | None = None
               ) -> Interval | None:
-    """The interval of an engine's prediction: only one whose coverage was measured (three machines or
-    more); with a speed read but no measured interval for it, the nothing-read one, which is wider;
-    None where the engine has no measured interval (llama.cpp: one machine)."""
+    """The interval of an engine's prediction whose speed came from `read` (READS: None, "calibration",
+    "report"): only one whose coverage was measured (three machines or more); with a speed read but no
+    measured interval for that read, the nothing-read one; None where the engine has no measured
+    interval (llama.cpp: one machine)."""
     shipped = load() if shipped is None else shipped
-    modes = ("speed_read", "nothing_read") if speed_read else ("nothing_read",)
+    modes = tuple(dict.fromkeys((READS[read], "nothing_read")))
     return next((iv for m in modes if (iv := shipped.get((engine, m))) is not None and iv.lomo_coverage is not None),
                 None)
 
 
-def attach(points: list[dict], speed_read: bool) -> None:
+def attach(points: list[dict], read: str | None) -> None:
     """Each point's ITL mean with its engine's 80% interval: `itl_ms_pi80` [low, high] and `interval`
     (the rule's figures); nothing where the record has no interval for the engine, nor for an engine that
     shares its host (replicas, a quota: none of the record's points did)."""
@@ -159,7 +171,7 @@ def attach(points: list[dict], speed_read: bool) -> None:
     for p in points:
         if p.get("replicas", 1) > 1 or p.get("cpu_quota") is not None:
             continue  # the record's errors are of engines alone (model/host_share.py)
-        iv = for_point(p["engine"], speed_read, shipped)
+        iv = for_point(p["engine"], read, shipped)
         if iv is not None and p.get("itl_ms_mean") is not None:
             p["itl_ms_pi80"] = [p["itl_ms_mean"] * iv.lo_ratio, p["itl_ms_mean"] * iv.hi_ratio]
             p["interval"] = {**asdict(iv), "words": iv.words()}
@@ -172,7 +184,7 @@ def table_rows(intervals: list[Interval]) -> list[str]:
         cov = f"unmeasured ({i.machines} machine{'s' if i.machines > 1 else ''}: too few to leave one out)" \
             if i.lomo_coverage is None else \
             f"{100 * i.lomo_coverage:.0f}% (at the shipped widening {i.widen}: {100 * i.lomo_coverage_at_widen:.0f}%)"
-        rows.append(f"| {i.engine}, {i.mode.replace('_', ' ')} | {i.points} | {i.machines} | "
+        rows.append(f"| {i.engine}, {MODE_WORDS[i.mode]} | {i.points} | {i.machines} | "
                     f"{i.lo_ratio:.2f}-{i.hi_ratio:.2f} | {cov} |")
     return rows
 

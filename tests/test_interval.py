@@ -20,6 +20,9 @@ def test_the_shipped_intervals_are_what_the_record_builds():
     assert all(row in docs for row in interval.table_rows(interval.build_all()))  # the docs' table is the record's
     assert got["vllm", "speed_read"].hi_ratio / got["vllm", "speed_read"].lo_ratio < \
         got["vllm", "nothing_read"].hi_ratio / got["vllm", "nothing_read"].lo_ratio  # a speed read narrows it
+    # the speed calibrate reads: the model too fast more often than not on the record's machines
+    cal = got["vllm", "calibration_read"]
+    assert cal.machines >= 3 and cal.lomo_coverage is not None and cal.hi_ratio > got["vllm", "speed_read"].hi_ratio
 
 
 def test_each_machine_weighs_the_same():
@@ -49,11 +52,16 @@ def test_a_point_carries_its_engines_interval():
     shipped = interval.load()
     pts = [{"engine": "vllm", "itl_ms_mean": 10.0}, {"engine": "sglang", "itl_ms_mean": 20.0},
            {"engine": "nosuch", "itl_ms_mean": 1.0}]
-    interval.attach(pts, speed_read=True)
+    interval.attach(pts, read="report")
     v = shipped["vllm", "speed_read"]
     assert pts[0]["itl_ms_pi80"] == pytest.approx([10 * v.lo_ratio, 10 * v.hi_ratio])
     # SGLang with a speed read: too few machines in the record to measure, so the wider nothing-read one
     s = shipped["sglang", "nothing_read"]
     assert pts[1]["itl_ms_pi80"] == pytest.approx([20 * s.lo_ratio, 20 * s.hi_ratio])
     assert pts[1]["interval"]["mode"] == "nothing_read" and "itl_ms_pi80" not in pts[2]
-    assert interval.for_point("llamacpp", True, shipped) is None  # one machine: no interval shown
+    assert interval.for_point("llamacpp", "calibration", shipped) is None  # one machine: no interval shown
+    cal = [{"engine": "vllm", "itl_ms_mean": 10.0}]  # the profile's own speed (calibrate --base-url)
+    interval.attach(cal, read="calibration")
+    c = shipped["vllm", "calibration_read"]
+    assert cal[0]["itl_ms_pi80"] == pytest.approx([10 * c.lo_ratio, 10 * c.hi_ratio])
+    assert interval.for_point("vllm", None, shipped).mode == "nothing_read"

@@ -49,6 +49,10 @@ Columns
   decimals only): the middle of the speeds within the printed one +- 0.005 at which the grid's prediction
   gives the signed error score.md prints for the point, to whole %; so each P-Z err_read_pct rounds to
   score.md's integer, and speed_read to score.md's speed (the rule's own unrounded speed is in no file).
+- speed_read_from: where predicted_read's speed came from: calibration (the profile's own measured speed,
+  `calibrate --base-url` against that server or, SGLang run 1, machine A; llama.cpp's black-box profile of
+  the same server) or earlier_points (the server's earlier held-out-style points read by a rule: P-Z, and
+  the SGLang transfer check's short sweep, `report` + `predict --cpu-speed-from-report`).
 - registered: 1 where the prediction (grid, or profile plus rule) was committed before the sweep ran;
   0 for SGLang run 3 (its predictions were made after the results were seen). SGLang run 1's
   predicted_bench is post hoc although the row is 1 (its read prediction, the scored one, is registered).
@@ -73,6 +77,7 @@ of its own errors unrounded and rounded as score.md prints them (these equal the
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import re
 import statistics
@@ -87,7 +92,8 @@ LC = "validation/llamacpp-cpu"
 OUT = "validation/scored_points.csv"
 COLUMNS = ("engine", "engine_version", "backend", "session", "machine", "server", "arm", "concurrency",
            "running_mean", "max_num_seqs", "cores", "measured_itl_ms", "predicted_bench_itl_ms",
-           "predicted_read_itl_ms", "speed_read", "registered", "source", "err_bench_pct", "err_read_pct")
+           "predicted_read_itl_ms", "speed_read", "speed_read_from", "registered", "source", "err_bench_pct",
+           "err_read_pct")
 
 
 def load(path: str):
@@ -257,7 +263,7 @@ def pz_rows(checks: list[str], rounded: dict[str, list[tuple[int, int]]]) -> lis
                                  machine=f"vllm/{letter}", server=f"vllm/{letter}/{server}", arm="schema_on",
                                  concurrency=c, running_mean=s["engine"].get("running_mean"),
                                  max_num_seqs=eng["max_num_seqs"], cores=eng["usable_cores"], measured_itl_ms=meas,
-                                 predicted_bench_itl_ms=pb, predicted_read_itl_ms=pr, speed_read=speed,
+                                 predicted_bench_itl_ms=pb, predicted_read_itl_ms=pr, speed_read=speed, speed_read_from="earlier_points",
                                  registered=1, source=src))
     return rows
 
@@ -287,7 +293,7 @@ def vllm_campaign_rows() -> list[dict]:
                              server=session + ("/" + d.split("/transfer/")[1] if "/transfer/" in d else ""), arm="schema_on", concurrency=c, running_mean=r["running"],
                              max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
                              measured_itl_ms=r["measured"], predicted_bench_itl_ms=None,
-                             predicted_read_itl_ms=r["predicted"], speed_read=r["speed"], registered=1,
+                             predicted_read_itl_ms=r["predicted"], speed_read=r["speed"], speed_read_from="calibration", registered=1,
                              source=f"{path}; {d}/val/sweep.jsonl"))
     return rows
 
@@ -304,7 +310,7 @@ def sglang_rows() -> list[dict]:
                          machine="sglang/run1/B", server="sglang/run1/B/xgrammar", arm="schema_on", concurrency=c,
                          running_mean=r["running"], max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
                          measured_itl_ms=r["measured"], predicted_bench_itl_ms=at1[c]["predicted"],
-                         predicted_read_itl_ms=r["predicted"], speed_read=r["speed"], registered=1,
+                         predicted_read_itl_ms=r["predicted"], speed_read=r["speed"], speed_read_from="calibration", registered=1,
                          source=f"{val}; {bench}; {SG}/run1/B/xgrammar/score.json"))
     # runs 2-4: one machine, two servers, predicted at speed 1.0 (the machine's own traces), nothing read
     for run, score, registered, ports in (("run2", "score.json", 1, {"xgrammar": "8000", "guidance": "8100"}),
@@ -330,7 +336,7 @@ def sglang_rows() -> list[dict]:
                              concurrency=c, running_mean=s["engine"].get("running_mean"),
                              max_num_seqs=cfg["max_num_seqs"], cores=cfg["usable_cores"],
                              measured_itl_ms=p["itl_ms_measured"], predicted_bench_itl_ms=p["itl_ms_predicted"],
-                             predicted_read_itl_ms=None, speed_read=None, registered=registered,
+                             predicted_read_itl_ms=None, speed_read=None, speed_read_from=None, registered=registered,
                              source=f"{d}/{score}; {pred_file}; {sweep[b]}"))
     return rows
 
@@ -351,9 +357,44 @@ def sglang_transfer_rows() -> list[dict]:
                                  arm="schema_on", concurrency=c, running_mean=r["running"],
                                  max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
                                  measured_itl_ms=r["measured"], predicted_bench_itl_ms=r["predicted"],
-                                 predicted_read_itl_ms=read[c]["predicted"], speed_read=read[c]["speed"], registered=1,
+                                 predicted_read_itl_ms=read[c]["predicted"], speed_read=read[c]["speed"], speed_read_from="earlier_points", registered=1,
                                  source=f"{d}/{arm}/val-predicted/report.json; {d}/{arm}/val-read/report.json; "
                                         f"{d}/score.json"))
+    return rows
+
+
+def vllm_shape_rows() -> list[dict]:
+    """The schema-shape check (shape/README.md): each schema alone on an xgrammar and an llguidance server,
+    twice; a point is the mean engine ITL of its two runs. Run 1: the profile calibrate --base-url made on
+    that machine's xgrammar server, at the speed it read there (speed read; the llguidance server is the
+    other server of that machine). Run 2, another machine: run 1's profile as it is (nothing read there)."""
+    rows = []
+    for run, mode in (("run1", "read"), ("run2", "bench")):
+        d = f"{V}/shape/{run}"
+        pred = load(f"{d}/predicted.json")["points"]
+        # the speed the profile carries (its serial-fill speed; its pool speed apart: profile measured_speed)
+        speed = json.loads(gzip.decompress((ROOT / V / "shape/run1/xg/host.json.gz").read_bytes()))["measured_speed"]
+        for srv, b in (("xg", "xgrammar"), ("gd", "guidance")):
+            for schema in ("flat", "nested", "deep"):
+                path = f"{d}/{srv}/{schema}.jsonl"
+                if not (ROOT / path).is_file():
+                    continue
+                by_c: dict[int, list[dict]] = {}
+                for r in summaries(path):
+                    if r["arm"] == "on":
+                        by_c.setdefault(r["concurrency"], []).append(r)
+                for c, rs in sorted(by_c.items()):
+                    p = pred[schema][b][str(c)]["itl_ms"]
+                    rows.append(dict(engine="vllm", engine_version="0.25.1", backend=b, session=f"vllm/shape/{run}",
+                                     machine=f"vllm/shape/{run}", server=f"vllm/shape/{run}/{srv}", arm="schema_on",
+                                     concurrency=c, running_mean=statistics.fmean(r["engine"]["running_mean"] for r in rs),
+                                     max_num_seqs=256, cores=16,
+                                     measured_itl_ms=statistics.fmean(itl_ms(r) for r in rs),
+                                     predicted_bench_itl_ms=p if mode == "bench" else None,
+                                     predicted_read_itl_ms=p if mode == "read" else None,
+                                     speed_read=speed["cpu_speed"] if mode == "read" else None,
+                                     speed_read_from="calibration" if mode == "read" else None, registered=1,
+                                     source=f"{d}/predicted.json; {path}"))
     return rows
 
 
@@ -368,7 +409,7 @@ def llamacpp_rows() -> list[dict]:
                              arm="schema_on", concurrency=c, running_mean=r["running"],
                              max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
                              measured_itl_ms=r["measured"], predicted_bench_itl_ms=None,
-                             predicted_read_itl_ms=r["predicted"], speed_read=r["cfg"]["cpu_speed"], registered=1,
+                             predicted_read_itl_ms=r["predicted"], speed_read=r["cfg"]["cpu_speed"], speed_read_from="calibration", registered=1,
                              source=f"{path}; {LC}/predicted.json; {LC}/heldout-p{par}.jsonl"))
     return rows
 
@@ -390,7 +431,7 @@ def med(xs: list[float]) -> str:
 def main() -> None:
     checks: dict[str, list[str]] = {"bench": [], "printed": [], "none": []}
     rounded: dict[str, list[tuple[int, int]]] = {}
-    rows = pz_rows(checks, rounded) + vllm_campaign_rows() + sglang_rows() + sglang_transfer_rows() + llamacpp_rows()
+    rows = pz_rows(checks, rounded) + vllm_campaign_rows() + vllm_shape_rows() + sglang_rows() + sglang_transfer_rows() + llamacpp_rows()
     for r in rows:
         r["err_bench_pct"] = err(r["predicted_bench_itl_ms"], r["measured_itl_ms"])
         r["err_read_pct"] = err(r["predicted_read_itl_ms"], r["measured_itl_ms"])

@@ -142,7 +142,7 @@ def cmd_advise(args) -> int:
         print(f"searching {e} {', '.join(sorted({c.policy.version for c in cfgs}))} "
               f"({len(cfgs)} configurations; model/engines.py)")
         got = grid(prof, cfgs, wls, band=False, progress=not args.quiet)
-        attach(got, speed_read=prof.measured_speed is not None and not got_in.given_speed)
+        attach(got, read="calibration" if prof.measured_speed is not None and not got_in.given_speed else None)
         points += got
     names = ", ".join(v.profile.name for v in loaded.values())
     schema_ids = common

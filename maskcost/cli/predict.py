@@ -203,7 +203,8 @@ def cmd_predict(args) -> int:
     from ..interval import attach
     # the interval of a prediction whose speed was read from the target server (a report's points, or the
     # speed the calibration read) is the narrower one; a --cpu-speed given by hand counts as nothing read
-    attach(points, speed_read=bool(speed_from) or (profile.measured_speed is not None and not given_speed))
+    attach(points, read="report" if speed_from else
+           "calibration" if profile.measured_speed is not None and not given_speed else None)
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
           f"{profile.forward.source[:90]}...)")
     print_table(points)
