@@ -108,6 +108,10 @@ def test_a_campaign_of_two_servers_predicts_both_before_either_is_held_out(tmp_p
         assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out), "--stop-after", "predict"]) == 0
         assert (out / "a" / "predicted.json").exists() and (out / "b" / "predicted.json").exists()
         assert (out / "b" / "profile.json.gz").exists() and not (out / "a" / "val").exists()
+        # b's row work is fitted at the speed its profile runs at (the one calibrate read on a), as predict runs it
+        from maskcost.profile import load_profile
+        pb, pa = load_profile(out / "b" / "profile.json.gz"), load_profile(out / "host.json.gz")
+        assert pb.provenance["engine_rows"]["cpu_speed"] == pa.measured_speed.cpu_speed
         assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out)]) == 0
         served = [e.served for e in engines]
         assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out)]) == 0  # resumes: no request

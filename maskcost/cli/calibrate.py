@@ -176,20 +176,23 @@ def _fit_rows(args, p):
     if args.server_backend not in p.backends:
         raise UsageError(f"calibrate --fit-rows: the profile has no {args.server_backend} traces "
                          f"(--server-backend; it has {', '.join(p.backends)})")
+    from .engine_args import default_speed
     cores = args.server_cores or len(os.sched_getaffinity(0))
+    ms = p.measured_speed  # fitted at the speed predict runs the profile at (the row cost scales with it)
     try:
         cfg = EngineConfig(engine=args.server_engine, engine_version=args.server_engine_version,
                            backend=args.server_backend, max_num_seqs=args.max_num_seqs,
-                           cpu_count=args.server_cpu_count or os.cpu_count() or cores, usable_cores=cores)
+                           cpu_count=args.server_cpu_count or os.cpu_count() or cores, usable_cores=cores,
+                           cpu_speed=default_speed(p), cpu_speed_pool=ms.pool_speed if ms is not None else None)
         p = fit_engine_rows(p, cfg, read_summaries(args.fit_rows), log=lambda m: print(m, file=sys.stderr))
     except ValueError as e:
         raise UsageError(f"calibrate --fit-rows {args.fit_rows}: {e}") from None
     us = p.backends[args.server_backend].engine_row_us
     print(f"{args.server_backend}: the engine's own work {us:.1f} us per structured row per step, fitted on "
-          f"{args.fit_rows} ({cfg.engine} {cfg.policy.version}, {cores} cores)")
+          f"{args.fit_rows} ({cfg.engine} {cfg.policy.version}, {cores} cores, cpu speed {cfg.cpu_speed:.3f})")
     return replace(p, provenance={**p.provenance, "engine_rows": {
         "sweep": args.fit_rows, "backend": args.server_backend, "engine": cfg.engine,
-        "engine_version": cfg.policy.version, "cores": cores, "us_per_row": us}})
+        "engine_version": cfg.policy.version, "cores": cores, "cpu_speed": cfg.cpu_speed, "us_per_row": us}})
 
 
 def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep, context_sweep, eager_sweep,
