@@ -268,7 +268,7 @@ def test_saved_profile_round_trips_through_gzip(tmp_path):
 def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     """calibrate --base-url: host traces and pools, the forward curve, prefill, context and the server's own
     speed in one command; predict then runs at that speed with no flag; a second run resumes (measures no
-    sweep point twice)."""
+    sweep point twice). --backend-url: the other backend's traces replay its own server's outputs."""
     from fake_server import FakeEngine, FakeServer
 
     from maskcost.cli import main
@@ -277,6 +277,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     out = tmp_path / "host.json.gz"
     eng = FakeEngine('{"name": "Al", "ok": true}', base_step_ms=2.0, per_request_ms=0.05)
     eng.grammar_ms_per_row = 1.5
+    other = FakeEngine('{"name": "Alexandrina", "ok": false}', base_step_ms=2.0, per_request_ms=0.05)
     args = ["calibrate", "--base-url", None, "--schema", str(s), "--out", str(out), "--engine-from",
             str(default_profile_path()), "--concurrency", "1", "2", "4", "--speed-concurrency", "3", "2", "4",
             "--rounds", "2", "--min-requests", "6", "--off-tokens", "150", "--pool-rows", "16", "32",
@@ -289,16 +290,17 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
         return real(url, points, *a, **k)
     real, sc.run_sweep = sc.run_sweep, recording
     try:
-        with FakeServer(eng) as srv:
+        with FakeServer(eng) as srv, FakeServer(other) as gd:
             args[2] = srv.url
+            args += ["--backend-url", f"guidance={gd.url}"]
             assert main(args) == 0
-            served = eng.served
-            assert main(args) == 0 and eng.served == served  # every sweep point was on disk: nothing measured again
+            served = eng.served, other.served
+            assert main(args) == 0 and (eng.served, other.served) == served  # all on disk: nothing measured again
     finally:
         sc.run_sweep = real
     # the speed points spread over the run: one after the forward sweep, one after the prefill, the last at the end
     first = order[:len(order) // 2]
-    assert [w for w, _ in first] == ["outputs", "forward-sweep", "speed-sweep", "prefill500", "prefill1500", "prefill3000",
+    assert [w for w, _ in first] == ["outputs", "outputs-guidance", "forward-sweep", "speed-sweep", "prefill500", "prefill1500", "prefill3000",
                                      "speed-sweep", "context", "speed-sweep"]
     assert [k for w, k in first if w == "speed-sweep"] == [["on-c3-r0"], ["on-c2-r0"],
                                                           ["on-c3-r0", "on-c2-r0", "on-c4-r0"]]
@@ -308,9 +310,12 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     assert 0.2 < m.cpu_speed < 5.0 and m.cpu_speed == pytest.approx(sorted(x for _, x in m.points)[1], abs=1e-3)
     assert {t.schema_id for t in p.backends["guidance"].traces} == {"plain"}
     # the traces replay the server's own outputs (8 of them, --outputs-per-schema), not outputs sampled under the mask
-    for b in ("xgrammar", "guidance"):
-        assert dict(p.backends[b].output_sources)["plain"] == "8 recorded outputs, the engine's own tokens"
+    for b, url in (("xgrammar", srv.url), ("guidance", gd.url)):
+        assert dict(p.backends[b].output_sources)["plain"] == (
+            f"8 recorded outputs, the engine's own tokens of {'its own' if b == 'guidance' else 'the'} {b} server ({url})")
         assert len(p.backends[b].traces) == 8
+    tokens = {b: {len(t.fill_us) for t in p.backends[b].traces} for b in ("xgrammar", "guidance")}
+    assert min(tokens["guidance"]) > max(tokens["xgrammar"])  # each its own server's outputs (a longer name there)
     assert any(n.startswith("traces: the server's own valid outputs, up to 8 a schema") for n in p.provenance["notes"])
     assert {q.rows for q in p.backends["xgrammar"].pool} == {16, 32}  # --pool-rows
     assert len(p.forward.prefill_points) == 3 and p.forward.context_points
@@ -331,6 +336,17 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
         r = mc("calibrate", "--base-url", srv.url, "--schema", str(s), "--out", str(tmp_path / "x.json.gz"),
                "--pool-rows", "16", "0")
         assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--pool-rows 16 0" in r.stderr
+        for bad, says in (("guidance", "give BACKEND=URL"), ("xgrammar=" + srv.url, "already has a server"),
+                          ("outlines=" + srv.url, "not a backend calibrated here")):
+            r = mc("calibrate", "--base-url", srv.url, "--schema", str(s), "--out", str(tmp_path / "x.json.gz"),
+                   "--backend-url", bad)
+            assert r.returncode == 2 and r.stderr.count("\n") == 1 and f"--backend-url {bad}: " in r.stderr, r.stderr
+            assert says in r.stderr
+    # with no server of its own, the other backend replays the --base-url server's outputs, said to be a guess
+    from maskcost.validate.server_calibration import whose_outputs
+    said = whose_outputs("8 recorded outputs", "guidance", "xgrammar", "http://h:1", {})
+    assert said.startswith("8 recorded outputs of the xgrammar server (http://h:1): ") and "a guess" in said
+    assert whose_outputs("4 outputs sampled under the mask (seed 0)", "guidance", "xgrammar", "u", {}).startswith("4 ")
 
 
 def test_the_budget_trims_the_plan_in_order():

@@ -40,11 +40,14 @@ def recorded_outputs(path: Path, vocab: Vocab | None = None) -> dict[str, list]:
 
 def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path,
                        outputs: dict[str, list] | None = None, repeats: int = 3,
+                       outputs_by_backend: dict[str, dict[str, list]] | None = None,
                        traces_per_schema: int = RECORDED_PER_SCHEMA,
                        pool_workers=POOL_WORKERS, pool_rows=POOL_ROWS, sampled: int = 0, seed: int = 0,
                        log=print) -> dict[str, BackendCosts]:
     """Trace every schema on every backend (appending each result to `partial` so a rerun resumes),
-    then measure the pools on distinct matchers in states taken from the traced outputs."""
+    then measure the pools on distinct matchers in states taken from the traced outputs. A backend in
+    `outputs_by_backend` replays those outputs (an engine running that backend wrote them), the others
+    `outputs`."""
     done: dict[tuple[str, str], TraceResult] = {}
     if partial.exists():
         for line in partial.read_text().splitlines():
@@ -57,13 +60,14 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
     with open(partial, "a") as pf:
         for bname in backends:
             be = make_backend(bname, vocab)
+            outs = (outputs_by_backend or {}).get(bname, outputs)
             results: dict[str, TraceResult] = {}
             for e in tqdm(entries, desc=f"fill traces {bname}", unit="schema"):
                 key = (bname, e.schema_id)
                 if key not in done:
                     # recorded outputs: one trace per output (up to traces_per_schema); else `sampled`
                     # streams drawn under the mask; else the first example
-                    texts = (outputs or {}).get(e.schema_id)
+                    texts = (outs or {}).get(e.schema_id)
                     done[key] = trace_schema(be, e, texts, repeats=repeats,
                                              max_traces=traces_per_schema if texts else max(1, sampled),
                                              sampled=0 if texts else sampled, seed=seed)
@@ -80,7 +84,7 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
             # the pool: one distinct matcher per row, in the states the traced outputs passed through
             compiled_tokens = []
             for e, r in ok[:32]:
-                texts = (outputs or {}).get(e.schema_id) or [output_text(x) for x in e.examples]
+                texts = (outs or {}).get(e.schema_id) or [output_text(x) for x in e.examples]
                 tokens = r.tokens[0] if r.tokens else (
                     (texts[0] if isinstance(texts[0], list) else vocab.encode(texts[0])) if texts else None)
                 if tokens:  # (a partial file of an older maskcost keeps no tokens)

@@ -151,9 +151,28 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
     plan = fit_to_budget(plan, args.budget_min * 60 if args.budget_min else None, len(entries), len(args.backend))
     p = calibrate_live(args.base_url, vocab, entries, args.backend, out, plan, cfg, args.engine_from,
                        default_profile_path(), args.name or out.name.split(".")[0], notes, seed=args.seed,
-                       pool_rows=tuple(args.pool_rows), log=lambda m: print(m, file=sys.stderr))
+                       pool_rows=tuple(args.pool_rows), log=lambda m: print(m, file=sys.stderr),
+                       backend_urls=backend_urls(args.backend_url, args.server_backend, args.backend))
     print(summary_line(p, out))
     return 0
+
+
+def backend_urls(given: list[str], server_backend: str, calibrated: list[str]) -> dict[str, str]:
+    """--backend-url BACKEND=URL ... as {backend: URL}, each a backend calibrated here other than the
+    --base-url server's, at most once."""
+    out: dict[str, str] = {}
+    for g in given:
+        name, sep, url = g.partition("=")
+        if not sep or not url.strip():
+            raise UsageError(f"--backend-url {g}: give BACKEND=URL (e.g. guidance=http://127.0.0.1:8001)")
+        if name not in calibrated:
+            raise UsageError(f"--backend-url {g}: {name!r} is not a backend calibrated here (--backend "
+                             f"{' '.join(calibrated)})")
+        if name == server_backend or name in out:
+            raise UsageError(f"--backend-url {g}: {name} already has a server "
+                             f"({'--base-url' if name == server_backend else out[name]})")
+        out[name] = url.strip()
+    return out
 
 
 def _host_cpus() -> tuple[int, int]:
@@ -347,6 +366,11 @@ def add_parser(sub) -> None:
     u.add_argument("--server-backend", default="xgrammar", choices=["xgrammar", "guidance"],
                    help="--base-url: the grammar backend the server runs (SGLang's llguidance is guidance; "
                         "default: xgrammar)")
+    u.add_argument("--backend-url", action="append", default=[], metavar="BACKEND=URL",
+                   help="--base-url: a server of the same engine on this host running another backend (e.g. "
+                        "guidance=http://127.0.0.1:8001); that backend's traces replay its own outputs, collected "
+                        "as for --base-url (default: every backend replays --base-url's outputs, whose lengths "
+                        "are then a guess for the other backend); repeat for more")
     u.add_argument("--server-engine", default="vllm", choices=["vllm", "sglang"],
                    help="--base-url: the engine the server runs, whose mechanisms read its speed (default: vllm)")
     u.add_argument("--server-engine-version", metavar="V", help="--base-url: whose mechanisms (model/engines.py) "

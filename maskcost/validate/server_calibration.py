@@ -95,15 +95,20 @@ def _served_version(cfg: EngineConfig, prov: dict[str, Any]) -> EngineConfig:
 def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], backends: list[str], out: Path,
                    plan: LivePlan, cfg: EngineConfig, engine_from: str | None, default_path: Path,
                    name: str, notes: list[str], seed: int = 0, log: Callable[[str], None] = print,
-                   pool_rows: tuple[int, ...] = POOL_ROWS) -> Profile:
-    """Measure everything (module doc) and write the profile to `out`; returns it."""
+                   pool_rows: tuple[int, ...] = POOL_ROWS, backend_urls: dict[str, str] | None = None) -> Profile:
+    """Measure everything (module doc) and write the profile to `out`; returns it. `backend_urls`: a
+    server of the same engine for another backend (backend -> URL), whose own outputs that backend's
+    traces replay (an engine writes outputs of another shape with each backend: docs/validation.md
+    finding 17); the others replay `base_url`'s."""
     t_start = time.monotonic()
     prov = server_provenance(base_url.rstrip("/"))  # a server that is not there fails here, in one line
+    others = {b: server_provenance(u.rstrip("/"))["base_url"] for b, u in (backend_urls or {}).items()}
     cfg = _served_version(cfg, prov)
     base, base_note = engine_side_base(engine_from, prov.get("version"), default_path)
     stem = out.name.split(".")[0]
     side = lambda what: out.with_name(f"{stem}.{what}.jsonl")  # noqa: E731  (the sweeps beside the profile)
     est = plan.estimate_s(len(entries), len(backends))
+    est["outputs"] *= 1 + len(others)
     log(f"calibrate: about {sum(est.values()) / 60:.1f} min ({', '.join(f'{k} {v:.0f} s' for k, v in est.items() if v)})")
     bar = tqdm(total=round(sum(est.values())), unit="s", desc="calibrate (estimated s)", position=0)
 
@@ -113,12 +118,18 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     # the server's own outputs first (schema on): what the host's traces replay
     outputs = server_outputs(base_url, vocab, entries, side("outputs"), plan, seed)
     notes.append(outputs_note(entries, outputs, plan.outputs_per_schema))
+    own = {b: server_outputs(u, vocab, entries, side(f"outputs-{b}"), plan, seed) for b, u in others.items()}
+    for b, o in own.items():
+        notes.append(f"{b}: " + outputs_note(entries, o, plan.outputs_per_schema).replace("the server's", f"its server's ({others[b]})"))
     done("outputs")
     # the host, while the server is idle
     host = host_info(vocab)
     partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
     costs = calibrate_backends(vocab, entries, backends, partial, outputs=outputs, seed=seed, pool_rows=pool_rows,
-                               traces_per_schema=plan.outputs_per_schema, log=lambda m: tqdm.write(m))
+                               traces_per_schema=plan.outputs_per_schema, log=lambda m: tqdm.write(m),
+                               outputs_by_backend=own)
+    costs = {b: replace(c, output_sources=tuple((sid, whose_outputs(src, b, cfg.backend, prov["base_url"], others)) for
+                                                sid, src in c.output_sources)) for b, c in costs.items()}
     apply = apply_or_copied(vocab.size, base, notes)
     done("host")
     # the server, schema on, one speed point at a time between the other phases (read at the end)
@@ -225,6 +236,19 @@ def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], path
             break
     got = recorded_outputs(raw_records_path(path), vocab)
     return {e.schema_id: got[e.schema_id][:want] for e in entries if got.get(e.schema_id)}
+
+
+def whose_outputs(source: str, backend: str, server_backend: str, base_url: str, others: dict[str, str]) -> str:
+    """A trace source (calibrate.fill) with the server whose outputs it replayed: the backend's own, or
+    the --base-url server's of another backend, whose output lengths are then a guess for this one."""
+    if "recorded" not in source:
+        return source
+    if backend in others:
+        return f"{source} of its own {backend} server ({others[backend]})"
+    if backend == server_backend:
+        return f"{source} of the {backend} server ({base_url})"
+    return (f"{source} of the {server_backend} server ({base_url}): an engine with {backend} writes outputs of "
+            f"another shape, so their lengths are a guess here (calibrate --backend-url {backend}=URL traces its own)")
 
 
 def outputs_note(entries: list[SchemaEntry], outputs: dict[str, list[str]], want: int) -> str:

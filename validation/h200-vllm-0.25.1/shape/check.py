@@ -65,6 +65,31 @@ def measured(run: Path) -> dict[tuple[str, str, int], list[dict]]:
     return got
 
 
+def itl_score(pred: dict, meas: dict) -> dict:
+    """Each measured point's ITL (the mean of its repeats) against the model's: error = predicted / measured
+    - 1 (run 3's secondary bar, issue 36 (a): median |error| <= 10%) and whether its 80% interval held it."""
+    errs, inside = [], 0
+    for (b, s, c), pts in sorted(meas.items()):
+        m = statistics.fmean(x["itl_ms"] for x in pts)
+        p = pred["points"][s][b][str(c)]
+        errs.append(p["itl_ms"] / m - 1)
+        iv = p.get("interval") or {}
+        inside += bool(iv) and iv["lo_ratio"] * p["itl_ms"] <= m <= iv["hi_ratio"] * p["itl_ms"]
+    return {"points": len(errs), "median_abs_pct": 100 * statistics.median(abs(e) for e in errs) if errs else None,
+            "model_too_fast": sum(e < 0 for e in errs), "inside_interval": inside}
+
+
+def respeed(run: Path) -> list[dict]:
+    """calibrate's schema-on speed points (xg/host.speed-sweep.jsonl) against the same loads run again at
+    once after it (xg/respeed.jsonl, run 3): is the speed calibrate read a passing one?"""
+    def itl(f: Path) -> dict[int, float]:
+        return {r["concurrency"]: r["engine"]["itl_ms"] for r in map(json.loads, f.read_text().splitlines())
+                if (r.get("engine") or {}).get("itl_ms")} if f.is_file() else {}
+    a, b = itl(run / "xg" / "host.speed-sweep.jsonl"), itl(run / "xg" / "respeed.jsonl")
+    return [{"load": c, "calibrate_ms": a[c], "again_ms": b[c], "change_pct": 100 * (b[c] / a[c] - 1)}
+            for c in sorted(set(a) & set(b))]
+
+
 def score(run: Path, profile: Path | None = None) -> None:
     pred = predictions(str(profile or run / "xg" / "host.json.gz"))
     (run / "predicted.json").write_text(json.dumps(pred, indent=1) + "\n")
@@ -99,6 +124,8 @@ def score(run: Path, profile: Path | None = None) -> None:
                                                                if r["schema"] == s and r["error_pct"] is not None)
                                           for s in SCHEMAS[1:] if any(r["schema"] == s and r["error_pct"] is not None
                                                                       for r in rows)}}
+    res["itl"] = itl_score(pred, meas)
+    res["respeed"] = respeed(run)
     (run / "score.json").write_text(json.dumps(res, indent=1) + "\n")
     f = lambda v, fmt="{:.2f}": "-" if v is None else fmt.format(v)
     lines = ["| backend | clients | schema | ITL measured ms (flat) | ratio measured (by repeat) | ratio predicted | "
@@ -112,6 +139,13 @@ def score(run: Path, profile: Path | None = None) -> None:
     lines.append(f"\nnested/flat within {BAR_PCT:.0f}%: {res['nested_within_bar']} of {len(primary)} registered "
                  f"({len(scored)} measured); bar met: {res['bar_met']}; median |ratio error| "
                  + ", ".join(f"{s} {v:.1f}%" for s, v in res["median_abs_ratio_error_pct"].items()))
+    it = res["itl"]
+    lines.append(f"each point's ITL (flat and nested, both backends): median |error| {f(it['median_abs_pct'], '{:.1f}')}% "
+                 f"over {it['points']} (too fast in the model at {it['model_too_fast']}); inside its 80% interval "
+                 f"{it['inside_interval']} of {it['points']}")
+    if res["respeed"]:
+        lines.append("calibrate's speed points run again at once (ITL ms, calibrate's -> again): " + ", ".join(
+            f"c{r['load']} {r['calibrate_ms']:.1f} -> {r['again_ms']:.1f} ({r['change_pct']:+.0f}%)" for r in res["respeed"]))
     (run / "score.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     from maskcost.plotting import save, subplots

@@ -4,6 +4,9 @@
 #   bash validation/h200-vllm-0.25.1/shape/run.sh         (again in the next call: it resumes)
 #   bash validation/h200-vllm-0.25.1/shape/run.sh rerun   (run 2: no calibration, flat and nested only,
 #                                                          longer points: rounds 12 / 4 / 3 at 32 / 128 / 256)
+#   bash validation/h200-vllm-0.25.1/shape/run.sh run3    (run 3: calibrate with --backend-url guidance=:8001,
+#       each backend's traces its own server's outputs; calibrate's speed points run again at once; each
+#       server's threads' CPU during its flat c128 point; then run 2's points)
 # Two vLLM servers side by side on one H200 and all 16 cores: xgrammar on :8000, llguidance on :8001.
 # `calibrate --base-url` against the xgrammar one (the three schemas mixed), then each schema alone on
 # each server at 32, 128 and 256 clients, twice, interleaved (load, repeat, schema, server), so the
@@ -23,26 +26,51 @@ if ! curl -sf http://127.0.0.1:8000/health >/dev/null || ! curl -sf http://127.0
   up xg 8000 || { pack; exit 1; }; up gd 8001 || { pack; exit 1; }
   echo "$(date +%T) servers up after $(( $(date +%s) - T0 )) s" >> $R/steps.txt
 fi
-if [ $MODE = run1 ] && [ ! -f $R/xg/host.json.gz ]; then
+if [ $MODE != rerun ] && [ ! -f $R/xg/host.json.gz ]; then
   s=$(date +%s)
   python3 -m maskcost.cli calibrate --base-url http://127.0.0.1:8000 --tokenizer /tmp/llama3-8b \
     --schema $D/schemas/flat.json $D/schemas/nested.json $D/schemas/deep.json --server-engine vllm \
     --server-engine-version 0.25.1 --server-backend xgrammar --max-num-seqs 256 --out $R/xg/host.json.gz \
-    > $R/calibrate.log 2>&1
+    $([ $MODE = run3 ] && echo --backend-url guidance=http://127.0.0.1:8001) > $R/calibrate.log 2>&1
   echo "$(date +%T) calibrate rc $? $(( $(date +%s) - s )) s" >> $R/steps.txt; pack
 fi
+if [ $MODE = run3 ] && [ ! -f $R/xg/respeed.jsonl ]; then  # calibrate's speed points again, the same way, at once
+  timeout 200 python3 -m maskcost.cli sweep --base-url http://127.0.0.1:8000 --out $R/xg/respeed.jsonl --arms on \
+    --concurrency 48 96 144 224 --schema $D/schemas/flat.json $D/schemas/nested.json $D/schemas/deep.json \
+    --rounds 3 --label respeed >> $R/sweep.log 2>&1
+  echo "$(date +%T) respeed rc $?" >> $R/steps.txt; pack
+fi
+probe() {  # SERVER: its process tree's CPU by thread over 6 s of a point, and three stacks of its EngineCore
+  local pid; pid=$(cat $R/$1.pid); sleep 5
+  python3 $D/threads.py $pid 6 > $R/threads-$1.txt 2>&1
+  local eng; eng=$(pgrep -P $pid -f EngineCore | head -1)
+  { tr '\0' '\n' < /proc/${eng:-0}/environ | grep -E "^(OMP|MKL|KMP|TORCH|VLLM)"; grep -oE "lib(g|i)omp[^ ]*" /proc/${eng:-0}/maps | sort -u
+    cat /proc/${eng:-0}/task/*/comm | sort | uniq -c; } > $R/stacks-$1.txt 2>&1
+  for i in 1 2 3; do /tmp/mc/bin/py-spy dump --pid ${eng:-0} >> $R/stacks-$1.txt 2>&1; sleep 1; done
+}
 one() {  # SERVER PORT SCHEMA CONC REPEATS: schema on, that schema alone (a sweep resumes: only the repeat not yet run)
   local procs=1 rounds=3; [ "$4" -ge 128 ] && procs=2
-  [ $MODE = rerun ] && rounds=$(case $4 in 32) echo 12;; 128) echo 4;; *) echo 3;; esac)
+  [ $MODE != run1 ] && rounds=$(case $4 in 32) echo 12;; 128) echo 4;; *) echo 3;; esac)
+  [ $MODE = run3 ] && [ $3 = flat ] && [ $4 = 128 ] && [ ! -f $R/threads-$1.txt ] && probe $1 &
   timeout 150 python3 -m maskcost.cli sweep --base-url "http://127.0.0.1:$2" --out "$R/$1/$3.jsonl" --arms on \
     --concurrency "$4" --repeats "$5" --schema "$D/schemas/$3.json" --rounds $rounds --client-procs $procs \
     --label "$1-$3" >> "$R/sweep.log" 2>&1
   echo "$(date +%T) $1 $3 c$4 repeats $5 rc=$?" >> $R/steps.txt
 }
-for c in 32 128 256; do for r in 1 2; do for s in $([ $MODE = rerun ] && echo flat nested || echo flat nested deep); do
+for c in 32 128 256; do for r in 1 2; do for s in $([ $MODE = run1 ] && echo flat nested deep || echo flat nested); do
   for srv in xg gd; do
     late && { echo "$(date +%T) deadline: stopped before $srv $s c$c r$r" >> $R/steps.txt; pack; exit 0; }
     one $srv $([ $srv = xg ] && echo 8000 || echo 8001) $s $c $r
   done
 done; pack; done; done
-echo "$(date +%T) done" >> $R/steps.txt; pack; cat $R/steps.txt
+echo "$(date +%T) done" >> $R/steps.txt; pack
+# run 3, exploratory, where this call has the time: the xgrammar server again with OMP_NUM_THREADS=1, its
+# flat points at 32 and 128 and its threads: is the CPU a step beyond the model's parts an OpenMP pool?
+if [ $MODE = run3 ] && [ ! -f $R/xg1/flat.jsonl ] && [ $(( $(date +%s) - T0 )) -lt 330 ]; then
+  mkdir -p $R/xg1; pk=$(cat $R/xg.pid); kill $pk
+  for i in $(seq 60); do kill -0 $pk 2>/dev/null || break; sleep 1; done; sleep 5
+  OMP_NUM_THREADS=1 serve xg1 8000 0-15; up xg1 8000 >> $R/steps.txt || { pack; exit 1; }
+  for c in 32 128; do one xg1 8000 flat $c 1; done
+  echo "$(date +%T) omp1 done" >> $R/steps.txt; pack
+fi
+cat $R/steps.txt
