@@ -277,7 +277,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     out = tmp_path / "host.json.gz"
     eng = FakeEngine('{"name": "Al", "ok": true}', base_step_ms=2.0, per_request_ms=0.05)
     eng.grammar_ms_per_row = 1.5
-    other = FakeEngine('{"name": "Alexandrina", "ok": false}', base_step_ms=2.0, per_request_ms=0.05)
+    other = FakeEngine('{"name":"Alexandrina","ok":false}', base_step_ms=2.0, per_request_ms=0.05)
     args = ["calibrate", "--base-url", None, "--schema", str(s), "--out", str(out), "--engine-from",
             str(default_profile_path()), "--concurrency", "1", "2", "4", "--speed-concurrency", "3", "2", "4",
             "--rounds", "2", "--min-requests", "6", "--off-tokens", "150", "--pool-rows", "16", "32",

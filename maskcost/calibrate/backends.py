@@ -13,8 +13,18 @@ from .tokenizer import Vocab
 XGRAMMAR_CACHE_MB = 512
 
 
+# How each backend writes JSON with the engine's no-whitespace option (vLLM
+# --structured-outputs-config.disable_any_whitespace, SGLang --constrained-json-disable-any-whitespace):
+# xgrammar's separators are ", " and ": "; llguidance's compact default "," and ":" (vLLM 0.25.1's
+# backend_guidance.serialize_guidance_grammar passes only whitespace_flexible=False; the outputs of vLLM
+# 0.25.1 and SGLang 0.5.17 llguidance servers in validation/ are compact).
+XGRAMMAR_SEPARATORS = (", ", ": ")
+LLGUIDANCE_SEPARATORS = (",", ":")
+
+
 class Backend:
     name: str
+    separators: tuple[str, str] = XGRAMMAR_SEPARATORS  # (item, key): how its engine writes an output
 
     def __init__(self, vocab: Vocab) -> None:
         self.vocab = vocab
@@ -77,6 +87,7 @@ class XGrammarBackend(Backend):
 
 class GuidanceBackend(Backend):
     name = "guidance"
+    separators = LLGUIDANCE_SEPARATORS
 
     def __init__(self, vocab: Vocab) -> None:
         super().__init__(vocab)
@@ -89,10 +100,9 @@ class GuidanceBackend(Backend):
         # vLLM's guidance backend builds a new LLMatcher per request (no compile cache): compile
         # cost is the grammar conversion plus matcher construction, paid every time.
         t0 = time.perf_counter()
-        grammar = self.llg.LLMatcher.grammar_from_json_schema(
-            json.dumps(schema), defaults={"whitespace_flexible": False,
-                                          "item_separator": ", ", "key_separator": ": "})
-        m = self.llg.LLMatcher(self.tok, grammar)
+        grammar = self.llg.LLMatcher.grammar_from_json_schema(json.dumps(schema),
+                                                             defaults={"whitespace_flexible": False})
+        m = self.llg.LLMatcher(self.tok, grammar, log_level=0)
         ms = (time.perf_counter() - t0) * 1e3
         if m.is_error():
             raise ValueError(m.get_error())
@@ -102,7 +112,7 @@ class GuidanceBackend(Backend):
         return len(compiled)
 
     def matcher(self, compiled):
-        return self.llg.LLMatcher(self.tok, compiled)
+        return self.llg.LLMatcher(self.tok, compiled, log_level=0)  # (a rejected replay: no warning)
 
     def bitmask(self, rows):
         return self.lgt.allocate_token_bitmask(rows, self.vocab.size)

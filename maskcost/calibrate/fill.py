@@ -14,9 +14,23 @@ from ..profile import CompileCost, FillTrace
 from .schemas import SchemaEntry, schema_problem, unique_schema
 
 
-def output_text(instance: Any) -> str:
-    """An instance as the server writes it with disable_any_whitespace: ', ' and ': ' separators."""
-    return json.dumps(instance, ensure_ascii=False)
+def output_text(instance: Any, separators: tuple[str, str] = (", ", ": ")) -> str:
+    """An instance as the server writes it with disable_any_whitespace: by default xgrammar's separators
+    (backends.XGRAMMAR_SEPARATORS); a backend's own with `separators`."""
+    return json.dumps(instance, ensure_ascii=False, separators=separators)
+
+
+def rewritten(backend: Backend, output: str | list[int]) -> list[int] | None:
+    """An output another backend's engine wrote (a text or its token ids), re-written with this backend's
+    separators and re-tokenized; None where it is not JSON or already written so."""
+    vocab = backend.vocab
+    text = output if isinstance(output, str) else \
+        b"".join(vocab.tokens[i] for i in output if i != vocab.eos_id).decode("utf-8", errors="replace")
+    try:
+        again = output_text(json.loads(text), backend.separators)
+    except ValueError:
+        return None
+    return None if again == text else vocab.encode(again)
 
 
 # outputs drawn under the mask for a schema that has no examples and no recorded outputs
@@ -86,7 +100,8 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
         source = f"{len(texts)} recorded outputs" + (", the engine's own tokens" if all(
             isinstance(t, (list, tuple)) for t in texts) else "")
     elif not sampled and entry.examples:
-        texts, source = [output_text(x) for x in entry.examples], f"{len(entry.examples)} example instances"
+        texts = [output_text(x, backend.separators) for x in entry.examples]
+        source = f"{len(entry.examples)} example instances"
     else:
         texts = []
         sampled = sampled or DEFAULT_SAMPLED
@@ -115,15 +130,26 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
     # a recorded output is its text (re-tokenized) or the token ids the engine emitted (Vocab.engine_tokens)
     streams = [(list(t) if isinstance(t, (list, tuple)) else vocab.encode(t)) + [vocab.eos_id] for t in texts] or \
         [sample_under_mask(backend, compiled, seed * 7919 + i) for i in range(sampled)]
-    for tokens in streams:
+    rewrites = 0
+    for i, tokens in enumerate(streams):
         if len(traces) >= max_traces:
             break
         if not tokens:
             last_error = "the grammar allows no token at the start (an empty or unsatisfiable schema)"
             continue
         try:
+            runs = [_replay(backend, compiled, tokens, bitmask)]  # (rejected: written by another backend?)
+        except ValueError as e:
+            again = rewritten(backend, texts[i]) if i < len(texts) else None
+            if again is None:
+                last_error = f"replay failed: {e}"
+                continue
+            tokens = again + [vocab.eos_id]
+            rewrites += 1
             runs = []
-            for _ in range(repeats):
+        try:
+            runs = runs[:1] if before_replay is None else []
+            while len(runs) < repeats:
                 if before_replay is not None:
                     before_replay()
                 runs.append(_replay(backend, compiled, tokens, bitmask))
@@ -137,6 +163,9 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
         replayed.append(tuple(tokens))
     if not traces:
         return TraceResult((), None, last_error)
+    if rewrites:
+        source += (f" ({rewrites} written by another backend's engine, re-written with this one's separators "
+                   f"{backend.separators!r} and re-tokenized)")
     return TraceResult(tuple(traces), CompileCost(entry.schema_id, cold_ms, warm_ms,
                                                   backend.memory_bytes(compiled), variant_ms), None,
                        tuple(replayed), source)

@@ -84,7 +84,7 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
             # the pool: one distinct matcher per row, in the states the traced outputs passed through
             compiled_tokens = []
             for e, r in ok[:32]:
-                texts = (outs or {}).get(e.schema_id) or [output_text(x) for x in e.examples]
+                texts = (outs or {}).get(e.schema_id) or [output_text(x, be.separators) for x in e.examples]
                 tokens = r.tokens[0] if r.tokens else (
                     (texts[0] if isinstance(texts[0], list) else vocab.encode(texts[0])) if texts else None)
                 if tokens:  # (a partial file of an older maskcost keeps no tokens)

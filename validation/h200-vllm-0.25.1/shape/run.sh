@@ -32,7 +32,8 @@ if [ $MODE != rerun ] && [ ! -f $R/xg/host.json.gz ]; then
     --schema $D/schemas/flat.json $D/schemas/nested.json $D/schemas/deep.json --server-engine vllm \
     --server-engine-version 0.25.1 --server-backend xgrammar --max-num-seqs 256 --out $R/xg/host.json.gz \
     $([ $MODE = run3 ] && echo --backend-url guidance=http://127.0.0.1:8001) > $R/calibrate.log 2>&1
-  echo "$(date +%T) calibrate rc $? $(( $(date +%s) - s )) s" >> $R/steps.txt; pack
+  rc=$?; echo "$(date +%T) calibrate rc $rc $(( $(date +%s) - s )) s" >> $R/steps.txt; pack
+  [ $rc = 0 ] || exit 1
 fi
 if [ $MODE = run3 ] && [ ! -f $R/xg/respeed.jsonl ]; then  # calibrate's speed points again, the same way, at once
   timeout 200 python3 -m maskcost.cli sweep --base-url http://127.0.0.1:8000 --out $R/xg/respeed.jsonl --arms on \
@@ -66,7 +67,7 @@ done; pack; done; done
 echo "$(date +%T) done" >> $R/steps.txt; pack
 # run 3, exploratory, where this call has the time: the xgrammar server again with OMP_NUM_THREADS=1, its
 # flat points at 32 and 128 and its threads: is the CPU a step beyond the model's parts an OpenMP pool?
-if [ $MODE = run3 ] && [ ! -f $R/xg1/flat.jsonl ] && [ $(( $(date +%s) - T0 )) -lt 330 ]; then
+if [ $MODE = run3 ] && [ -z "${NO_OMP:-}" ] && [ ! -f $R/xg1/flat.jsonl ] && [ $(( $(date +%s) - T0 )) -lt 330 ]; then
   mkdir -p $R/xg1; pk=$(cat $R/xg.pid); kill $pk
   for i in $(seq 60); do kill -0 $pk 2>/dev/null || break; sleep 1; done; sleep 5
   OMP_NUM_THREADS=1 serve xg1 8000 0-15; up xg1 8000 >> $R/steps.txt || { pack; exit 1; }
