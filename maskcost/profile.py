@@ -178,6 +178,14 @@ class BackendCosts:
     # xgrammar: the fill's per-row call overhead that one BatchGrammarMatcher call per 16-row chunk removes
     # (vllm#51331), at this profile's CPU (calibrate.pool.measure_batch_fill_saving); None: not measured
     batch_fill_saving_us: float | None = None
+    # the (item, key) separators of the outputs its traces replayed, the grammar they were replayed on: the
+    # in-engine factors fitted against these traces hold for them; None in profiles written before it was
+    # recorded, which replayed xgrammar's (", ", ": ") on both backends (traced_separators)
+    separators: tuple[str, str] | None = None
+
+    @property
+    def traced_separators(self) -> tuple[str, str]:
+        return self.separators or (", ", ": ")
 
 
 @dataclass(frozen=True)
@@ -505,7 +513,11 @@ def _profile_from_dict(d: dict[str, Any], where: str) -> Profile:
             _number(b["batch_fill_saving_us"], f"{w}.batch_fill_saving_us")
         if saving is not None and not math.isfinite(saving):
             raise ProfileError(f"{w}.batch_fill_saving_us: must be a finite number, got {saving}")
-        backends[name] = BackendCosts(traces, compiles, pool, failures, bb, ef, sources, row_us, saving)
+        seps = b.get("separators")
+        if seps is not None and not (isinstance(seps, list) and len(seps) == 2 and all(isinstance(x, str) for x in seps)):
+            raise ProfileError(f"{w}.separators: expected two strings (item, key), got {seps!r}")
+        backends[name] = BackendCosts(traces, compiles, pool, failures, bb, ef, sources, row_us, saving,
+                                      None if seps is None else (seps[0], seps[1]))
     if not backends:
         raise ProfileError(f"{where}.backends: empty")
     fw = _req(d, "forward", where, dict)

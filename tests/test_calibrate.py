@@ -34,7 +34,7 @@ def test_trace_has_one_entry_per_emitted_token(vocab, backend):
     entry = TIERS["flat"]
     r = trace_schema(be, entry, repeats=1)
     assert r.error is None
-    n = len(vocab.encode(output_text(entry.examples[0]))) + 1  # + EOS
+    n = len(vocab.encode(output_text(entry.examples[0], be.separators))) + 1  # + EOS
     t = r.traces[0]
     assert len(t.fill_us) == len(t.accept_us) == len(t.straddle) == n
     assert all(x > 0 for x in t.fill_us)

@@ -126,7 +126,11 @@ def test_the_tool_grammar_calibrates_and_its_sampled_outputs_are_calls(backend):
     e = tool_entry(SMALL, "required")
     r = trace_schema(be, e, repeats=1, max_traces=2, sampled=2, seed=1)
     assert r.error is None and len(r.traces) == 2 and "sampled under the mask" in r.source
-    for toks in r.tokens:
+    ended = [toks for toks in r.tokens if toks[-1] == vocab.eos_id]
+    # a uniform pick under llguidance's compact grammar rarely closes the array of calls (after "}" far more
+    # tokens continue it, ',{"' and the like, than end it): such a stream is cut at the sampler's cap
+    assert len(ended) == 2 if backend == "xgrammar" else all(len(t) == 256 for t in r.tokens if t not in ended)
+    for toks in ended:
         calls = json.loads(b"".join(vocab.tokens[t] for t in toks if t != vocab.eos_id).decode())
         jsonschema.validate(calls, e.schema)
         assert {c["name"] for c in calls} <= {"get_weather", "get_time"}

@@ -367,13 +367,14 @@ def vllm_shape_rows() -> list[dict]:
     """The schema-shape check (shape/README.md): each schema alone on an xgrammar and an llguidance server,
     twice; a point is the mean engine ITL of its two runs. Run 1: the profile calibrate --base-url made on
     that machine's xgrammar server, at the speed it read there (speed read; the llguidance server is the
-    other server of that machine). Run 2, another machine: run 1's profile as it is (nothing read there)."""
+    other server of that machine). Run 2, another machine: run 1's profile as it is (nothing read there). Run 3,
+    a third machine: as run 1, each backend's traces from its own server's outputs."""
     rows = []
-    for run, mode in (("run1", "read"), ("run2", "bench")):
+    for run, mode, made in (("run1", "read", "run1"), ("run2", "bench", "run1"), ("run3", "read", "run3")):
         d = f"{V}/shape/{run}"
         pred = load(f"{d}/predicted.json")["points"]
         # the speed the profile carries (its serial-fill speed; its pool speed apart: profile measured_speed)
-        speed = json.loads(gzip.decompress((ROOT / V / "shape/run1/xg/host.json.gz").read_bytes()))["measured_speed"]
+        speed = json.loads(gzip.decompress((ROOT / V / f"shape/{made}/xg/host.json.gz").read_bytes()))["measured_speed"]
         for srv, b in (("xg", "xgrammar"), ("gd", "guidance")):
             for schema in ("flat", "nested", "deep"):
                 path = f"{d}/{srv}/{schema}.jsonl"

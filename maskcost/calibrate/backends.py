@@ -18,6 +18,8 @@ XGRAMMAR_CACHE_MB = 512
 # xgrammar's separators are ", " and ": "; llguidance's compact default "," and ":" (vLLM 0.25.1's
 # backend_guidance.serialize_guidance_grammar passes only whitespace_flexible=False; the outputs of vLLM
 # 0.25.1 and SGLang 0.5.17 llguidance servers in validation/ are compact).
+# A profile's traces and the in-engine factors fitted against them go together: profiles written before
+# the separators were recorded replayed guidance with xgrammar's (profile.BackendCosts.separators).
 XGRAMMAR_SEPARATORS = (", ", ": ")
 LLGUIDANCE_SEPARATORS = (",", ":")
 
@@ -89,8 +91,9 @@ class GuidanceBackend(Backend):
     name = "guidance"
     separators = LLGUIDANCE_SEPARATORS
 
-    def __init__(self, vocab: Vocab) -> None:
+    def __init__(self, vocab: Vocab, separators: tuple[str, str] | None = None) -> None:
         super().__init__(vocab)
+        self.separators = tuple(separators or LLGUIDANCE_SEPARATORS)  # type: ignore[assignment]
         import llguidance as llg
         import llguidance.torch as lgt
         self.llg, self.lgt = llg, lgt
@@ -100,8 +103,10 @@ class GuidanceBackend(Backend):
         # vLLM's guidance backend builds a new LLMatcher per request (no compile cache): compile
         # cost is the grammar conversion plus matcher construction, paid every time.
         t0 = time.perf_counter()
+        other = {} if self.separators == LLGUIDANCE_SEPARATORS else \
+            {"item_separator": self.separators[0], "key_separator": self.separators[1]}
         grammar = self.llg.LLMatcher.grammar_from_json_schema(json.dumps(schema),
-                                                             defaults={"whitespace_flexible": False})
+                                                             defaults={"whitespace_flexible": False, **other})
         m = self.llg.LLMatcher(self.tok, grammar, log_level=0)
         ms = (time.perf_counter() - t0) * 1e3
         if m.is_error():
@@ -124,9 +129,11 @@ class GuidanceBackend(Backend):
         return matcher.consume_token(token) and not matcher.is_error()
 
 
-def make_backend(name: str, vocab: Vocab) -> Backend:
+def make_backend(name: str, vocab: Vocab, separators: tuple[str, str] | None = None) -> Backend:
+    """The backend; `separators`: guidance's (default: its engines' compact ones), to replay outputs written
+    with others (a profile whose traces used them: profile.BackendCosts.separators)."""
     if name == "xgrammar":
         return XGrammarBackend(vocab)
     if name == "guidance":
-        return GuidanceBackend(vocab)
+        return GuidanceBackend(vocab, separators)
     raise ValueError(f"--backend {name}: unknown (xgrammar, guidance)")

@@ -51,14 +51,17 @@ def _write(path: Path, d: dict[str, Any]) -> None:
         pass
 
 
-def cached_trace(backend_name: str, vocab, entry: SchemaEntry, get_backend) -> tuple[TraceResult, float, bool]:
+def cached_trace(backend_name: str, vocab, entry: SchemaEntry, get_backend,
+                 separators: tuple[str, str] | None = None) -> tuple[TraceResult, float, bool]:
     """`trace_schema` of `entry` on the backend `get_backend()` gives (LOCAL_REPEATS fresh matchers per
     output) and this host's bench_us measured between its replays, from the cache when this host
     measured them before (then no backend is built: its import and set-up are seconds).
-    Returns (result, bench_us, from_cache). A schema that fails is cached with its error."""
+    Returns (result, bench_us, from_cache). A schema that fails is cached with its error. `separators`: those
+    the backend replays outputs written with (make_backend), part of the key."""
     key = json.dumps({"cache": CACHE_VERSION, "host": host_key(), "backend": backend_name, "tokenizer": vocab.name,
                       "vocab_size": vocab.size, "schema": entry.schema, "examples": list(entry.examples),
-                      "repeats": LOCAL_REPEATS}, sort_keys=True)
+                      "repeats": LOCAL_REPEATS, **({"separators": list(separators)} if separators else {})},
+                     sort_keys=True)
     path = cache_dir() / "traces" / f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
     d = _read(path)
     if d is not None:

@@ -20,17 +20,23 @@ def output_text(instance: Any, separators: tuple[str, str] = (", ", ": ")) -> st
     return json.dumps(instance, ensure_ascii=False, separators=separators)
 
 
+def output_json(vocab: Any, output: str | list[int]) -> tuple[str, Any]:
+    """An output (its text or the token ids an engine emitted) as (its text, the JSON value); ValueError where
+    it is not JSON."""
+    text = output if isinstance(output, str) else \
+        b"".join(vocab.tokens[i] for i in output if i != vocab.eos_id).decode("utf-8", errors="replace")
+    return text, json.loads(text)
+
+
 def rewritten(backend: Backend, output: str | list[int]) -> list[int] | None:
     """An output another backend's engine wrote (a text or its token ids), re-written with this backend's
     separators and re-tokenized; None where it is not JSON or already written so."""
-    vocab = backend.vocab
-    text = output if isinstance(output, str) else \
-        b"".join(vocab.tokens[i] for i in output if i != vocab.eos_id).decode("utf-8", errors="replace")
     try:
-        again = output_text(json.loads(text), backend.separators)
+        text, value = output_json(backend.vocab, output)
     except ValueError:
         return None
-    return None if again == text else vocab.encode(again)
+    again = output_text(value, backend.separators)
+    return None if again == text else backend.vocab.encode(again)
 
 
 # outputs drawn under the mask for a schema that has no examples and no recorded outputs

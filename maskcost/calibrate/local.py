@@ -79,13 +79,16 @@ def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: li
     for b in backends if to_trace else ():
         made: list = []  # the backend, built on the first schema the cache does not hold
 
-        def get_backend(b=b, made=made):
+        # the profile's own convention: its in-engine factors were fitted against traces replayed so
+        seps = profile.backends[b].traced_separators if b == "guidance" else None
+
+        def get_backend(b=b, made=made, seps=seps):
             if not made:
-                made.append(make_backend(b, vocab))
+                made.append(make_backend(b, vocab, seps))
             return made[0]
         compile_scale[b] = _compile_scale(profile, b, cached_reference_compiles(b, vocab, get_backend))
         for e in to_trace:
-            r, here_us, cached = results[b, e.schema_id] = cached_trace(b, vocab, e, get_backend)
+            r, here_us, cached = results[b, e.schema_id] = cached_trace(b, vocab, e, get_backend, seps)
             was, why = renamed.get(e.schema_id, (None, ""))
             how.append(LocalSchema(e.schema_id, b, r.source, cached, profile.host.bench_us / here_us if here_us else 0.0,
                                    r.error, renamed_from=was, why_renamed=why, compile_scale=compile_scale[b]))

@@ -14,7 +14,7 @@ from tqdm import tqdm
 
 from . import POOL_ROWS, POOL_WORKERS
 from .backends import make_backend
-from .fill import TraceResult, output_text, result_from_json, result_to_json, trace_schema
+from .fill import TraceResult, output_json, output_text, result_from_json, result_to_json, trace_schema
 from .host import cpu_model, package_versions
 from .pool import advanced_matchers, measure_batch_fill_saving, measure_llguidance_batched, measure_vllm_pool
 from ..profile import (ApplyCost, BackendCosts, ForwardCurve, HostInfo, Profile, schema_sha256,
@@ -105,8 +105,31 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
             result[bname] = BackendCosts(tuple(t for _, r in ok for t in r.traces), tuple(r.compile for _, r in ok),
                                          tuple(pool), fails, output_sources=tuple((e.schema_id, r.source)
                                                                                  for e, r in ok),
-                                         batch_fill_saving_us=saving)
+                                         batch_fill_saving_us=saving, separators=tuple(be.separators))
     return result
+
+
+def replay_cost_ratio(vocab: Vocab, entries: list[SchemaEntry], outputs: dict[str, list], to_sep: tuple[str, str],
+                      from_sep: tuple[str, str], per_schema: int = 8, repeats: int = 2) -> float | None:
+    """guidance's mean fill a token over the same outputs written with `to_sep` and replayed on that grammar,
+    against written with `from_sep` on its own: what an in-engine factor fitted against traces of the one
+    convention is worth against the other's (engine / library, where the library's token costs
+    `ratio` times as much); None where no output replays both ways."""
+    fills: dict[tuple[str, str], list[float]] = {to_sep: [], from_sep: []}
+    for sep in fills:
+        be = make_backend("guidance", vocab, sep)
+        for e in entries:
+            texts = []
+            for o in (outputs.get(e.schema_id) or [])[:per_schema]:
+                try:
+                    texts.append(output_text(output_json(vocab, o)[1], sep))
+                except ValueError:
+                    continue
+            if texts:
+                r = trace_schema(be, e, texts, repeats=repeats, max_traces=per_schema)
+                fills[sep] += [x for t in r.traces for x in t.fill_us]
+    a, b = fills[to_sep], fills[from_sep]
+    return (sum(a) / len(a)) / (sum(b) / len(b)) if a and b and sum(b) > 0 else None
 
 
 def build_profile(name: str, vocab: Vocab, host: HostInfo, backends: dict[str, BackendCosts],

@@ -25,7 +25,8 @@ def cmd_calibrate(args) -> int:
                 for _, src in c.output_sources:
                     k = "sampled under the mask" if "sampled" in src else "recorded" if "recorded" in src else "examples"
                     kinds[k] = kinds.get(k, 0) + 1
-                print(f"  {b}: outputs replayed: {', '.join(f'{n} schemas {k}' for k, n in kinds.items())}")
+                print(f"  {b}: outputs replayed: {', '.join(f'{n} schemas {k}' for k, n in kinds.items())}, written "
+                      f"with separators {c.traced_separators!r}{'' if c.separators else ' (not recorded: the old default)'}")
             sp = straddle_split(c)
             if sp:
                 print(f"  {b}: fill mean {sp['straddle_us']:.1f} us at straddle tokens vs {sp['other_us']:.1f} us "

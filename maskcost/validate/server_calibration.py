@@ -32,7 +32,7 @@ from ..calibrate.engine import apply_or_copied, fit_frontend, forward_from_summa
 from ..calibrate.host import host_info
 from ..profile import (BackendCosts, EngineFill, MeasuredSpeed, Profile, load_profile, save_profile)
 from ..calibrate import POOL_ROWS
-from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs
+from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs, replay_cost_ratio
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
 from ..model.config import EngineConfig
@@ -45,20 +45,42 @@ from .report import compare
 from .sweep import PointSpec, run_sweep, server_provenance
 
 
-def _scaled_engine_side(base: Profile, bench_us: float, backends: dict[str, BackendCosts]
-                        ) -> tuple[dict[str, BackendCosts], float]:
+def _scaled_engine_side(base: Profile, bench_us: float, backends: dict[str, BackendCosts],
+                        fill_ratio: dict[str, float] | None = None) -> tuple[dict[str, BackendCosts], float]:
     """`backends` with `base`'s in-engine factors (EngineFill), its times scaled from base's host to
-    this one by the bench ratio; returns them and that ratio."""
+    this one by the bench ratio, its fill factors divided by `fill_ratio` where given (the library cost of
+    these traces' outputs over base's convention: replay_cost_ratio); returns them and the bench ratio."""
     r = bench_us / base.host.bench_us
 
-    def scaled(ef: EngineFill) -> EngineFill:
+    def scaled(ef: EngineFill, k: float) -> EngineFill:
         return replace(ef, cpu_points=tuple(replace(c, ms=c.ms * r) for c in ef.cpu_points),
-                       pool_excess_points=tuple(replace(c, ms=c.ms * r) for c in ef.pool_excess_points))
+                       pool_excess_points=tuple(replace(c, ms=c.ms * r) for c in ef.pool_excess_points),
+                       serial_factor=ef.serial_factor / k, pool_factor=ef.pool_factor / k,
+                       pool_task_factor=ef.pool_task_factor / k)
     out = {}
     for name, b in backends.items():
         ef = base.backends[name].engine_fill if name in base.backends else None
-        out[name] = replace(b, engine_fill=scaled(ef)) if ef is not None else b
+        out[name] = replace(b, engine_fill=scaled(ef, (fill_ratio or {}).get(name, 1.0))) if ef is not None else b
     return out, r
+
+
+def convention_ratios(base: Profile, costs: dict[str, BackendCosts], vocab: Vocab, entries: list[SchemaEntry],
+                      outputs: dict[str, dict[str, list]], notes: list[str]) -> dict[str, float]:
+    """For each backend whose traces here replay outputs written with other separators than `base`'s
+    (whose in-engine factors were fitted against those: guidance in profiles written before they were
+    recorded), the library's cost of the one over the other on these outputs, measured here."""
+    out = {}
+    for name, c in costs.items():
+        b = base.backends.get(name)
+        if b is None or b.engine_fill is None or b.traced_separators == c.traced_separators:
+            continue
+        k = replay_cost_ratio(vocab, entries, outputs.get(name) or {}, c.traced_separators, b.traced_separators)
+        if k:
+            out[name] = k
+            notes.append(f"{name}: its in-engine fill factors were fitted against traces written with "
+                         f"{b.traced_separators!r}, these with {c.traced_separators!r}, whose fills cost x{k:.2f} "
+                         f"a token on this host over the same outputs: the factors divided by it")
+    return out
 
 
 def engine_side_base(engine_from: str | None, server_version: Any, default_path: Path) -> tuple[Profile | None, str]:
@@ -177,7 +199,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
                                           f"{'; eager prefill: concurrency-1 TTFT, the same prompt against fresh ones' if eager else ''}",
                                      (), prefill, context, eager)
     if base is not None:
-        costs, ratio = _scaled_engine_side(base, host.bench_us, costs)
+        k = convention_ratios(base, costs, vocab, entries, {b: own.get(b, outputs) for b in costs}, notes)
+        costs, ratio = _scaled_engine_side(base, host.bench_us, costs, k)
         forward = replace(forward, frontend_structured_ms=base.forward.frontend_structured_ms * ratio)
         notes.append(f"{base_note}, scaled x{ratio:.3f} (this host's bench_us / its); the band (engine_speeds) from it too")
     else:
