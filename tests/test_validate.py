@@ -401,3 +401,61 @@ def _spin(seconds: float) -> None:
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         pass
+
+
+class _FakeNvml:
+    """pynvml's calls GpuMeter makes: two GPUs, the server's process on the second, at 40% and 90% busy."""
+    class _Util:
+        def __init__(self, gpu):
+            self.gpu = gpu
+
+    class _Proc:
+        def __init__(self, pid):
+            self.pid = pid
+
+    def __init__(self, server_pid):
+        self.server_pid = server_pid
+
+    def nvmlInit(self):
+        pass
+
+    def nvmlDeviceGetCount(self):
+        return 2
+
+    def nvmlDeviceGetHandleByIndex(self, i):
+        return i
+
+    def nvmlDeviceGetComputeRunningProcesses(self, h):
+        return [self._Proc(self.server_pid)] if h == 1 else [self._Proc(1)]
+
+    def nvmlDeviceGetUtilizationRates(self, h):
+        return self._Util(40 if h == 0 else 90)
+
+
+def test_the_gpus_busy_fraction_is_read_on_the_servers_gpu_and_reported_beside_the_models(tmp_path, monkeypatch):
+    """validate reads the GPU's busy share over each point's window (NVML, the server's own GPU) and the
+    report puts it against the model's forward share; with no NVML here the point has no such field."""
+    import os
+    import sys
+
+    from maskcost.validate.gpubusy import GpuMeter
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # no NVML: nothing measured, nothing recorded
+    m = GpuMeter([os.getpid()])
+    m.start()
+    assert m.stop() is None
+    monkeypatch.setitem(sys.modules, "pynvml", _FakeNvml(os.getpid()))
+    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
+        out = tmp_path / "s.jsonl"
+        run_sweep(srv.url, [PointSpec("on", 2, 0, 6)], [FLAT], out, warmup=0)
+    busy = read_summaries(out)[0]["engine"]["gpu_busy"]
+    assert busy["fraction"] == pytest.approx(0.9) and busy["gpus"] == [1] and busy["samples"] >= 1
+    from maskcost.validate.report import METRICS
+    get = dict((n, g) for n, g, _ in METRICS)["GPU busy"]
+    assert get(read_summaries(out)[0]) == pytest.approx(0.9)
+    from maskcost.cli import main
+    assert main(["report", "--sweep", str(out), "--out", str(tmp_path / "r")]) == 0
+    md = (tmp_path / "r" / "report.md").read_text()
+    line = next(x for x in md.splitlines() if x.startswith("- GPU busy (the share"))
+    meas, pred = line.rsplit(": on 2 ", 1)[1].split(" / ")
+    assert float(meas) == pytest.approx(0.9) and 0.0 < float(pred) <= 1.0
+    assert "- GPU busy: 1 points, median |error|" in md

@@ -104,6 +104,9 @@ METRICS = (  # (name in the report, measured getter, predicted key)
     ("server TTFT ms", server_ttft_ms, "ttft_ms_mean"),  # None in prediction files made before it existed
     ("out tok/s", lambda s: s.get("out_tok_per_s"), "out_tok_per_s"),
     ("running", lambda s: s["engine"].get("running_mean"), "running_mean"),
+    # the GPU's busy fraction: NVML on the server's GPU (validate/gpubusy.py) against the forward's share
+    # of the window in the model (a host-bound step: the GPU idles)
+    ("GPU busy", lambda s: (s["engine"].get("gpu_busy") or {}).get("fraction"), "gpu_busy_fraction"),
 )
 
 
@@ -374,6 +377,12 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
                      f"median {statistics.median(itl_speeds):.3f}, over {len(itl_speeds)} schema-on points: "
                      f"`maskcost predict --cpu-speed-from-report {out / 'report.json'}` predicts other loads on this "
                      f"server at the median")
+    gpu = [r for r in rows if r["metrics"]["GPU busy"]["measured"] is not None]
+    if gpu:
+        lines.append("- GPU busy (the share of the window its GPU ran a kernel, NVML, against the forward's share in "
+                     "the model; a host-bound step leaves the GPU idle): " + ", ".join(
+                         f"{r['arm']} {r['concurrency']} {_f(r['metrics']['GPU busy']['measured'], 2)} / "
+                         f"{_f(r['metrics']['GPU busy']['predicted'], 2)}" for r in gpu))
     busy = [r for r in rows if (r.get("client_cpu_pct") or 0) > CLIENT_BUSY_WARN_PCT]
     if busy:
         lines.append(f"- The client was over {CLIENT_BUSY_WARN_PCT:.0f}% busy per process at "

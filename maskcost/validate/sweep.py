@@ -25,6 +25,7 @@ from ..calibrate.schemas import SchemaEntry
 from .client import RequestRecord, RequestSpec, ServerError, closed_loop, get_json, scrape
 from ..records import itl_ms, raw_records_path, read_raw_records, read_summaries  # noqa: F401  (re-exported)
 from .metrics import ENGINE_METRICS, GRAMMAR_WAIT_GAUGE, detect_engine, window_stats
+from .gpubusy import GpuMeter
 from .servercpu import cpu_seconds, cpus_over, server_pids
 
 METRICS_POLL_S = 0.25
@@ -109,18 +110,21 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
                 await asyncio.sleep(METRICS_POLL_S)
 
         pids = server_pids(base_url)  # the server's processes where it runs on this machine
+        gpu = GpuMeter(pids)  # the GPU's busy fraction where it is on this machine (NVML)
 
         async def started() -> None:  # the window opens with the first request
             state["before"] = await scrape(mc, base_url)
             state["cpu_before"] = cpu_seconds(pids)  # (read where the wall window starts)
             state["t_start"] = time.perf_counter()
             state["wall_start"] = time.time()
+            gpu.start()
             state["poller"] = asyncio.create_task(poll())
 
         async def last_issued() -> None:
             state["after"] = await scrape(mc, base_url)
             state["t_end"] = time.perf_counter()
             state["cpu_after"] = cpu_seconds(pids)
+            state["gpu"] = gpu.stop()
             state["done"] = True
 
         def on_record(rec: RequestRecord) -> None:
@@ -150,6 +154,9 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
     cpu = cpus_over(state.get("cpu_before") or {}, state.get("cpu_after") or {}, window_s)
     if cpu is not None:  # the server's processes on this machine: the CPUs they kept busy over the window
         eng["server_cpu"] = cpu
+    busy = state.get("gpu") if "gpu" in state else gpu.stop()
+    if busy is not None:  # the share of the window its GPU ran a kernel (NVML)
+        eng["gpu_busy"] = busy
     if ws.counters:
         eng["counters"] = ws.counters
         eng["prompt_cached_fraction"] = ws.prompt_cached_fraction
