@@ -100,31 +100,15 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
     outputs) if given, else `sampled` token streams drawn under the mask (seeded), else the schema's
     examples, else (a schema without examples) DEFAULT_SAMPLED streams drawn under the mask. Each
     position's time is the median over `repeats` fresh matchers (a fresh matcher per request, as
-    the engine makes). Outputs the matcher rejects are skipped. `before_replay` runs before every
-    replay (a host benchmark interleaved with the replays sees the same host speed)."""
-    if texts:
-        source = f"{len(texts)} recorded outputs" + (", the engine's own tokens" if all(
-            isinstance(t, (list, tuple)) for t in texts) else "")
-    elif not sampled and entry.examples:
-        texts = [output_text(x, backend.separators) for x in entry.examples]
-        source = f"{len(entry.examples)} example instances"
-    else:
-        texts = []
-        sampled = sampled or DEFAULT_SAMPLED
-        max_traces = max(max_traces, sampled)
-        source = (f"{sampled} outputs sampled under the mask (seed {seed}"
-                  f"{'' if entry.examples else '; the schema has no examples'})")
+    the engine makes). Outputs the matcher rejects are skipped (one another backend's engine wrote is
+    re-written with this backend's separators first). `before_replay` runs before every replay (a host
+    benchmark interleaved with the replays sees the same host speed)."""
+    texts, sampled, max_traces, source = _what_to_replay(backend, entry, texts, sampled, seed, max_traces)
     problem = schema_problem(entry.schema)
     if problem:
         return TraceResult((), None, problem)
     try:
-        compiled, cold_ms = backend.compile(entry.schema, cache=False)
-        backend.compile(entry.schema, cache=True)
-        _, warm_ms = backend.compile(entry.schema, cache=True)
-        # near-identical schemas (unique-schema traffic) on the compiler that has seen this one
-        rng = random.Random(f"variant-{entry.schema_id}")
-        variant_ms = statistics.median(backend.compile(unique_schema(entry.schema, rng), cache=True)[1]
-                                       for _ in range(3))
+        compiled, compile_cost = _compile_costs(backend, entry)
     except Exception as e:  # the backend's own words, one line
         msg = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
         return TraceResult((), None, f"compile failed: {msg}")
@@ -144,26 +128,14 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
             last_error = "the grammar allows no token at the start (an empty or unsatisfiable schema)"
             continue
         try:
-            runs = [_replay(backend, compiled, tokens, bitmask)]  # (rejected: written by another backend?)
-        except ValueError as e:
-            again = rewritten(backend, texts[i]) if i < len(texts) else None
-            if again is None:
-                last_error = f"replay failed: {e}"
-                continue
-            tokens = again + [vocab.eos_id]
-            rewrites += 1
-            runs = []
-        try:
-            runs = runs[:1] if before_replay is None else []
-            while len(runs) < repeats:
-                if before_replay is not None:
-                    before_replay()
-                runs.append(_replay(backend, compiled, tokens, bitmask))
+            tokens, runs, again = _timed_replays(backend, compiled, tokens, texts[i] if i < len(texts) else None,
+                                                 bitmask, repeats, before_replay)
         except ValueError as e:
             last_error = f"replay failed: {e}"
             continue
-        fill = [statistics.median(r[0][i] for r in runs) for i in range(len(tokens))]
-        acc = [statistics.median(r[1][i] for r in runs) for i in range(len(tokens))]
+        rewrites += again
+        fill = [statistics.median(r[0][j] for r in runs) for j in range(len(tokens))]
+        acc = [statistics.median(r[1][j] for r in runs) for j in range(len(tokens))]
         strad = [t in vocab.straddle_ids for t in tokens]
         traces.append(FillTrace(entry.schema_id, tuple(fill), tuple(acc), tuple(strad)))
         replayed.append(tuple(tokens))
@@ -172,9 +144,55 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
     if rewrites:
         source += (f" ({rewrites} written by another backend's engine, re-written with this one's separators "
                    f"{backend.separators!r} and re-tokenized)")
-    return TraceResult(tuple(traces), CompileCost(entry.schema_id, cold_ms, warm_ms,
-                                                  backend.memory_bytes(compiled), variant_ms), None,
-                       tuple(replayed), source)
+    return TraceResult(tuple(traces), compile_cost, None, tuple(replayed), source)
+
+
+def _what_to_replay(backend: Backend, entry: SchemaEntry, texts: list | None, sampled: int, seed: int,
+                    max_traces: int) -> tuple[list, int, int, str]:
+    """(the outputs to replay, how many to sample under the mask instead, the traces wanted, where they came
+    from): trace_schema's order of preference."""
+    if texts:
+        return texts, sampled, max_traces, f"{len(texts)} recorded outputs" + (
+            ", the engine's own tokens" if all(isinstance(t, (list, tuple)) for t in texts) else "")
+    if not sampled and entry.examples:
+        return ([output_text(x, backend.separators) for x in entry.examples], 0, max_traces,
+                f"{len(entry.examples)} example instances")
+    sampled = sampled or DEFAULT_SAMPLED
+    return [], sampled, max(max_traces, sampled), (f"{sampled} outputs sampled under the mask (seed {seed}"
+                                                  f"{'' if entry.examples else '; the schema has no examples'})")
+
+
+def _compile_costs(backend: Backend, entry: SchemaEntry) -> tuple[Any, CompileCost]:
+    """The compiled grammar and its cost: cold, warm (cached), and a near-identical variant's on the
+    compiler that has seen this one (unique-schema traffic)."""
+    compiled, cold_ms = backend.compile(entry.schema, cache=False)
+    backend.compile(entry.schema, cache=True)
+    _, warm_ms = backend.compile(entry.schema, cache=True)
+    rng = random.Random(f"variant-{entry.schema_id}")
+    variant_ms = statistics.median(backend.compile(unique_schema(entry.schema, rng), cache=True)[1]
+                                   for _ in range(3))
+    return compiled, CompileCost(entry.schema_id, cold_ms, warm_ms, backend.memory_bytes(compiled), variant_ms)
+
+
+def _timed_replays(backend: Backend, compiled: Any, tokens: list[int], output: str | list[int] | None, bitmask: Any,
+                   repeats: int, before_replay: Callable[[], None] | None) -> tuple[list[int], list, bool]:
+    """`repeats` timed replays of one output on fresh matchers: (its tokens, the runs, whether it was
+    re-written first: an output the matcher rejects that another backend's engine wrote). ValueError where
+    it is rejected either way."""
+    rewrote = False
+    try:
+        runs = [_replay(backend, compiled, tokens, bitmask)]
+    except ValueError:
+        again = rewritten(backend, output) if output is not None else None
+        if again is None:
+            raise
+        tokens, rewrote, runs = again + [backend.vocab.eos_id], True, []
+    runs = runs[:1] if before_replay is None else []
+    while len(runs) < repeats:
+        if before_replay is not None:
+            before_replay()
+        runs.append(_replay(backend, compiled, tokens, bitmask))
+    return tokens, runs, rewrote
 
 
 def result_to_json(r: TraceResult, schema_id: str, **extra: Any) -> dict[str, Any]:

@@ -46,7 +46,7 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
                        log=print) -> dict[str, BackendCosts]:
     """Trace every schema on every backend (appending each result to `partial` so a rerun resumes),
     then measure the pools on distinct matchers in states taken from the traced outputs. A backend in
-    `outputs_by_backend` replays those outputs (an engine running that backend wrote them), the others
+    `outputs_by_backend` replays those outputs (its engine's, or another's: trace_schema re-writes them), the others
     `outputs`."""
     done: dict[tuple[str, str], TraceResult] = {}
     if partial.exists():

@@ -121,7 +121,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     """Measure everything (module doc) and write the profile to `out`; returns it. `backend_urls`: a
     server of the same engine for another backend (backend -> URL), whose own outputs that backend's
     traces replay (an engine writes outputs of another shape with each backend: docs/validation.md
-    finding 17); the others replay `base_url`'s."""
+    findings 17, 18); the others replay `base_url`'s."""
     t_start = time.monotonic()
     prov = server_provenance(base_url.rstrip("/"))  # a server that is not there fails here, in one line
     others = {b: server_provenance(u.rstrip("/"))["base_url"] for b, u in (backend_urls or {}).items()}
@@ -137,19 +137,21 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     def done(phase: str) -> None:
         bar.update(round(est[phase]))
 
-    # the server's own outputs first (schema on): what the host's traces replay
-    outputs = server_outputs(base_url, vocab, entries, side("outputs"), plan, seed)
-    notes.append(outputs_note(entries, outputs, plan.outputs_per_schema))
-    own = {b: server_outputs(u, vocab, entries, side(f"outputs-{b}"), plan, seed) for b, u in others.items()}
-    for b, o in own.items():
-        notes.append(f"{b}: " + outputs_note(entries, o, plan.outputs_per_schema).replace("the server's", f"its server's ({others[b]})"))
+    # the servers' own outputs first (schema on): what the host's traces replay
+    outputs = {cfg.backend: server_outputs(base_url, vocab, entries, side("outputs"), plan, seed)}
+    notes.append(outputs_note(entries, outputs[cfg.backend], plan.outputs_per_schema))
+    for b, u in others.items():
+        outputs[b] = server_outputs(u, vocab, entries, side(f"outputs-{b}"), plan, seed)
+        notes.append(f"{b}: " + outputs_note(entries, outputs[b], plan.outputs_per_schema).replace(
+            "the server's", f"its server's ({u})"))
+    outputs = {b: outputs.get(b, outputs[cfg.backend]) for b in backends}  # the rest replay --base-url's
     done("outputs")
     # the host, while the server is idle
     host = host_info(vocab)
     partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
-    costs = calibrate_backends(vocab, entries, backends, partial, outputs=outputs, seed=seed, pool_rows=pool_rows,
+    costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows,
                                traces_per_schema=plan.outputs_per_schema, log=lambda m: tqdm.write(m),
-                               outputs_by_backend=own)
+                               outputs_by_backend=outputs)
     costs = {b: replace(c, output_sources=tuple((sid, whose_outputs(src, b, cfg.backend, prov["base_url"], others)) for
                                                 sid, src in c.output_sources)) for b, c in costs.items()}
     apply = apply_or_copied(vocab.size, base, notes)
@@ -167,27 +169,58 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         return run_sweep(base_url, specs, on_entries, speed_path, max_tokens=plan.max_tokens, seed=seed)
     interleaved = iter(speed_specs[:-1])  # after the forward sweep, the prefill, the context slope
 
-    def between() -> None:
+    def between(phase: str) -> None:
         spec = next(interleaved, None)
         if spec is not None:
             speed_points([spec])
-    # the server, schema off
+        done(phase)
+    fwd, forward = schema_off_forward(base_url, plan, cfg, prov, side, seed, between)
+    if base is not None:
+        k = convention_ratios(base, costs, vocab, entries, outputs, notes)
+        costs, ratio = _scaled_engine_side(base, host.bench_us, costs, k)
+        forward = replace(forward, frontend_structured_ms=base.forward.frontend_structured_ms * ratio)
+        notes.append(f"{base_note}, scaled x{ratio:.3f} (this host's bench_us / its); the band (engine_speeds) from it too")
+    else:
+        notes.append(base_note)
+    notes.append(f"server: {prov['base_url']} (version {prov.get('version')}); calibrated with {' '.join(argv())}")
+    p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes, entries)
+    if base is not None:
+        p = replace(p, engine_speeds=base.engine_speeds)
+    if plan.frontend:
+        p = with_frontend(p, fwd)
+    done("frontend")
+    # the server, schema on: its own speed (the points not yet run, then all of them read)
+    on = speed_points(speed_specs)
+    served = {"engine": cfg.engine, "version": reported_version(prov.get("version")),
+              **({"server_args": prov["server_args"]} if "server_args" in prov else {})}
+    p = replace(p, measured_speed=read_speed(p, cfg, on, speed_path.name),
+                provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1), "server_engine": served})
+    done("speed")
+    bar.close()
+    save_profile(p, out)
+    load_profile(out)  # what --check reads: the file as written
+    partial.unlink(missing_ok=True)
+    return p
+
+
+def schema_off_forward(base_url: str, plan: LivePlan, cfg: EngineConfig, prov: dict[str, Any],
+                       side: Callable[[str], Path], seed: int, between: Callable[[str], None]
+                       ) -> tuple[list[dict[str, Any]], Any]:
+    """The server schema off: the forward sweep, the prefill steps (unique prompts at concurrency 1), the
+    context slope (a long cached prompt) and, for an engine whose one-token prefill runs eager
+    (engines.Sglang0517), concurrency-1 TTFT of the same short prompt against fresh ones; `between(phase)`
+    after each of the first three. Returns the forward sweep's summaries and the forward curve."""
     off = lambda concs: [PointSpec("off", c, 0, max(plan.min_requests, plan.rounds * c)) for c in concs]  # noqa: E731
     fwd = run_sweep(base_url, off(plan.forward_concurrency), [], side("forward-sweep"), off_tokens=plan.off_tokens,
                     seed=seed)
-    between()
-    done("forward")
+    between("forward")
     prefill = [s for pad in plan.prefill_pads for s in
                run_sweep(base_url, [PointSpec("off", 1, 0, plan.min_requests)], [], side(f"prefill{pad}"),
                          off_tokens=8, prompt_pad=pad, unique_prompts=True, seed=seed)]
-    between()
-    done("prefill")
+    between("prefill")
     context = run_sweep(base_url, off(plan.context_concurrency), [], side("context"), off_tokens=plan.off_tokens,
                         prompt_pad=plan.context_pad, seed=seed) if plan.context_concurrency else []
-    between()
-    done("context")
-    # an engine whose one-token prefill runs eager (engines.Sglang0517): concurrency-1 TTFT of the same
-    # short prompt every request (the cache holds all but its last token) against fresh ones
+    between("context")
     eager = [s for unique in (False, True) for s in
              run_sweep(base_url, [PointSpec("off", 1, 0, plan.min_requests)], [],
                        side("eager-fresh" if unique else "eager-same"), off_tokens=16, unique_prompts=unique,
@@ -198,45 +231,30 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
                                           f"{'; context: a cached ' + str(plan.context_pad) + '-token prompt' if context else ''}"
                                           f"{'; eager prefill: concurrency-1 TTFT, the same prompt against fresh ones' if eager else ''}",
                                      (), prefill, context, eager)
-    if base is not None:
-        k = convention_ratios(base, costs, vocab, entries, {b: own.get(b, outputs) for b in costs}, notes)
-        costs, ratio = _scaled_engine_side(base, host.bench_us, costs, k)
-        forward = replace(forward, frontend_structured_ms=base.forward.frontend_structured_ms * ratio)
-        notes.append(f"{base_note}, scaled x{ratio:.3f} (this host's bench_us / its); the band (engine_speeds) from it too")
-    else:
-        notes.append(base_note)
-    notes.append(f"server: {srv}; calibrated with {' '.join(argv())}")
-    p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes, entries)
-    if base is not None:
-        p = replace(p, engine_speeds=base.engine_speeds)
-    if plan.frontend:
-        try:
-            fw = fit_frontend(p, fwd)
-            p = replace(p, forward=replace(fw, source=f"{fw.source} API server: {fw.frontend_token_us:.0f} us per "
-                                                      f"streamed token, {fw.frontend_request_ms:.2f} ms per request, "
-                                                      f"fitted on the forward sweep (calibrate.engine.fit_frontend)."))
-        except ValueError as e:  # too few loads for the fit: the profile goes without the API-server queue
-            tqdm.write(f"calibrate: no API-server fit ({e})")
-            p = replace(p, provenance={**p.provenance, "notes": [*p.provenance["notes"], f"no API-server fit: {e}"]})
-    done("frontend")
-    # the server, schema on: its own speed (the points not yet run, then all of them read)
-    on = speed_points(speed_specs)
+    return fwd, forward
+
+
+def with_frontend(p: Profile, fwd: list[dict[str, Any]]) -> Profile:
+    """The profile with the API server's queue fitted on the forward sweep; without it (noted) where too
+    few loads allow no fit."""
+    try:
+        fw = fit_frontend(p, fwd)
+    except ValueError as e:
+        tqdm.write(f"calibrate: no API-server fit ({e})")
+        return replace(p, provenance={**p.provenance, "notes": [*p.provenance["notes"], f"no API-server fit: {e}"]})
+    return replace(p, forward=replace(fw, source=f"{fw.source} API server: {fw.frontend_token_us:.0f} us per "
+                                                 f"streamed token, {fw.frontend_request_ms:.2f} ms per request, "
+                                                 f"fitted on the forward sweep (calibrate.engine.fit_frontend)."))
+
+
+def read_speed(p: Profile, cfg: EngineConfig, on: list[dict[str, Any]], sweep_name: str) -> MeasuredSpeed:
+    """The server's speed from its schema-on points (measured_speed); ServerError where none gives one."""
     rows = attach_itl_speeds(compare(p, cfg, on), p, cfg, on, requests_factor=4)
     pts = tuple((r["concurrency"], round(r["itl_speed"], 4)) for r in rows if r.get("itl_speed"))
     if not pts:
-        raise ServerError(f"calibrate: no schema-on point of {speed_path} gave an ITL speed (the model cannot "
+        raise ServerError(f"calibrate: no schema-on point of {sweep_name} gave an ITL speed (the model cannot "
                           f"match the engine's ITL there at any speed); the profile is not written")
-    measured = measured_speed(pts, on, cfg, speed_path.name)
-    served = {"engine": cfg.engine, "version": reported_version(prov.get("version")),
-              **({"server_args": prov["server_args"]} if "server_args" in prov else {})}
-    p = replace(p, measured_speed=measured, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1),
-                                                        "server_engine": served})
-    done("speed")
-    bar.close()
-    save_profile(p, out)
-    load_profile(out)  # what --check reads: the file as written
-    partial.unlink(missing_ok=True)
-    return p
+    return measured_speed(pts, on, cfg, sweep_name)
 
 
 def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], path: Path, plan: LivePlan, seed: int,
