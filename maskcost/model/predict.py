@@ -128,7 +128,7 @@ def run_point_band(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cach
     costs_cache = {} if costs_cache is None else costs_cache
     ran = replace(cfg, cpu_speed_pool=None)
     regime = None
-    if cfg.cpu_speed_pool is not None and cfg.engine == "vllm":  # the regime's own speed (EngineConfig)
+    if cfg.cpu_speed_pool is not None:  # the regime's own speed (EngineConfig; an engine with a fill pool)
         # the pool needs more structured rows than the threshold: where the load cannot give them the
         # point is serial without a run; else it runs at the pool's speed and stays there when most of
         # its steps used the pool, and runs again at the serial speed when not

@@ -36,7 +36,6 @@ from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_ou
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
 from ..model.config import EngineConfig
-from ..model.engines import vllm_uses_pool
 from ..records import raw_records_path
 from .client import ServerError
 from .hostspeed import attach_itl_speeds
@@ -308,11 +307,10 @@ def measured_speed(pts: tuple[tuple[int, float], ...], on: list[dict[str, Any]],
     points' median and the pool points' apart (a server's two regimes can run at speeds 20-25% apart:
     validation/h200-vllm-0.25.1/newcomer, run 2)."""
     running = {s["concurrency"]: s["engine"].get("running_mean") or 0.0 for s in on}
-    pooled = {c: cfg.engine == "vllm" and vllm_uses_pool(cfg.max_num_seqs, round(running.get(c, 0.0)), 0)
-              for c, _ in pts}  # vLLM's fill pool: no other engine has one
+    pooled = {c: cfg.policy.uses_pool(cfg, round(running.get(c, 0.0)), 0) for c, _ in pts}  # (vLLM's fill pool)
     serial = [x for c, x in pts if not pooled[c]]
     pool = [x for c, x in pts if pooled[c]]
-    split = cfg.engine == "vllm" and serial and pool
+    split = bool(serial and pool)
     where = (f"the model at {cfg.usable_cores} cores, cpu_count {cfg.cpu_count}, max-num-seqs {cfg.max_num_seqs}")
     each = ", ".join(f"c{c}: {x:.3f}{' (pool)' if pooled[c] else ''}" for c, x in pts)
     if not split:
