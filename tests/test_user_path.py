@@ -314,6 +314,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
         assert dict(p.backends[b].output_sources)["plain"] == (
             f"8 recorded outputs, the engine's own tokens of {'its own' if b == 'guidance' else 'the'} {b} server ({url})")
         assert len(p.backends[b].traces) == 8
+    assert p.provenance["server_engine"]["backend_servers"]["guidance"]["base_url"] == gd.url
     tokens = {b: {len(t.fill_us) for t in p.backends[b].traces} for b in ("xgrammar", "guidance")}
     assert min(tokens["guidance"]) > max(tokens["xgrammar"])  # each its own server's outputs (a longer name there)
     assert any(n.startswith("traces: the server's own valid outputs, up to 8 a schema") for n in p.provenance["notes"])
@@ -342,6 +343,8 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
                    "--backend-url", bad)
             assert r.returncode == 2 and r.stderr.count("\n") == 1 and f"--backend-url {bad}: " in r.stderr, r.stderr
             assert says in r.stderr
+    r = mc("calibrate", "--schema", str(s), "--out", str(tmp_path / "x.json.gz"), "--backend-url", "guidance=http://h:1")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "goes with --base-url" in r.stderr
     # with no server of its own, the other backend replays the --base-url server's outputs, said to be a guess
     from maskcost.validate.server_calibration import whose_outputs
     said = whose_outputs("8 recorded outputs", "guidance", "xgrammar", "http://h:1", {})

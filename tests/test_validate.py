@@ -444,6 +444,8 @@ def test_the_gpus_busy_fraction_is_read_on_the_servers_gpu_and_reported_beside_t
     m.start()
     assert m.stop() is None
     monkeypatch.setitem(sys.modules, "pynvml", _FakeNvml(os.getpid()))
+    assert GpuMeter([]).nvml is None  # a server elsewhere: this machine's GPUs are not its
+    assert GpuMeter([os.getpid() + 10**6]).nvml is None  # NVML names none of its processes, two GPUs: which?
     with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
         out = tmp_path / "s.jsonl"
         run_sweep(srv.url, [PointSpec("on", 2, 0, 6)], [FLAT], out, warmup=0)

@@ -9,7 +9,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from .backends import Backend
+from .backends import LLGUIDANCE_SEPARATORS, XGRAMMAR_SEPARATORS, Backend
 from ..profile import CompileCost, FillTrace
 from .schemas import SchemaEntry, schema_problem, unique_schema
 
@@ -29,14 +29,16 @@ def output_json(vocab: Any, output: str | list[int]) -> tuple[str, Any]:
 
 
 def rewritten(backend: Backend, output: str | list[int]) -> list[int] | None:
-    """An output another backend's engine wrote (a text or its token ids), re-written with this backend's
-    separators and re-tokenized; None where it is not JSON or already written so."""
+    """An output another backend's engine wrote (a text or its token ids: JSON written exactly with that
+    backend's separators), re-written with this backend's and re-tokenized; None for any other output."""
     try:
         text, value = output_json(backend.vocab, output)
     except ValueError:
         return None
-    again = output_text(value, backend.separators)
-    return None if again == text else backend.vocab.encode(again)
+    others = [s for s in (XGRAMMAR_SEPARATORS, LLGUIDANCE_SEPARATORS) if s != tuple(backend.separators)]
+    if not any(output_text(value, s) == text for s in others):
+        return None
+    return backend.vocab.encode(output_text(value, backend.separators))
 
 
 # outputs drawn under the mask for a schema that has no examples and no recorded outputs
@@ -179,19 +181,20 @@ def _timed_replays(backend: Backend, compiled: Any, tokens: list[int], output: s
     """`repeats` timed replays of one output on fresh matchers: (its tokens, the runs, whether it was
     re-written first: an output the matcher rejects that another backend's engine wrote). ValueError where
     it is rejected either way."""
+    def timed() -> tuple:
+        if before_replay is not None:
+            before_replay()
+        return _replay(backend, compiled, tokens, bitmask)
     rewrote = False
     try:
-        runs = [_replay(backend, compiled, tokens, bitmask)]
+        runs = [timed()]
     except ValueError:
         again = rewritten(backend, output) if output is not None else None
         if again is None:
             raise
         tokens, rewrote, runs = again + [backend.vocab.eos_id], True, []
-    runs = runs[:1] if before_replay is None else []
     while len(runs) < repeats:
-        if before_replay is not None:
-            before_replay()
-        runs.append(_replay(backend, compiled, tokens, bitmask))
+        runs.append(timed())
     return tokens, runs, rewrote
 
 

@@ -112,22 +112,21 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
 def replay_cost_ratio(vocab: Vocab, entries: list[SchemaEntry], outputs: dict[str, list], to_sep: tuple[str, str],
                       from_sep: tuple[str, str], per_schema: int = 8, repeats: int = 2) -> float | None:
     """guidance's mean fill a token over the same outputs written with `to_sep` and replayed on that grammar,
-    against written with `from_sep` on its own: what an in-engine factor fitted against traces of the one
-    convention is worth against the other's (engine / library, where the library's token costs
-    `ratio` times as much); None where no output replays both ways."""
+    against written with `from_sep` on its own (each output counted only where it replays both ways): what
+    an in-engine factor fitted against traces of the one convention is worth against the other's (engine /
+    library, where the library's token costs `ratio` times as much); None where no output replays both ways."""
+    backends = {sep: make_backend("guidance", vocab, sep) for sep in (to_sep, from_sep)}
     fills: dict[tuple[str, str], list[float]] = {to_sep: [], from_sep: []}
-    for sep in fills:
-        be = make_backend("guidance", vocab, sep)
-        for e in entries:
-            texts = []
-            for o in (outputs.get(e.schema_id) or [])[:per_schema]:
-                try:
-                    texts.append(output_text(output_json(vocab, o)[1], sep))
-                except ValueError:
-                    continue
-            if texts:
-                r = trace_schema(be, e, texts, repeats=repeats, max_traces=per_schema)
-                fills[sep] += [x for t in r.traces for x in t.fill_us]
+    for e in entries:
+        for o in (outputs.get(e.schema_id) or [])[:per_schema]:
+            try:
+                value = output_json(vocab, o)[1]
+            except ValueError:
+                continue
+            got = {sep: trace_schema(be, e, [output_text(value, sep)], repeats=repeats) for sep, be in backends.items()}
+            if all(r.traces for r in got.values()):
+                for sep, r in got.items():
+                    fills[sep] += r.traces[0].fill_us
     a, b = fills[to_sep], fills[from_sep]
     return (sum(a) / len(a)) / (sum(b) / len(b)) if a and b and sum(b) > 0 else None
 

@@ -55,6 +55,8 @@ def cmd_calibrate(args) -> int:
     prefill_sweep = [s for f in args.prefill_sweep or [] for s in read_summaries(f)]
     context_sweep = [s for f in args.context_sweep or [] for s in read_summaries(f)]
     eager_sweep = [s for f in args.eager_sweep or [] for s in read_summaries(f)]
+    if args.backend_url and (not args.base_url or args.blackbox or args.engine_only):
+        raise UsageError("calibrate --backend-url: goes with --base-url (a live server's profile), as its second server")
     if base is None and forward_sweep is None and not args.base_url:
         raise UsageError("calibrate: forward times need a live engine: give --base-url URL, "
                          "--forward-sweep SWEEP.jsonl or --engine-from PROFILE")
@@ -164,6 +166,7 @@ def backend_urls(given: list[str], server_backend: str, calibrated: list[str]) -
     out: dict[str, str] = {}
     for g in given:
         name, sep, url = g.partition("=")
+        name = name.strip()
         if not sep or not url.strip():
             raise UsageError(f"--backend-url {g}: give BACKEND=URL (e.g. guidance=http://127.0.0.1:8001)")
         if name not in calibrated:

@@ -1,7 +1,7 @@
 """The GPU's busy fraction over a sweep point, where the server's GPU is on this machine: NVML's
 utilization.gpu (the share of its sample period in which a kernel ran), sampled every SAMPLE_S over the
 point's window through pynvml (nvidia-ml-py; vLLM carries a copy), on the GPUs the server's
-processes run on (all of this machine's when NVML names none of them). The model's figure beside it is
+processes run on (where NVML names none of them, the machine's one GPU; with more, nothing). The model's figure beside it is
 model.metrics.what_the_engine_shows's gpu_busy_fraction (forward time over the window): a host-bound step
 shows as a GPU that idles. Where NVML is not here (no GPU, no pynvml, a server elsewhere) the point is
 recorded without it."""
@@ -22,7 +22,8 @@ class GpuMeter:
         self.samples: list[float] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.nvml, self.handles, self.gpus = _open(self.pids)
+        # a server elsewhere (no process of it here): this machine's GPUs are not its
+        self.nvml, self.handles, self.gpus = _open(self.pids) if self.pids else (None, [], [])
 
     def start(self) -> None:
         if self.nvml is None:
@@ -63,7 +64,10 @@ def _open(pids: set[int]) -> tuple[Any, list[Any], list[int]]:
         return None, [], []
     if n == 0:
         return None, [], []
-    handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(n)]
+    try:
+        handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(n)]
+    except Exception:  # noqa: BLE001
+        return None, [], []
     mine = []
     for i, h in enumerate(handles):
         try:
@@ -72,5 +76,7 @@ def _open(pids: set[int]) -> tuple[Any, list[Any], list[int]]:
             continue
         if any(p.pid in pids for p in procs):
             mine.append(i)
-    gpus = mine or list(range(n))
-    return pynvml, [handles[i] for i in gpus], gpus
+    # NVML names no process of the server (a container's pids are not the host's): only a machine of one
+    # GPU says which it is; with more, a mean over all of them would dilute it, so nothing is recorded
+    gpus = mine or ([0] if n == 1 else [])
+    return (pynvml, [handles[i] for i in gpus], gpus) if gpus else (None, [], [])

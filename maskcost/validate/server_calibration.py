@@ -123,7 +123,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     findings 17, 18); the others replay `base_url`'s."""
     t_start = time.monotonic()
     prov = server_provenance(base_url.rstrip("/"))  # a server that is not there fails here, in one line
-    others = {b: server_provenance(u.rstrip("/"))["base_url"] for b, u in (backend_urls or {}).items()}
+    other_prov = {b: server_provenance(u.rstrip("/")) for b, u in (backend_urls or {}).items()}
+    others = {b: pv["base_url"] for b, pv in other_prov.items()}
     cfg = _served_version(cfg, prov)
     base, base_note = engine_side_base(engine_from, prov.get("version"), default_path)
     stem = out.name.split(".")[0]
@@ -191,7 +192,10 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     # the server, schema on: its own speed (the points not yet run, then all of them read)
     on = speed_points(speed_specs)
     served = {"engine": cfg.engine, "version": reported_version(prov.get("version")),
-              **({"server_args": prov["server_args"]} if "server_args" in prov else {})}
+              **({"server_args": prov["server_args"]} if "server_args" in prov else {}),
+              **({"backend_servers": {b: {"base_url": pv["base_url"], "version": reported_version(pv.get("version")),
+                                          "models": pv.get("models")} for b, pv in other_prov.items()}}
+                 if other_prov else {})}
     p = replace(p, measured_speed=read_speed(p, cfg, on, speed_path.name),
                 provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1), "server_engine": served})
     done("speed")

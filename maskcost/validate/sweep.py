@@ -131,8 +131,12 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
             raw.write(json.dumps(rec.to_json()) + "\n")
             raw.flush()
 
-        records = await closed_loop(base_url, model, specs, point.concurrency, point.key, unique, seed,
-                                    on_record, last_issued, procs=procs, on_start=started)
+        try:
+            records = await closed_loop(base_url, model, specs, point.concurrency, point.key, unique, seed,
+                                        on_record, last_issued, procs=procs, on_start=started)
+        except BaseException:
+            gpu.stop()  # (its sampling thread ends with the point)
+            raise
         state["done"] = True
         if "poller" in state:
             await state["poller"]
