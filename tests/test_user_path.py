@@ -359,6 +359,8 @@ def test_the_budget_trims_the_plan_in_order():
     total = sum(full.estimate_s(3, 2).values())
     assert fit_to_budget(full, None, 3, 2) == full and fit_to_budget(full, total + 1, 3, 2) == full
     est = full.estimate_s(3, 2)
+    assert full.estimate_s(3, 2, servers=2)["outputs"] == pytest.approx(2 * est["outputs"])  # --backend-url's server too
+    assert sum(fit_to_budget(full, total + 1, 3, 2, servers=2).estimate_s(3, 2, 2).values()) <= total + 1
     less = fit_to_budget(full, total - est["context"] / 2, 3, 2)
     assert less.context_concurrency == () and less.prefill_pads == full.prefill_pads
     least = fit_to_budget(full, 1.0, 3, 2)

@@ -11,33 +11,39 @@ from ..calibrate.tokenizer import BUNDLED
 from ..validate.plan import LivePlan
 from .common import UsageError, _add_schema_args, _entries
 
+def _check(args) -> int:
+    """calibrate --check PROFILE: load it as predict would and say what it holds."""
+    from ..profile import load_profile
+    p = load_profile(args.check)
+    n = {b: len(c.traces) for b, c in p.backends.items()}
+    print(f"{args.check}: valid maskcost profile v{p.version} '{p.name}': traces {n}, "
+          f"{len(p.forward.points)} forward points, host {p.host.cpu_model} (nproc {p.host.nproc})")
+    from ..calibrate.run import straddle_split
+    for b, c in p.backends.items():
+        if c.output_sources:
+            kinds = {}
+            for _, src in c.output_sources:
+                k = "sampled under the mask" if "sampled" in src else "recorded" if "recorded" in src else "examples"
+                kinds[k] = kinds.get(k, 0) + 1
+            print(f"  {b}: outputs replayed: {', '.join(f'{n} schemas {k}' for k, n in kinds.items())}, written "
+                  f"with separators {c.traced_separators!r}{'' if c.separators else ' (not recorded: a profile written before it replayed these)'}")
+        sp = straddle_split(c)
+        if sp:
+            print(f"  {b}: fill mean {sp['straddle_us']:.1f} us at straddle tokens vs {sp['other_us']:.1f} us "
+                  f"elsewhere ({sp['ratio']:.2f}x); straddle rate {100 * sp['rate']:.1f}% of {sp['tokens']} tokens")
+        if c.engine_fill is not None:
+            from ..validate.inengine import describe
+            print(f"  {b}: {describe(c.engine_fill)} (the probe's, calibrate: fit --fit-engine-fill)")
+        if c.blackbox is not None:
+            print(f"  {b}: black box {c.blackbox.row_us:.0f} us per row, {c.blackbox.launch_ms:.1f} ms per "
+                  f"request ({len(c.blackbox.points)} points)")
+    return 0
+
+
 def cmd_calibrate(args) -> int:
     from ..profile import load_profile, save_profile
     if args.check:
-        p = load_profile(args.check)
-        n = {b: len(c.traces) for b, c in p.backends.items()}
-        print(f"{args.check}: valid maskcost profile v{p.version} '{p.name}': traces {n}, "
-              f"{len(p.forward.points)} forward points, host {p.host.cpu_model} (nproc {p.host.nproc})")
-        from ..calibrate.run import straddle_split
-        for b, c in p.backends.items():
-            if c.output_sources:
-                kinds = {}
-                for _, src in c.output_sources:
-                    k = "sampled under the mask" if "sampled" in src else "recorded" if "recorded" in src else "examples"
-                    kinds[k] = kinds.get(k, 0) + 1
-                print(f"  {b}: outputs replayed: {', '.join(f'{n} schemas {k}' for k, n in kinds.items())}, written "
-                      f"with separators {c.traced_separators!r}{'' if c.separators else ' (not recorded: the old default)'}")
-            sp = straddle_split(c)
-            if sp:
-                print(f"  {b}: fill mean {sp['straddle_us']:.1f} us at straddle tokens vs {sp['other_us']:.1f} us "
-                      f"elsewhere ({sp['ratio']:.2f}x); straddle rate {100 * sp['rate']:.1f}% of {sp['tokens']} tokens")
-            if c.engine_fill is not None:
-                from ..validate.inengine import describe
-                print(f"  {b}: {describe(c.engine_fill)} (the probe's, calibrate: fit --fit-engine-fill)")
-            if c.blackbox is not None:
-                print(f"  {b}: black box {c.blackbox.row_us:.0f} us per row, {c.blackbox.launch_ms:.1f} ms per "
-                      f"request ({len(c.blackbox.points)} points)")
-        return 0
+        return _check(args)
     if not args.out:
         raise UsageError("calibrate: --out PROFILE is required (or --check PROFILE)")
     if not all(1 <= r <= 4096 for r in args.pool_rows):
@@ -151,11 +157,12 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
     plan = LivePlan(forward_concurrency=tuple(args.concurrency), rounds=args.rounds, min_requests=args.min_requests,
                     off_tokens=args.off_tokens, speed_concurrency=tuple(args.speed_concurrency),
                     max_tokens=args.max_tokens, outputs_per_schema=args.outputs_per_schema)
-    plan = fit_to_budget(plan, args.budget_min * 60 if args.budget_min else None, len(entries), len(args.backend))
+    others = backend_urls(args.backend_url, args.server_backend, args.backend)
+    plan = fit_to_budget(plan, args.budget_min * 60 if args.budget_min else None, len(entries), len(args.backend),
+                         1 + len(others))
     p = calibrate_live(args.base_url, vocab, entries, args.backend, out, plan, cfg, args.engine_from,
                        default_profile_path(), args.name or out.name.split(".")[0], notes, seed=args.seed,
-                       pool_rows=tuple(args.pool_rows), log=lambda m: print(m, file=sys.stderr),
-                       backend_urls=backend_urls(args.backend_url, args.server_backend, args.backend))
+                       pool_rows=tuple(args.pool_rows), log=lambda m: print(m, file=sys.stderr), backend_urls=others)
     print(summary_line(p, out))
     return 0
 

@@ -31,16 +31,17 @@ class LivePlan:
         cs = sorted(c for c in self.forward_concurrency if c > 1) or sorted(self.forward_concurrency)
         return tuple(sorted({cs[0], cs[len(cs) // 2], cs[-1]}))
 
-    def estimate_s(self, schemas: int, backends: int) -> dict[str, float]:
+    def estimate_s(self, schemas: int, backends: int, servers: int = 1) -> dict[str, float]:
         """Seconds each phase takes on an H200 with a 16-core host (a guide for the budget, not a promise):
-        a decode step of about 6 ms + 0.06 ms a row, 80 tokens a structured output."""
+        a decode step of about 6 ms + 0.06 ms a row, 80 tokens a structured output; `servers` whose outputs
+        are collected (--base-url and each --backend-url)."""
         def sweep_s(concs, tokens, arm_on=False):
             out = 0.0
             for c in concs:
                 n = max(self.min_requests, self.rounds * c)
                 out += 2.0 + n * tokens / c * (6.0 + 0.06 * c) / 1e3 * (1.6 if arm_on else 1.0)
             return out
-        return {"outputs": schemas * sweep_s((self.outputs_concurrency,), 80, arm_on=True) * max(
+        return {"outputs": servers * schemas * sweep_s((self.outputs_concurrency,), 80, arm_on=True) * max(
                     1.0, 1.25 * self.outputs_per_schema / max(self.min_requests, self.rounds * self.outputs_concurrency)),
                 "host": 10.0 + schemas * backends * (2.0 + 0.1 * self.outputs_per_schema) + backends * 15.0,
                 "forward": sweep_s(self.forward_concurrency, self.off_tokens),
@@ -50,7 +51,7 @@ class LivePlan:
                 "speed": sweep_s(self.speed_concurrency, 80, arm_on=True) + 12.0 * len(self.speed_concurrency)}
 
 
-def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends: int) -> LivePlan:
+def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends: int, servers: int = 1) -> LivePlan:
     """The plan, trimmed until its estimate fits `budget_s`: first the context slope, then the prefill
     points, the API-server fit, two forward points, and a round of every sweep; the host phase, the
     forward curve's ends and the speed sweep always stay."""
@@ -64,7 +65,7 @@ def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends
         lambda p: replace(p, rounds=2),
     ]
     for trim in trims:
-        if sum(plan.estimate_s(schemas, backends).values()) <= budget_s:
+        if sum(plan.estimate_s(schemas, backends, servers).values()) <= budget_s:
             break
         plan = trim(plan)
     return plan

@@ -129,8 +129,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     base, base_note = engine_side_base(engine_from, prov.get("version"), default_path)
     stem = out.name.split(".")[0]
     side = lambda what: out.with_name(f"{stem}.{what}.jsonl")  # noqa: E731  (the sweeps beside the profile)
-    est = plan.estimate_s(len(entries), len(backends))
-    est["outputs"] *= 1 + len(others)
+    est = plan.estimate_s(len(entries), len(backends), 1 + len(others))
     log(f"calibrate: about {sum(est.values()) / 60:.1f} min ({', '.join(f'{k} {v:.0f} s' for k, v in est.items() if v)})")
     bar = tqdm(total=round(sum(est.values())), unit="s", desc="calibrate (estimated s)", position=0)
 
