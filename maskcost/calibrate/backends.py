@@ -89,7 +89,6 @@ class XGrammarBackend(Backend):
 
 class GuidanceBackend(Backend):
     name = "guidance"
-    separators = LLGUIDANCE_SEPARATORS
 
     def __init__(self, vocab: Vocab, separators: tuple[str, str] | None = None) -> None:
         super().__init__(vocab)

@@ -14,7 +14,7 @@ from ..profile import CompileCost, FillTrace
 from .schemas import SchemaEntry, schema_problem, unique_schema
 
 
-def output_text(instance: Any, separators: tuple[str, str] = (", ", ": ")) -> str:
+def output_text(instance: Any, separators: tuple[str, str] = XGRAMMAR_SEPARATORS) -> str:
     """An instance as the server writes it with disable_any_whitespace: by default xgrammar's separators
     (backends.XGRAMMAR_SEPARATORS); a backend's own with `separators`."""
     return json.dumps(instance, ensure_ascii=False, separators=separators)
@@ -69,6 +69,17 @@ def _replay(backend: Backend, compiled: Any, tokens: list[int], bitmask) -> tupl
         fill_us.append((t1 - t0) / 1e3)
         accept_us.append((t2 - t1) / 1e3)
     return fill_us, accept_us
+
+
+def median_fills(backend: Backend, compiled: Any, tokens: list[int], repeats: int) -> list[float] | None:
+    """Each position's fill time, the median over `repeats` fresh matchers; None where the matcher rejects
+    the stream."""
+    bitmask = backend.bitmask(1)
+    try:
+        runs = [_replay(backend, compiled, tokens, bitmask)[0] for _ in range(repeats)]
+    except ValueError:
+        return None
+    return [statistics.median(r[j] for r in runs) for j in range(len(tokens))]
 
 
 def sample_under_mask(backend: Backend, compiled: Any, seed: int, max_tokens: int = 256,

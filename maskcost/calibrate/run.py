@@ -14,12 +14,13 @@ from tqdm import tqdm
 
 from . import POOL_ROWS, POOL_WORKERS
 from .backends import make_backend
-from .fill import TraceResult, output_json, output_text, result_from_json, result_to_json, trace_schema
+from .fill import (TraceResult, median_fills, output_json, output_text, result_from_json, result_to_json,
+                   trace_schema)
 from .host import cpu_model, package_versions
 from .pool import advanced_matchers, measure_batch_fill_saving, measure_llguidance_batched, measure_vllm_pool
 from ..profile import (ApplyCost, BackendCosts, ForwardCurve, HostInfo, Profile, schema_sha256,
                       profile_from_dict, profile_to_dict)
-from .schemas import SchemaEntry
+from .schemas import SchemaEntry, schema_problem
 from .tokenizer import Vocab
 
 RECORDED_PER_SCHEMA = 16
@@ -118,15 +119,22 @@ def replay_cost_ratio(vocab: Vocab, entries: list[SchemaEntry], outputs: dict[st
     backends = {sep: make_backend("guidance", vocab, sep) for sep in (to_sep, from_sep)}
     fills: dict[tuple[str, str], list[float]] = {to_sep: [], from_sep: []}
     for e in entries:
+        if schema_problem(e.schema):
+            continue
+        try:  # each schema compiled once on each grammar, its outputs replayed on it
+            compiled = {sep: be.compile(e.schema, cache=True)[0] for sep, be in backends.items()}
+        except Exception:  # noqa: BLE001  (a schema guidance cannot compile: no ratio from it)
+            continue
         for o in (outputs.get(e.schema_id) or [])[:per_schema]:
             try:
                 value = output_json(vocab, o)[1]
             except ValueError:
                 continue
-            got = {sep: trace_schema(be, e, [output_text(value, sep)], repeats=repeats) for sep, be in backends.items()}
-            if all(r.traces for r in got.values()):
-                for sep, r in got.items():
-                    fills[sep] += r.traces[0].fill_us
+            got = {sep: median_fills(be, compiled[sep], vocab.encode(output_text(value, sep)) + [vocab.eos_id],
+                                     repeats) for sep, be in backends.items()}
+            if all(f is not None for f in got.values()):
+                for sep, f in got.items():
+                    fills[sep] += f
     a, b = fills[to_sep], fills[from_sep]
     return (sum(a) / len(a)) / (sum(b) / len(b)) if a and b and sum(b) > 0 else None
 
