@@ -278,6 +278,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     eng = FakeEngine('{"name": "Al", "ok": true}', base_step_ms=2.0, per_request_ms=0.05)
     eng.grammar_ms_per_row = 1.5
     other = FakeEngine('{"name":"Alexandrina","ok":false}', base_step_ms=2.0, per_request_ms=0.05)
+    other.grammar_ms_per_row = 4.0
     args = ["calibrate", "--base-url", None, "--schema", str(s), "--out", str(out), "--engine-from",
             str(default_profile_path()), "--concurrency", "1", "2", "4", "--speed-concurrency", "3", "2", "4",
             "--rounds", "2", "--min-requests", "6", "--off-tokens", "150", "--pool-rows", "16", "32",
@@ -300,11 +301,13 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
         sc.run_sweep = real
     # the speed points spread over the run: one after the forward sweep, one after the prefill, the last at the end
     first = order[:len(order) // 2]
-    assert [w for w, _ in first] == ["outputs", "outputs-guidance", "forward-sweep", "speed-sweep", "prefill500", "prefill1500", "prefill3000",
-                                     "speed-sweep", "context", "speed-sweep"]
-    assert [k for w, k in first if w == "speed-sweep"] == [["on-c3-r0"], ["on-c2-r0"],
-                                                          ["on-c3-r0", "on-c2-r0", "on-c4-r0"]]
+    assert [w for w, _ in first] == ["outputs", "outputs-guidance", "forward-sweep", "speed-sweep", "speed-sweep-guidance",
+                                     "prefill500", "prefill1500", "prefill3000", "speed-sweep", "speed-sweep-guidance",
+                                     "context", "speed-sweep", "speed-sweep-guidance"]
+    for w in ("speed-sweep", "speed-sweep-guidance"):  # each point on the other server at once after the first's
+        assert [k for v, k in first if v == w] == [["on-c3-r0"], ["on-c2-r0"], ["on-c3-r0", "on-c2-r0", "on-c4-r0"]]
     p = load_profile(out)
+    carried = load_profile(default_profile_path()).backends["guidance"].engine_fill
     m = p.measured_speed
     assert m is not None and m.backend == "xgrammar" and [c for c, _ in m.points] == [2, 3, 4]
     assert 0.2 < m.cpu_speed < 5.0 and m.cpu_speed == pytest.approx(sorted(x for _, x in m.points)[1], abs=1e-3)
@@ -315,6 +318,17 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
             f"8 recorded outputs, the engine's own tokens of {'its own' if b == 'guidance' else 'the'} {b} server ({url})")
         assert len(p.backends[b].traces) == 8
     assert p.provenance["server_engine"]["backend_servers"]["guidance"]["base_url"] == gd.url
+    # guidance's fill factor read on its own server: the model at the paired speeds meets its points
+    ef = p.backends["guidance"].engine_fill
+    assert "fitted at calibration on its own server's" in ef.method
+    assert ef.serial_factor > 1.5 * carried.serial_factor  # its server's rows cost 4.0 ms against the other's 1.5
+    from maskcost.model.config import EngineConfig
+    from maskcost.records import itl_ms, read_summaries
+    from maskcost.validate.report import compare
+    for s_ in read_summaries(out.with_name("host.speed-sweep-guidance.jsonl")):
+        cfg = EngineConfig(backend="guidance", cpu_speed=dict(m.points)[s_["concurrency"]], max_num_seqs=256)
+        got = compare(p, cfg, [s_])[0]["metrics"]["ITL ms"]["predicted"]
+        assert got == pytest.approx(itl_ms(s_), rel=0.15), s_["concurrency"]
     tokens = {b: {len(t.fill_us) for t in p.backends[b].traces} for b in ("xgrammar", "guidance")}
     assert min(tokens["guidance"]) > max(tokens["xgrammar"])  # each its own server's outputs (a longer name there)
     assert any(n.startswith("traces: the server's own valid outputs, up to 8 a schema") for n in p.provenance["notes"])
@@ -359,8 +373,11 @@ def test_the_budget_trims_the_plan_in_order():
     total = sum(full.estimate_s(3, 2).values())
     assert fit_to_budget(full, None, 3, 2) == full and fit_to_budget(full, total + 1, 3, 2) == full
     est = full.estimate_s(3, 2)
-    assert full.estimate_s(3, 2, servers=2)["outputs"] == pytest.approx(2 * est["outputs"])  # --backend-url's server too
-    assert sum(fit_to_budget(full, total + 1, 3, 2, servers=2).estimate_s(3, 2, 2).values()) <= total + 1
+    two = full.estimate_s(3, 2, servers=2)  # --backend-url's server too: its outputs, its speed points
+    assert two["outputs"] == pytest.approx(2 * est["outputs"]) and two["speed"] > 1.9 * est["speed"]
+    budget = total + two["speed"] - est["speed"] + 1  # the speed points stay: the trims pay for its outputs
+    assert fit_to_budget(full, budget, 3, 2, servers=2) != full
+    assert sum(fit_to_budget(full, budget, 3, 2, servers=2).estimate_s(3, 2, 2).values()) <= budget
     less = fit_to_budget(full, total - est["context"] / 2, 3, 2)
     assert less.context_concurrency == () and less.prefill_pads == full.prefill_pads
     least = fit_to_budget(full, 1.0, 3, 2)

@@ -33,7 +33,7 @@ def _check(args) -> int:
                   f"elsewhere ({sp['ratio']:.2f}x); straddle rate {100 * sp['rate']:.1f}% of {sp['tokens']} tokens")
         if c.engine_fill is not None:
             from ..validate.inengine import describe
-            print(f"  {b}: {describe(c.engine_fill)} (the probe's, calibrate: fit --fit-engine-fill)")
+            print(f"  {b}: {describe(c.engine_fill)}; from: {c.engine_fill.method}")
         if c.blackbox is not None:
             print(f"  {b}: black box {c.blackbox.row_us:.0f} us per row, {c.blackbox.launch_ms:.1f} ms per "
                   f"request ({len(c.blackbox.points)} points)")
@@ -380,8 +380,10 @@ def add_parser(sub) -> None:
     u.add_argument("--backend-url", action="append", default=[], metavar="BACKEND=URL",
                    help="--base-url: a server of the same engine on this host running another backend (e.g. "
                         "guidance=http://127.0.0.1:8001); that backend's traces replay its own outputs, collected "
-                        "as for --base-url (default: every backend replays --base-url's outputs, whose lengths "
-                        "are then a guess for the other backend); repeat for more")
+                        "as for --base-url, and its in-engine fill factor is fitted on its own speed points, each "
+                        "run at once after --base-url's at the same load (default: every backend replays "
+                        "--base-url's outputs, whose lengths are then a guess for the other backend, and keeps "
+                        "the fill factors of --engine-from); repeat for more")
     u.add_argument("--server-engine", default="vllm", choices=["vllm", "sglang"],
                    help="--base-url: the engine the server runs, whose mechanisms read its speed (default: vllm)")
     u.add_argument("--server-engine-version", metavar="V", help="--base-url: whose mechanisms (model/engines.py) "

@@ -75,6 +75,15 @@ def solve_speed(itl_at: Callable[[float], float], measured_ms: float, start: flo
     return 1.0 / x if abs(f) <= ACCEPT * measured_ms else None
 
 
+def solve_factor(itl_at: Callable[[float], float], measured_ms: float) -> float | None:
+    """The factor k on a backend's fills at which itl_at(k) = measured_ms, from k = 1: solve_speed's
+    search run in k = 1/s (a step's ITL is near linear in its fill's factor as in 1/speed); None where
+    no k in 1/SPEED_RANGE gives it (the fill hidden behind the forward, or the rest of the step alone
+    slower than measured)."""
+    s = solve_speed(lambda speed: itl_at(1.0 / speed), measured_ms, 1.0)
+    return None if s is None else 1.0 / s
+
+
 def attach_itl_speeds(rows: list[dict[str, Any]], profile: Profile, cfg: EngineConfig,
                       measured: list[dict[str, Any]], requests_factor: int,
                       progress: bool = True) -> list[dict[str, Any]]:

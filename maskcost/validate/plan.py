@@ -34,7 +34,7 @@ class LivePlan:
     def estimate_s(self, schemas: int, backends: int, servers: int = 1) -> dict[str, float]:
         """Seconds each phase takes on an H200 with a 16-core host (a guide for the budget, not a promise):
         a decode step of about 6 ms + 0.06 ms a row, 80 tokens a structured output; `servers` whose outputs
-        are collected (--base-url and each --backend-url)."""
+        and speed points are collected (--base-url and each --backend-url)."""
         def sweep_s(concs, tokens, arm_on=False):
             out = 0.0
             for c in concs:
@@ -48,7 +48,8 @@ class LivePlan:
                 "prefill": len(self.prefill_pads) * (2.0 + self.min_requests * 0.1),
                 "context": sweep_s(self.context_concurrency, self.off_tokens) if self.context_concurrency else 0.0,
                 "frontend": 25.0 if self.frontend else 0.0,
-                "speed": sweep_s(self.speed_concurrency, 80, arm_on=True) + 12.0 * len(self.speed_concurrency)}
+                "speed": servers * sweep_s(self.speed_concurrency, 80, arm_on=True) + 12.0 * len(self.speed_concurrency)
+                * (1 + 2 * (servers - 1))}  # each point's speed read; each other server's fill factor too
 
 
 def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends: int, servers: int = 1) -> LivePlan:

@@ -13,7 +13,10 @@ carries (Profile.measured_speed) so that predict and report use it without a spe
 What a live sweep cannot see (the engine thread's own work per step, the pool's in-engine cost: the
 in-server probe's EngineFill, the band between servers, the structured request's extra admission
 cost) comes from a profile of the same engine version (--engine-from, by default the embedded one when
-its vLLM version is the server's), scaled by the two hosts' bench; the profile's notes say so.
+its vLLM version is the server's), scaled by the two hosts' bench; the profile's notes say so. With a
+second server of another backend (--backend-url), that backend's fill factors are read on this host
+instead: its own speed points, each run at once after the first server's at the same load, and the
+factor at which the model meets them at the first server's speed (fit_backend_fill).
 
 Every sweep appends its points to a file beside the profile as they finish, so a second run of the
 same command resumes where the first stopped.
@@ -36,12 +39,20 @@ from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_ou
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
 from ..model.config import EngineConfig
-from ..records import raw_records_path
+from ..records import itl_ms, raw_records_path
 from .client import ServerError
-from .hostspeed import attach_itl_speeds
+from .hostspeed import attach_itl_speeds, solve_factor
 from .plan import LivePlan
 from .report import compare
 from .sweep import PointSpec, run_sweep, server_provenance
+
+
+def _fill_scaled(ef: EngineFill | None, serial: float, pool: float, method: str | None = None) -> EngineFill:
+    """`ef`'s fill factors times `serial` (the serial fill) and `pool` (the pool's: whole and per task);
+    a fresh EngineFill of those factors where `ef` is None (no in-engine factors carried)."""
+    ef = ef or EngineFill(method="", serial_factor=1.0, pool_factor=1.0, points=())
+    return replace(ef, serial_factor=ef.serial_factor * serial, pool_factor=ef.pool_factor * pool,
+                   pool_task_factor=ef.pool_task_factor * pool, method=ef.method if method is None else method)
 
 
 def _scaled_engine_side(base: Profile, bench_us: float, backends: dict[str, BackendCosts],
@@ -52,10 +63,9 @@ def _scaled_engine_side(base: Profile, bench_us: float, backends: dict[str, Back
     r = bench_us / base.host.bench_us
 
     def scaled(ef: EngineFill, k: float) -> EngineFill:
-        return replace(ef, cpu_points=tuple(replace(c, ms=c.ms * r) for c in ef.cpu_points),
-                       pool_excess_points=tuple(replace(c, ms=c.ms * r) for c in ef.pool_excess_points),
-                       serial_factor=ef.serial_factor / k, pool_factor=ef.pool_factor / k,
-                       pool_task_factor=ef.pool_task_factor / k)
+        ef = replace(ef, cpu_points=tuple(replace(c, ms=c.ms * r) for c in ef.cpu_points),
+                     pool_excess_points=tuple(replace(c, ms=c.ms * r) for c in ef.pool_excess_points))
+        return _fill_scaled(ef, 1.0 / k, 1.0 / k)
     out = {}
     for name, b in backends.items():
         ef = base.backends[name].engine_fill if name in base.backends else None
@@ -156,16 +166,24 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     apply = apply_or_copied(vocab.size, base, notes)
     done("host")
     # the server, schema on, one speed point at a time between the other phases (read at the end)
-    traced = {t.schema_id for t in costs[cfg.backend].traces} if cfg.backend in costs else set()
-    on_entries = [e for e in entries if e.schema_id in traced]
-    if not on_entries:
+    on_entries = {b: [e for e in entries if e.schema_id in {t.schema_id for t in costs[b].traces}]
+                  for b in (cfg.backend, *others) if b in costs}
+    if not on_entries.get(cfg.backend):
         raise ValueError(f"calibrate: none of the schemas traced on {cfg.backend} (the server's backend, "
                          f"--server-backend): no speed can be read")
     speed_path = side("speed-sweep")
     speed_specs = [PointSpec("on", c, 0, max(plan.min_requests, plan.rounds * c)) for c in plan.speed_concurrency]
 
     def speed_points(specs: list[PointSpec]) -> list[dict[str, Any]]:
-        return run_sweep(base_url, specs, on_entries, speed_path, max_tokens=plan.max_tokens, seed=seed)
+        """Each spec on the --base-url server, then on each --backend-url one (its fill factor's points,
+        fit_backend_fill) at once after it; the first server's points returned, the others' kept in on_other."""
+        got = run_sweep(base_url, specs, on_entries[cfg.backend], speed_path, max_tokens=plan.max_tokens, seed=seed)
+        for b, u in others.items():
+            if on_entries.get(b):
+                on_other[b] = run_sweep(u, specs, on_entries[b], side(f"speed-sweep-{b}"), max_tokens=plan.max_tokens,
+                                        seed=seed)
+        return got
+    on_other: dict[str, list[dict[str, Any]]] = {}
     interleaved = iter(speed_specs[:-1])  # after the forward sweep, the prefill, the context slope
 
     def between(phase: str) -> None:
@@ -195,8 +213,10 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
               **({"backend_servers": {b: {"base_url": pv["base_url"], "version": reported_version(pv.get("version")),
                                           "models": pv.get("models")} for b, pv in other_prov.items()}}
                  if other_prov else {})}
-    p = replace(p, measured_speed=read_speed(p, cfg, on, speed_path.name),
-                provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1), "server_engine": served})
+    p = replace(p, measured_speed=read_speed(p, cfg, on, speed_path.name))
+    for b, pts in on_other.items():
+        p = fit_backend_fill(p, cfg, b, pts, others[b])
+    p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1), "server_engine": served})
     done("speed")
     bar.close()
     save_profile(p, out)
@@ -242,8 +262,7 @@ def with_frontend(p: Profile, fwd: list[dict[str, Any]]) -> Profile:
     try:
         fw = fit_frontend(p, fwd)
     except ValueError as e:
-        tqdm.write(f"calibrate: no API-server fit ({e})")
-        return replace(p, provenance={**p.provenance, "notes": [*p.provenance["notes"], f"no API-server fit: {e}"]})
+        return _noted(p, f"no API-server fit: {e}")
     return replace(p, forward=replace(fw, source=f"{fw.source} API server: {fw.frontend_token_us:.0f} us per "
                                                  f"streamed token, {fw.frontend_request_ms:.2f} ms per request, "
                                                  f"fitted on the forward sweep (calibrate.engine.fit_frontend)."))
@@ -257,6 +276,50 @@ def read_speed(p: Profile, cfg: EngineConfig, on: list[dict[str, Any]], sweep_na
         raise ServerError(f"calibrate: no schema-on point of {sweep_name} gave an ITL speed (the model cannot "
                           f"match the engine's ITL there at any speed); the profile is not written")
     return measured_speed(pts, on, cfg, sweep_name)
+
+
+def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[dict[str, Any]], url: str) -> Profile:
+    """The profile with `backend`'s in-engine fill factors fitted on its own server's schema-on points
+    (calibrate --backend-url), the host at the --base-url server's speed: at each point the factor k on
+    that backend's fills at which the model's ITL equals the engine's, the host at the speed the
+    --base-url server's point of the same load ran at (the point just before it, so the host's drift
+    falls on both); the serial factor times the median k of the points whose fill is serial, the pool's
+    times that of the pool points (both by the one regime that ran, where only one did). What the
+    embedded profile's factors carry (fitted on another machine's engine: docs/validation.md finding 18)
+    is thereby read on this one. Unchanged, with a note, where no point gives a k."""
+    ms = p.measured_speed
+    paired = dict(ms.points)
+    cfg_b = replace(cfg, backend=backend)
+    ef = p.backends[backend].engine_fill
+
+    def itl_at(s: dict[str, Any], speed: float, k: float) -> float:
+        q = replace(p, backends={**p.backends, backend: replace(p.backends[backend], engine_fill=_fill_scaled(ef, k, k))})
+        return compare(q, replace(cfg_b, cpu_speed=speed, cpu_speed_pool=None), [s])[0]["metrics"]["ITL ms"]["predicted"]
+    ks: dict[bool, list[float]] = {False: [], True: []}
+    each = []
+    for s in tqdm(on, desc=f"{backend}: fill factor", unit="pt"):
+        pooled = cfg.policy.uses_pool(cfg_b, round(s["engine"].get("running_mean") or 0.0), 0)
+        speed = paired.get(s["concurrency"]) or (ms.pool_speed if pooled and ms.pool_speed else ms.cpu_speed)
+        meas = itl_ms(s)
+        k = solve_factor(lambda k: itl_at(s, speed, k), meas) if meas else None
+        each.append(f"c{s['concurrency']}: {'none' if k is None else f'x{k:.3f}'}{' (pool)' if pooled else ''} at speed {speed:.3f}")
+        if k is not None:
+            ks[pooled].append(k)
+    where = f"its own server's ({url}) schema-on points ({', '.join(each)})"
+    if not ks[False] and not ks[True]:
+        return _noted(p, f"{backend}: no fill factor fitted on {where}: the factors as carried")
+    k_serial = statistics.median(ks[False] or ks[True])
+    k_pool = statistics.median(ks[True] or ks[False])
+    what = (f"x{k_serial:.3f} serial, x{k_pool:.3f} pool over the factors carried, fitted at calibration on {where}, "
+            f"the host at the {ms.backend} server's speed (calibrate --backend-url)")
+    fitted = _fill_scaled(ef, k_serial, k_pool, method=f"{ef.method}; then {what}" if ef else what)
+    p = replace(p, backends={**p.backends, backend: replace(p.backends[backend], engine_fill=fitted)})
+    return _noted(p, f"{backend}: in-engine fill {what}")
+
+
+def _noted(p: Profile, note: str) -> Profile:
+    tqdm.write(f"calibrate: {note}")
+    return replace(p, provenance={**p.provenance, "notes": [*p.provenance.get("notes", []), note]})
 
 
 def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], path: Path, plan: LivePlan, seed: int,

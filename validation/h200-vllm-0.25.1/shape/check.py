@@ -17,15 +17,17 @@ SCHEMAS = ("flat", "nested", "deep")
 LOADS = (32, 128, 256)
 SERVERS = {"xg": "xgrammar", "gd": "guidance"}
 BAR_PCT = 10.0  # every nested/flat ratio within this of measured
+ITL_BAR_PCT = 10.0  # run 4: the median |ITL error| of every held-out point (issue 36 (a))
+CORES6_LOADS = (128,)  # run 4: flat and nested with the servers on 6 cores (xg6/, gd6/)
 
 
-def model(profile: str | None, schema_arg: list[str]) -> dict[str, dict[int, dict]]:
+def model(profile: str | None, schema_arg: list[str], loads=LOADS, more=()) -> dict[str, dict[int, dict]]:
     """backend -> load -> the predicted point, the way a user runs predict (one schema a workload)."""
     with tempfile.TemporaryDirectory() as t:
         out = Path(t) / "p.json"
         cmd = [sys.executable, "-m", "maskcost.cli", "predict", *(["--profile", profile] if profile else []),
                "--engine", "vllm", "--engine-version", "0.25.1", "--backend", *SERVERS.values(),
-               "--max-num-seqs", "256", *schema_arg, "--concurrency", *map(str, LOADS), "--json", str(out)]
+               "--max-num-seqs", "256", *schema_arg, "--concurrency", *map(str, loads), *more, "--json", str(out)]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         d = json.loads(out.read_text())
     got: dict[str, dict[int, dict]] = {}
@@ -33,27 +35,32 @@ def model(profile: str | None, schema_arg: list[str]) -> dict[str, dict[int, dic
         got.setdefault(p["backend"], {})[p["concurrency"]] = {
             "itl_ms": p["itl_ms_mean"], "interval": p.get("interval"), "running": p["running_mean"],
             "output_tokens": p["output_tokens_mean"], "fill_ms": p["breakdown"]["fill_ms"],
-            "step_ms": p["breakdown"]["step_ms"]}
+            "step_ms": p["breakdown"]["step_ms"], "gpu_busy": p.get("gpu_busy_fraction")}
     return got
 
 
-def predictions(profile: str | None) -> dict:
-    """schema -> backend -> load -> point, and each schema's ITL over flat's."""
-    pts = {s: model(profile, ["--schema-id", s] if profile else ["--schema", str(HERE / "schemas" / f"{s}.json")])
-           for s in SCHEMAS}
+def predictions(profile: str | None, cores6: bool = False) -> dict:
+    """schema -> backend -> load -> point, and each schema's ITL over flat's; `cores6`: also flat and nested
+    at 128 clients with 6 usable cores (run 4's core-count points: the servers' affinity 0-5, cpu_count 16)."""
+    arg = lambda s: ["--schema-id", s] if profile else ["--schema", str(HERE / "schemas" / f"{s}.json")]  # noqa: E731
+    pts = {s: model(profile, arg(s)) for s in SCHEMAS}
     ratios = {s: {b: {str(c): pts[s][b][c]["itl_ms"] / pts["flat"][b][c]["itl_ms"] for c in LOADS}
                   for b in SERVERS.values()} for s in SCHEMAS[1:]}
     return {"profile": profile or "shipped (maskcost/profiles/default.json.gz), schemas traced under the mask here",
             "points": {s: {b: {str(c): v for c, v in bp.items()} for b, bp in sp.items()} for s, sp in pts.items()},
-            "ratios": ratios}
+            "ratios": ratios,
+            **({"cores6": {s: {b: {str(c): v for c, v in bp.items()} for b, bp in
+                               model(profile, arg(s), CORES6_LOADS, ["--cores", "6"]).items()} for s in SCHEMAS[:2]}}
+               if cores6 else {})}
 
 
-def measured(run: Path) -> dict[tuple[str, str, int], list[dict]]:
-    """(backend, schema, load) -> each repeat's point (engine ITL, running, output tokens, server CPU)."""
+def measured(run: Path, suffix: str = "") -> dict[tuple[str, str, int], list[dict]]:
+    """(backend, schema, load) -> each repeat's point (engine ITL, running, output tokens, server CPU, GPU
+    busy); `suffix` "6": the points with the servers on 6 cores (run 4)."""
     got: dict[tuple[str, str, int], list[dict]] = {}
     for srv, backend in SERVERS.items():
         for s in SCHEMAS:
-            f = run / srv / f"{s}.jsonl"
+            f = run / f"{srv}{suffix}" / f"{s}.jsonl"
             for line in (f.read_text().splitlines() if f.is_file() else ()):
                 r = json.loads(line)
                 e = r.get("engine") or {}
@@ -61,22 +68,30 @@ def measured(run: Path) -> dict[tuple[str, str, int], list[dict]]:
                     got.setdefault((backend, s, r["concurrency"]), []).append({
                         "repeat": r["repeat"], "itl_ms": e["itl_ms"], "running": e.get("running_mean"),
                         "output_tokens": r.get("output_tokens_mean"),
-                        "server_cpu": (e.get("server_cpu") or {}).get("cpus")})
+                        "server_cpu": (e.get("server_cpu") or {}).get("cpus"),
+                        "gpu_busy": (e.get("gpu_busy") or {}).get("fraction")})
     return got
 
 
-def itl_score(pred: dict, meas: dict) -> dict:
-    """Each measured point's ITL (the mean of its repeats) against the model's: error = predicted / measured
-    - 1 (run 3's secondary bar, issue 36 (a): median |error| <= 10%) and whether its 80% interval held it."""
-    errs, inside = [], 0
+def itl_score(points: dict, meas: dict) -> dict:
+    """Each measured point's ITL (the mean of its repeats) against the model's (`points`: schema -> backend ->
+    load): error = predicted / measured - 1 (issue 36 (a): median |error| <= 10%), whether its 80% interval
+    held it, by backend too; and the GPU's busy fraction (NVML, issue 38) against the model's."""
+    errs, inside, by, gpu = [], 0, {}, []
     for (b, s, c), pts in sorted(meas.items()):
         m = statistics.fmean(x["itl_ms"] for x in pts)
-        p = pred["points"][s][b][str(c)]
+        p = points[s][b][str(c)]
         errs.append(p["itl_ms"] / m - 1)
+        by.setdefault(b, []).append(errs[-1])
         iv = p.get("interval") or {}
         inside += bool(iv) and iv["lo_ratio"] * p["itl_ms"] <= m <= iv["hi_ratio"] * p["itl_ms"]
-    return {"points": len(errs), "median_abs_pct": 100 * statistics.median(abs(e) for e in errs) if errs else None,
-            "model_too_fast": sum(e < 0 for e in errs), "inside_interval": inside}
+        busy = [x["gpu_busy"] for x in pts if x.get("gpu_busy") is not None]
+        if busy and p.get("gpu_busy") is not None:
+            gpu.append({"backend": b, "schema": s, "load": c, "measured": statistics.fmean(busy), "predicted": p["gpu_busy"]})
+    med = lambda es: 100 * statistics.median(abs(e) for e in es) if es else None  # noqa: E731
+    return {"points": len(errs), "median_abs_pct": med(errs), "model_too_fast": sum(e < 0 for e in errs),
+            "inside_interval": inside, "median_abs_pct_by_backend": {b: med(es) for b, es in by.items()},
+            "errors_pct": [100 * e for e in errs], "gpu_busy": gpu}
 
 
 def respeed(run: Path) -> list[dict]:
@@ -91,7 +106,8 @@ def respeed(run: Path) -> list[dict]:
 
 
 def score(run: Path, profile: Path | None = None) -> None:
-    pred = predictions(str(profile or run / "xg" / "host.json.gz"))
+    meas6 = measured(run, "6")
+    pred = predictions(str(profile or run / "xg" / "host.json.gz"), cores6=bool(meas6))
     (run / "predicted.json").write_text(json.dumps(pred, indent=1) + "\n")
     shipped = json.loads((HERE / "predicted-shipped.json").read_text())
     meas = measured(run)
@@ -124,7 +140,12 @@ def score(run: Path, profile: Path | None = None) -> None:
                                                                if r["schema"] == s and r["error_pct"] is not None)
                                           for s in SCHEMAS[1:] if any(r["schema"] == s and r["error_pct"] is not None
                                                                       for r in rows)}}
-    res["itl"] = itl_score(pred, meas)
+    res["itl"] = itl_score(pred["points"], meas)
+    if meas6:  # run 4: the core-count points, and the issue's bar (a) over every held-out point
+        res["itl_cores6"] = itl_score(pred["cores6"], meas6)
+        errs = res["itl"]["errors_pct"] + res["itl_cores6"]["errors_pct"]
+        res["itl_all"] = {"points": len(errs), "median_abs_pct": statistics.median(abs(e) for e in errs),
+                          "bar_pct": ITL_BAR_PCT, "bar_met": statistics.median(abs(e) for e in errs) <= ITL_BAR_PCT}
     res["respeed"] = respeed(run)
     (run / "score.json").write_text(json.dumps(res, indent=1) + "\n")
     f = lambda v, fmt="{:.2f}": "-" if v is None else fmt.format(v)
@@ -143,6 +164,18 @@ def score(run: Path, profile: Path | None = None) -> None:
     lines.append(f"each point's ITL (flat and nested, both backends): median |error| {f(it['median_abs_pct'], '{:.1f}')}% "
                  f"over {it['points']} (too fast in the model at {it['model_too_fast']}); inside its 80% interval "
                  f"{it['inside_interval']} of {it['points']}")
+    by = it["median_abs_pct_by_backend"]
+    lines.append("by backend: " + ", ".join(f"{b} {v:.1f}%" for b, v in by.items() if v is not None))
+    if "itl_cores6" in res:
+        c6, al = res["itl_cores6"], res["itl_all"]
+        lines.append(f"6 cores, 128 clients: median |ITL error| {f(c6['median_abs_pct'], '{:.1f}')}% over {c6['points']} ("
+                     + ", ".join(f"{e:+.0f}%" for e in c6["errors_pct"]) + f"); every held-out point: median "
+                     f"{al['median_abs_pct']:.1f}% over {al['points']}, bar (<= {ITL_BAR_PCT:.0f}%) met: {al['bar_met']}")
+    gb = it["gpu_busy"] + res.get("itl_cores6", {}).get("gpu_busy", [])
+    if gb:
+        lines.append(f"GPU busy (NVML) against the model's, {len(gb)} points: median |difference| "
+                     f"{statistics.median(abs(g['measured'] - g['predicted']) for g in gb):.2f}; " + ", ".join(
+                         f"{g['backend'][:2]} {g['schema']} {g['load']}: {g['measured']:.2f}/{g['predicted']:.2f}" for g in gb))
     if res["respeed"]:
         lines.append("calibrate's speed points run again at once (ITL ms, calibrate's -> again): " + ", ".join(
             f"c{r['load']} {r['calibrate_ms']:.1f} -> {r['again_ms']:.1f} ({r['change_pct']:+.0f}%)" for r in res["respeed"]))

@@ -7,6 +7,10 @@
 #   bash validation/h200-vllm-0.25.1/shape/run.sh run3    (run 3: calibrate with --backend-url guidance=:8001,
 #       each backend's traces its own server's outputs; calibrate's speed points run again at once; each
 #       server's threads' CPU during its flat c128 point; then run 2's points)
+#   bash validation/h200-vllm-0.25.1/shape/run.sh run4    (run 4: calibrate with --backend-url, which now also fits
+#       llguidance's in-engine fill factor on that server's own speed points; run 2's points; then both servers
+#       moved to cores 0-5 (taskset on every process of each, cpu_count stays 16), flat and nested at 128
+#       clients on each, the clients on cores 6-15)
 # Two vLLM servers side by side on one H200 and all 16 cores: xgrammar on :8000, llguidance on :8001.
 # `calibrate --base-url` against the xgrammar one (the three schemas mixed), then each schema alone on
 # each server at 32, 128 and 256 clients, twice, interleaved (load, repeat, schema, server), so the
@@ -31,7 +35,7 @@ if [ $MODE != rerun ] && [ ! -f $R/xg/host.json.gz ]; then
   python3 -m maskcost.cli calibrate --base-url http://127.0.0.1:8000 --tokenizer /tmp/llama3-8b \
     --schema $D/schemas/flat.json $D/schemas/nested.json $D/schemas/deep.json --server-engine vllm \
     --server-engine-version 0.25.1 --server-backend xgrammar --max-num-seqs 256 --out $R/xg/host.json.gz \
-    $([ $MODE = run3 ] && echo --backend-url guidance=http://127.0.0.1:8001) > $R/calibrate.log 2>&1
+    $([ $MODE = run3 ] || [ $MODE = run4 ] && echo --backend-url guidance=http://127.0.0.1:8001) > $R/calibrate.log 2>&1
   rc=$?; echo "$(date +%T) calibrate rc $rc $(( $(date +%s) - s )) s" >> $R/steps.txt; pack
   [ $rc = 0 ] || exit 1
 fi
@@ -53,7 +57,7 @@ one() {  # SERVER PORT SCHEMA CONC REPEATS: schema on, that schema alone (a swee
   local procs=1 rounds=3; [ "$4" -ge 128 ] && procs=2
   [ $MODE != run1 ] && rounds=$(case $4 in 32) echo 12;; 128) echo 4;; *) echo 3;; esac)
   [ $MODE = run3 ] && [ $3 = flat ] && [ $4 = 128 ] && [ ! -f $R/threads-$1.txt ] && probe $1 &
-  timeout 150 python3 -m maskcost.cli sweep --base-url "http://127.0.0.1:$2" --out "$R/$1/$3.jsonl" --arms on \
+  timeout 150 taskset -c "${CLIENT_CORES:-0-15}" python3 -m maskcost.cli sweep --base-url "http://127.0.0.1:$2" --out "$R/$1/$3.jsonl" --arms on \
     --concurrency "$4" --repeats "$5" --schema "$D/schemas/$3.json" --rounds $rounds --client-procs $procs \
     --label "$1-$3" >> "$R/sweep.log" 2>&1
   echo "$(date +%T) $1 $3 c$4 repeats $5 rc=$?" >> $R/steps.txt
@@ -64,6 +68,14 @@ for c in 32 128 256; do for r in 1 2; do for s in $([ $MODE = run1 ] && echo fla
     one $srv $([ $srv = xg ] && echo 8000 || echo 8001) $s $c $r
   done
 done; pack; done; done
+if [ $MODE = run4 ]; then  # the core count calibrate did not use: both servers on cores 0-5, the clients on 6-15
+  mkdir -p $R/xg6 $R/gd6
+  for srv in xg gd; do for p in $(pgrep -s "$(cat $R/$srv.pid)"); do taskset -a -p -c 0-5 $p; done; done > $R/taskset.txt 2>&1
+  for s in flat nested; do for srv in xg gd; do
+    late && { echo "$(date +%T) deadline: stopped before $srv $s 6 cores" >> $R/steps.txt; pack; exit 0; }
+    CLIENT_CORES=6-15 one ${srv}6 $([ $srv = xg ] && echo 8000 || echo 8001) $s 128 1
+  done; done; pack
+fi
 echo "$(date +%T) done" >> $R/steps.txt; pack
 # run 3, exploratory, where this call has the time: the xgrammar server again with OMP_NUM_THREADS=1, its
 # flat points at 32 and 128 and its threads: is the CPU a step beyond the model's parts an OpenMP pool?
