@@ -368,14 +368,18 @@ def vllm_shape_rows() -> list[dict]:
     twice; a point is the mean engine ITL of its two runs. Run 1: the profile calibrate --base-url made on
     that machine's xgrammar server, at the speed it read there (speed read; the llguidance server is the
     other server of that machine). Run 2, another machine: run 1's profile as it is (nothing read there). Run 3,
-    a third machine: as run 1, each backend's traces from its own server's outputs."""
+    a third machine: as run 1, each backend's traces from its own server's outputs. Run 4, a fourth: as run 3,
+    llguidance's fill factor fitted on its own server at calibration, and flat and nested at 128 clients with
+    both servers on 6 cores (xg6/, gd6/: predicted["cores6"])."""
     rows = []
-    for run, mode, made in (("run1", "read", "run1"), ("run2", "bench", "run1"), ("run3", "read", "run3")):
+    for run, mode, made in (("run1", "read", "run1"), ("run2", "bench", "run1"), ("run3", "read", "run3"),
+                            ("run4", "read", "run4")):
         d = f"{V}/shape/{run}"
-        pred = load(f"{d}/predicted.json")["points"]
+        predicted = load(f"{d}/predicted.json")
         # the speed the profile carries (its serial-fill speed; its pool speed apart: profile measured_speed)
         speed = json.loads(gzip.decompress((ROOT / V / f"shape/{made}/xg/host.json.gz").read_bytes()))["measured_speed"]
-        for srv, b in (("xg", "xgrammar"), ("gd", "guidance")):
+        for srv, b, cores in (("xg", "xgrammar", 16), ("gd", "guidance", 16), ("xg6", "xgrammar", 6), ("gd6", "guidance", 6)):
+            pred = predicted["points" if cores == 16 else "cores6"] if cores == 16 or "cores6" in predicted else {}
             for schema in ("flat", "nested", "deep"):
                 path = f"{d}/{srv}/{schema}.jsonl"
                 if not (ROOT / path).is_file():
@@ -389,7 +393,7 @@ def vllm_shape_rows() -> list[dict]:
                     rows.append(dict(engine="vllm", engine_version="0.25.1", backend=b, session=f"vllm/shape/{run}",
                                      machine=f"vllm/shape/{run}", server=f"vllm/shape/{run}/{srv}", arm="schema_on",
                                      concurrency=c, running_mean=statistics.fmean(r["engine"]["running_mean"] for r in rs),
-                                     max_num_seqs=256, cores=16,
+                                     max_num_seqs=256, cores=cores,
                                      measured_itl_ms=statistics.fmean(itl_ms(r) for r in rs),
                                      predicted_bench_itl_ms=p if mode == "bench" else None,
                                      predicted_read_itl_ms=p if mode == "read" else None,

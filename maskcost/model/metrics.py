@@ -164,7 +164,8 @@ def summarize(sim: Simulation) -> dict[str, Any]:
 def what_the_engine_shows(sim: Simulation, col: dict[str, np.ndarray], win: np.ndarray, span: float,
                           step_ms: float | None) -> dict[str, Any]:
     """What a GPU monitor and the engine's metrics would show over the window: the GPU's busy fraction (its
-    forward time over the wall time, idle gaps counted as idle), the host's exposed fraction (each step's
+    forward time over the wall time, idle gaps counted as idle; the forward is the schema-off step as the
+    server ran it, host work included, so an upper bound on NVML's: docs/validation.md finding 20), the host's exposed fraction (each step's
     time beyond its forward: the fill, the grammar's and the engine's CPU work that the forward did not
     hide), the bound (host where the exposed time exceeds the forward's), and the bitmask's copy to the GPU
     per step at the window's mean rows, with its share of the host link at that step time: the copy is

@@ -171,7 +171,7 @@ def score(run: Path, profile: Path | None = None) -> None:
         lines.append(f"6 cores, 128 clients: median |ITL error| {f(c6['median_abs_pct'], '{:.1f}')}% over {c6['points']} ("
                      + ", ".join(f"{e:+.0f}%" for e in c6["errors_pct"]) + f"); every held-out point: median "
                      f"{al['median_abs_pct']:.1f}% over {al['points']}, bar (<= {ITL_BAR_PCT:.0f}%) met: {al['bar_met']}")
-    gb = it["gpu_busy"] + res.get("itl_cores6", {}).get("gpu_busy", [])
+    gb = it["gpu_busy"] + [{**g, "load": f"{g['load']} (6 cores)"} for g in res.get("itl_cores6", {}).get("gpu_busy", [])]
     if gb:
         lines.append(f"GPU busy (NVML) against the model's, {len(gb)} points: median |difference| "
                      f"{statistics.median(abs(g['measured'] - g['predicted']) for g in gb):.2f}; " + ", ".join(
