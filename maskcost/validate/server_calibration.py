@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -147,13 +147,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         bar.update(round(est[phase]))
 
     # the servers' own outputs first (schema on): what the host's traces replay
-    outputs = {cfg.backend: server_outputs(base_url, vocab, entries, side("outputs"), plan, seed)}
-    notes.append(outputs_note(entries, outputs[cfg.backend], plan.outputs_per_schema))
-    for b, u in others.items():
-        outputs[b] = server_outputs(u, vocab, entries, side(f"outputs-{b}"), plan, seed)
-        notes.append(f"{b}: " + outputs_note(entries, outputs[b], plan.outputs_per_schema).replace(
-            "the server's", f"its server's ({u})"))
-    outputs = {b: outputs.get(b, outputs[cfg.backend]) for b in backends}  # the rest replay --base-url's
+    outputs = all_outputs(base_url, cfg.backend, others, backends, vocab, entries, side, plan, seed, notes)
     done("outputs")
     # the host, while the server is idle
     host = host_info(vocab)
@@ -166,30 +160,14 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     apply = apply_or_copied(vocab.size, base, notes)
     done("host")
     # the server, schema on, one speed point at a time between the other phases (read at the end)
-    on_entries = {b: [e for e in entries if e.schema_id in {t.schema_id for t in costs[b].traces}]
-                  for b in (cfg.backend, *others) if b in costs}
-    if not on_entries.get(cfg.backend):
-        raise ValueError(f"calibrate: none of the schemas traced on {cfg.backend} (the server's backend, "
-                         f"--server-backend): no speed can be read")
-    speed_path = side("speed-sweep")
-    speed_specs = [PointSpec("on", c, 0, max(plan.min_requests, plan.rounds * c)) for c in plan.speed_concurrency]
-
-    def speed_points(specs: list[PointSpec]) -> list[dict[str, Any]]:
-        """Each spec on the --base-url server, then on each --backend-url one (its fill factor's points,
-        fit_backend_fill) at once after it; the first server's points returned, the others' kept in on_other."""
-        got = run_sweep(base_url, specs, on_entries[cfg.backend], speed_path, max_tokens=plan.max_tokens, seed=seed)
-        for b, u in others.items():
-            if on_entries.get(b):
-                on_other[b] = run_sweep(u, specs, on_entries[b], side(f"speed-sweep-{b}"), max_tokens=plan.max_tokens,
-                                        seed=seed)
-        return got
-    on_other: dict[str, list[dict[str, Any]]] = {}
-    interleaved = iter(speed_specs[:-1])  # after the forward sweep, the prefill, the context slope
+    speed = SpeedSweeps(base_url, cfg.backend, others, {b: [e for e in entries if e.schema_id in {
+        t.schema_id for t in c.traces}] for b, c in costs.items()}, side, plan, seed)
+    interleaved = iter(speed.specs()[:-1])  # after the forward sweep, the prefill, the context slope
 
     def between(phase: str) -> None:
         spec = next(interleaved, None)
         if spec is not None:
-            speed_points([spec])
+            speed.run([spec])
         done(phase)
     fwd, forward = schema_off_forward(base_url, plan, cfg, prov, side, seed, between)
     if base is not None:
@@ -207,22 +185,76 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         p = with_frontend(p, fwd)
     done("frontend")
     # the server, schema on: its own speed (the points not yet run, then all of them read)
-    on = speed_points(speed_specs)
-    served = {"engine": cfg.engine, "version": reported_version(prov.get("version")),
-              **({"server_args": prov["server_args"]} if "server_args" in prov else {}),
-              **({"backend_servers": {b: {"base_url": pv["base_url"], "version": reported_version(pv.get("version")),
-                                          "models": pv.get("models")} for b, pv in other_prov.items()}}
-                 if other_prov else {})}
-    p = replace(p, measured_speed=read_speed(p, cfg, on, speed_path.name))
-    for b, pts in on_other.items():
-        p = fit_backend_fill(p, cfg, b, pts, others[b])
-    p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1), "server_engine": served})
+    speed.run(speed.specs())
+    p = replace(p, measured_speed=read_speed(p, cfg, speed.got[cfg.backend], speed.path(cfg.backend).name))
+    for b, u in others.items():
+        if speed.got.get(b):
+            p = fit_backend_fill(p, cfg, b, speed.got[b], u)
+    p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1),
+                               "server_engine": served_engine(cfg, prov, other_prov)})
     done("speed")
     bar.close()
     save_profile(p, out)
     load_profile(out)  # what --check reads: the file as written
     partial.unlink(missing_ok=True)
     return p
+
+
+def all_outputs(base_url: str, backend: str, others: dict[str, str], backends: list[str], vocab: Vocab,
+                entries: list[SchemaEntry], side: Callable[[str], Path], plan: LivePlan, seed: int,
+                notes: list[str]) -> dict[str, dict[str, list]]:
+    """Each backend's outputs to trace (server_outputs): its own server's where it has one (--base-url's
+    for `backend`, --backend-url's for the others), else --base-url's; a note of each in `notes`."""
+    got = {backend: server_outputs(base_url, vocab, entries, side("outputs"), plan, seed)}
+    notes.append(outputs_note(entries, got[backend], plan.outputs_per_schema))
+    for b, u in others.items():
+        got[b] = server_outputs(u, vocab, entries, side(f"outputs-{b}"), plan, seed)
+        notes.append(f"{b}: " + outputs_note(entries, got[b], plan.outputs_per_schema).replace(
+            "the server's", f"its server's ({u})"))
+    return {b: got.get(b, got[backend]) for b in backends}
+
+
+@dataclass
+class SpeedSweeps:
+    """calibrate's schema-on speed points (plan.speed_concurrency, the schemas each backend traced): each
+    point on the --base-url server, then at once on each --backend-url one (fit_backend_fill's points, so
+    the host's drift falls on both); `got` holds every server's points by backend as last read."""
+    base_url: str
+    backend: str
+    others: dict[str, str]
+    on_entries: dict[str, list[SchemaEntry]]
+    side: Callable[[str], Path]
+    plan: LivePlan
+    seed: int
+    got: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.on_entries.get(self.backend):
+            raise ValueError(f"calibrate: none of the schemas traced on {self.backend} (the server's backend, "
+                             f"--server-backend): no speed can be read")
+
+    def specs(self) -> list[PointSpec]:
+        return [PointSpec("on", c, 0, max(self.plan.min_requests, self.plan.rounds * c))
+                for c in self.plan.speed_concurrency]
+
+    def path(self, backend: str) -> Path:
+        return self.side("speed-sweep" if backend == self.backend else f"speed-sweep-{backend}")
+
+    def run(self, specs: list[PointSpec]) -> None:
+        """The points of `specs` not yet on file (a sweep resumes), on every server in turn."""
+        for b, url in ((self.backend, self.base_url), *self.others.items()):
+            if self.on_entries.get(b):
+                self.got[b] = run_sweep(url, specs, self.on_entries[b], self.path(b), max_tokens=self.plan.max_tokens,
+                                        seed=self.seed)
+
+
+def served_engine(cfg: EngineConfig, prov: dict[str, Any], other_prov: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The profile's provenance of the servers it was read from (server_engine)."""
+    return {"engine": cfg.engine, "version": reported_version(prov.get("version")),
+            **({"server_args": prov["server_args"]} if "server_args" in prov else {}),
+            **({"backend_servers": {b: {"base_url": pv["base_url"], "version": reported_version(pv.get("version")),
+                                        "models": pv.get("models")} for b, pv in other_prov.items()}}
+               if other_prov else {})}
 
 
 def schema_off_forward(base_url: str, plan: LivePlan, cfg: EngineConfig, prov: dict[str, Any],
