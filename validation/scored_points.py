@@ -346,7 +346,7 @@ def sglang_transfer_rows() -> list[dict]:
     calibrated there. Nothing read: report --predicted against the registered predicted.json (val-predicted/);
     the speed read from the campaign's short sweep: against predicted-read.json (val-read/)."""
     rows = []
-    for run in ("run1",):
+    for run in ("run1", "run2"):  # two fresh machines, the same registered campaign
         d = f"{SG}/transfer/{run}"
         for arm, b in (("xgrammar", "xgrammar"), ("llguidance", "guidance")):
             bench, read = report_rows(f"{d}/{arm}/val-predicted/report.json"), report_rows(f"{d}/{arm}/val-read/report.json")
