@@ -55,6 +55,16 @@ class TraceEvent:
     dur_ms: float
 
 
+class _Rows:
+    """A step's rows and what they decide until they change (Simulation._rows)."""
+    __slots__ = ("act", "B", "n_dec", "s_slots", "ones", "S", "off", "n", "rlen", "cpu_terms", "use_pool",
+                 "apply_plain_ms", "grammar_cpu")
+
+    def __init__(self, act, B: int, n_dec: int) -> None:
+        self.act, self.B, self.n_dec = act, B, n_dec
+        self.off = self.n = self.rlen = None
+
+
 class Simulation:
     def __init__(self, costs: Costs, cfg: EngineConfig, wl: Workload, record_trace: bool = False,
                  max_trace_steps: int = 400) -> None:
@@ -379,128 +389,63 @@ class Simulation:
         return float(self.ctx_dec) if dec_slots.size else 0.0
 
     def engine_loop(self):
-        env, cfg, costs = self.env, self.cfg, self.costs
-        tr = costs.traces
-        k = cfg.spec_tokens
-        engine = self.engine
-        async_on = cfg.effective_async
-        wraps = self.wl.output_tokens is not None
-        rec = self.record_trace  # (event records nothing otherwise)
-        last_act = None
+        """The engine's steps, one after another: each takes the rows _next_step admits, runs the GPU's
+        forward beside the CPU's work (the advance, the fill, the engine's own), waits for both and the
+        mask, and ends the step (_end_step); a run of steady steps is computed in one go (_quiet_run)."""
+        env, cfg, costs, engine = self.env, self.cfg, self.costs, self.engine
+        k, async_on, rec = cfg.spec_tokens, cfg.effective_async, self.record_trace
+        rows: _Rows | None = None
         by_counts: dict[tuple[int, int], tuple] = {}
         while True:
             act, rids, is_new, struct, prefill_tokens, partial, dec_slots, joined = yield from self._next_step()
             t0 = env.now
-            if act is not last_act:  # new rows (else the last step's: _next_step)
-                last_act = act
-                B = int(act.size)
-                s_slots, srid = (act, rids) if self.all_structured else (act[struct], None)
-                n_dec = int(dec_slots.size)  # the decode rows: act's first n_dec (_next_step)
-                ones = np.ones(B, int) if k else None  # (without drafts _end_step advances each row by 1)
-                S = int(s_slots.size)
-                if S:
-                    srid = self.s_rid[s_slots] if srid is None else srid
-                    off, n = self.req_off[srid], self.req_n[srid]
-                    rlen = self.reason_len[srid] if self.reasoning else None
+            if rows is None or act is not rows.act:  # new rows (else the last step's: _next_step)
+                rows = self._rows(act, rids, struct, dec_slots, by_counts)
                 context = self._context_tokens(dec_slots)
-                # what depends on the rows' counts alone (a run of steady steps keeps them; the run, B and S)
-                terms = by_counts.get((B, S))
-                if terms is None:
-                    terms = by_counts[B, S] = (*costs.grammar_step_cpu_terms(B), costs.cpu_overhead_ms(B),
-                                               engine.uses_pool(cfg, S, k),
-                                               costs.apply_ms(engine.apply_rows(B, S, S, 0) if S else 0))
-                cpu_terms, use_pool, apply_plain_ms = CpuTerms(*terms[:3]), terms[3], terms[4]
-                # the engine thread's other work: with a grammar row and async scheduling it is not hidden;
-                # where the probe timed it (the profile's engine-CPU curve), a sync step runs the same calls
-                # (core.py:479 step(): schedule, launch, fill while the GPU runs, sample, update), so it
-                # is the same curve
-                grammar_cpu = bool(S) and (async_on or costs.engine_cpu is not None)
             elif k:  # (a step of the same rows: no row joined)
                 context = float(self.ctx_dec)
             else:  # the same rows as the last step, each one token further on
-                context += n_dec
+                context += rows.n_dec
+            B, S, n_dec = rows.B, rows.S, rows.n_dec
             # a run of such steps that nothing else acts on: computed in one go (_quiet_run), one event
-            if not k and self._steady[1] is not None and act is self._steady[1][0] and not use_pool and self._quiet():
-                ran, t_end = self._quiet_run(t0, act, rids, context, (s_slots, off, n) if S else None, grammar_cpu,
-                                             cpu_terms, apply_plain_ms)
+            if not k and self._steady[1] is not None and act is self._steady[1][0] and not rows.use_pool and self._quiet():
+                ran, t_end = self._quiet_run(t0, act, rids, context, (rows.s_slots, rows.off, rows.n) if S else None,
+                                             rows.grammar_cpu, rows.cpu_terms, rows.apply_plain_ms)
                 if ran:
                     context += (ran - 1) * n_dec  # the last step's: the loop's next adds one more
                     yield At(env, t_end)  # to the last step's end, where the event-by-event steps land
                     continue
-            # decode tokens per row: 1, or 1 + accepted drafts (each accepted with p, in order) on
-            # the rows that got drafts this step (a fraction spec_draft_rate of the decode rows)
-            toks = ones
-            if k:
-                drafted = ~is_new & (self.rng.random(B) < cfg.spec_draft_rate)
-                acc = np.minimum(self.rng.geometric(1.0 - cfg.spec_acceptance, B) - 1, k) \
-                    if cfg.spec_acceptance < 1 else np.full(B, k)
-                toks = np.where(drafted, 1 + acc, 1)
+            toks, drafted = self._draft_tokens(rows, is_new)
             forward_ms = costs.forward_ms(B + partial + (k * int(np.count_nonzero(drafted)) if k else 0), prefill_tokens,
                                           n_dec, context)
             if prefill_tokens:  # (GPU time: shared as the forward is, model/host_share.py)
                 forward_ms += engine.prefill_extra_ms(costs, prefill_tokens) * costs.gpu_factor
-            # rows of the bitmask: one per structured request, 1 + k for a request with drafts
-            fill_ms = adv_ms = 0.0
-            row_ms = np.zeros(0)
-            if S:
-                pos = self.s_pos[s_slots] - rlen if self.reasoning else self.s_pos[s_slots]  # < 0: still reasoning
-
-                def at(values, p):  # a row's cost at answer position p; none while it reasons
-                    if not self.reasoning:
-                        return values[off + p % n]
-                    return np.where(p >= 0, values[off + np.maximum(p, 0) % n], 0.0)
-                if k:
-                    d = drafted[struct]
-                    rows = np.stack([at(costs.fill_row_ms, pos + j) for j in range(k + 1)], 1)
-                    keep = np.ones(rows.shape, bool)
-                    keep[:, 1:] = d[:, None]
-                    row_ms = rows[keep]
-                    acc_us = at(tr.accept_us, pos)
-                elif self.reasoning:
-                    row_ms = at(costs.fill_row_ms, pos)
-                    acc_us = at(tr.accept_us, pos)
-                else:  # the rows' trace positions, once for both costs (a row ends with its trace, unless
-                    # --output-tokens holds it longer: then it wraps)
-                    here = off + pos % n if wraps else off + pos
-                    row_ms = costs.fill_row_ms[here]
-                    acc_us = tr.accept_us[here]
-                # advance by the tokens of this step; with drafts also advance over each draft and roll back
-                adv_ms = float((acc_us * (1 + 2 * k * d)).sum() if k else acc_us.sum()) * costs.cpu_scale / 1e3
-                # and the engine's own work per structured row beyond the library's (a fitted cost)
-                adv_ms += S * costs.engine_row_ms * costs.cpu_scale
-                fill_ms = float(row_ms.sum())
+            row_ms, fill_ms, adv_ms = self._grammar_rows(rows, drafted, struct) if S else (np.zeros(0), 0.0, 0.0)
             compile_wait_ms = engine.compile_wait_ms(self, t0)
-            apply_ms = costs.apply_ms(engine.apply_rows(B, S, int(row_ms.size), k) if S else 0) if k else apply_plain_ms
+            apply_ms = costs.apply_ms(engine.apply_rows(B, S, int(row_ms.size), k) if S else 0) if k \
+                else rows.apply_plain_ms
             # --- the step: GPU forward and the CPU branch run together (a sync step with the probe's
             # curve: its schedule, launch, sample and update in series with the forward; the fill overlaps it)
             # Nothing else acts on a step while it runs, so its parts are times, not events: the engine
             # waits once for the CPU work up to the end of the fill (when the previous step's held outputs
             # leave), and once for the rest (the forward's end, the mask, a sync step's serial work).
-            overhead_ms, cpu_serial = serial_cpu(adv_ms, cpu_terms, grammar_cpu, async_on, compile_wait_ms)
-            gpu_end = gpu_end_at(t0, cpu_serial, forward_ms, grammar_cpu, async_on)
+            overhead_ms, cpu_serial = serial_cpu(adv_ms, rows.cpu_terms, rows.grammar_cpu, async_on, compile_wait_ms)
+            gpu_end = gpu_end_at(t0, cpu_serial, forward_ms, rows.grammar_cpu, async_on)
             if rec:
                 self.event("advance + engine CPU", "engine thread", t0, cpu_serial)
                 self.event("forward", "GPU", gpu_end - forward_ms, forward_ms)
             pool_wait_ms = thread_fill_ms = fill_dur = 0.0
             if S:
-                fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms, fill_ms, use_pool, t0 + cpu_serial)
+                fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms, fill_ms, rows.use_pool,
+                                                                     t0 + cpu_serial)
             fill_end = t0 + cpu_serial + fill_dur
-            now = t0  # the step's clock: env.now, or ahead of it where nothing else is due meanwhile
-            if self.held is not None:  # the previous step's outputs leave with this step's fill done
-                if fill_end > t0:
-                    now = t0 + (fill_end - t0)  # where a timeout to fill_end lands
-                    # with the API server between, what the release does is to queue a job at `now`
-                    # and an event after it: with no other event due up to then, neither needs the clock
-                    # to be there (the same times, and the same order of events: none comes between)
-                    if self.frontend_free_at is None or env.peek() <= now:
-                        yield env.timeout(fill_end - t0)
-                self._release_held(now)
+            now = yield from self._outputs_leave(t0, fill_end)
             # (a sync step without a grammar row: sampling, then update_from_output advances the matchers,
             # plus the engine CPU work that the schema-off async ITL hides, after the apply)
-            t_apply, t_end = step_end(fill_end, gpu_end, apply_ms, adv_ms, overhead_ms, grammar_cpu, async_on)
+            t_apply, t_end = step_end(fill_end, gpu_end, apply_ms, adv_ms, overhead_ms, rows.grammar_cpu, async_on)
             if rec:
                 self.event("mask copy + apply", "GPU", t_apply, apply_ms)
-                if not async_on and not grammar_cpu:
+                if not async_on and not rows.grammar_cpu:
                     self.event("advance + engine CPU", "engine thread", t_apply + apply_ms, adv_ms + overhead_ms)
             if t_end > now:  # (a timeout from `now`, where it lands)
                 yield At(env, now + (t_end - now))
@@ -511,8 +456,89 @@ class Simulation:
                 self.itl_w.append((t0, period, toks[~is_new]))
             self._end_step(act, rids, is_new, toks,
                            StepTimes(t0, period, B, S, prefill_tokens, forward_ms, fill_ms, pool_wait_ms, apply_ms,
-                                     adv_ms, compile_wait_ms, overhead_ms, use_pool, thread_fill_ms),
+                                     adv_ms, compile_wait_ms, overhead_ms, rows.use_pool, thread_fill_ms),
                            hold=bool(S) and async_on and engine.holds_outputs(), n_dec=n_dec, joined=joined)
+
+    def _rows(self, act, rids, struct, dec_slots, by_counts: dict[tuple[int, int], tuple]) -> "_Rows":
+        """What a step's rows decide until they change: their counts, the structured rows' places in
+        their traces, and the terms that depend on the counts alone (cached in `by_counts` by (B, S))."""
+        cfg, costs, engine = self.cfg, self.costs, self.engine
+        r = _Rows(act=act, B=int(act.size), n_dec=int(dec_slots.size))  # the decode rows: act's first n_dec
+        r.s_slots, srid = (act, rids) if self.all_structured else (act[struct], None)
+        r.ones = np.ones(r.B, int) if cfg.spec_tokens else None  # (without drafts _end_step advances each row by 1)
+        r.S = int(r.s_slots.size)
+        if r.S:
+            srid = self.s_rid[r.s_slots] if srid is None else srid
+            r.off, r.n = self.req_off[srid], self.req_n[srid]
+            r.rlen = self.reason_len[srid] if self.reasoning else None
+        terms = by_counts.get((r.B, r.S))
+        if terms is None:
+            terms = by_counts[r.B, r.S] = (*costs.grammar_step_cpu_terms(r.B), costs.cpu_overhead_ms(r.B),
+                                           engine.uses_pool(cfg, r.S, cfg.spec_tokens),
+                                           costs.apply_ms(engine.apply_rows(r.B, r.S, r.S, 0) if r.S else 0))
+        r.cpu_terms, r.use_pool, r.apply_plain_ms = CpuTerms(*terms[:3]), terms[3], terms[4]
+        # the engine thread's other work: with a grammar row and async scheduling it is not hidden; where
+        # the probe timed it (the profile's engine-CPU curve), a sync step runs the same calls (core.py:479
+        # step(): schedule, launch, fill while the GPU runs, sample, update), so it is the same curve
+        r.grammar_cpu = bool(r.S) and (cfg.effective_async or costs.engine_cpu is not None)
+        return r
+
+    def _draft_tokens(self, rows: "_Rows", is_new):
+        """The tokens each row advances this step and which rows got drafts: 1 each without speculative
+        decoding; with it, 1 + the accepted drafts (each accepted with p, in order) on the rows that got
+        drafts this step (a fraction spec_draft_rate of the decode rows)."""
+        cfg, k = self.cfg, self.cfg.spec_tokens
+        if not k:
+            return rows.ones, None
+        drafted = ~is_new & (self.rng.random(rows.B) < cfg.spec_draft_rate)
+        acc = np.minimum(self.rng.geometric(1.0 - cfg.spec_acceptance, rows.B) - 1, k) \
+            if cfg.spec_acceptance < 1 else np.full(rows.B, k)
+        return np.where(drafted, 1 + acc, 1), drafted
+
+    def _grammar_rows(self, rows: "_Rows", drafted, struct) -> tuple[np.ndarray, float, float]:
+        """The structured rows' bitmask rows this step (one per request, 1 + k for a request with drafts):
+        each row's fill cost, their sum, and the advance (the matchers over this step's tokens, with drafts
+        over each draft and back, plus the engine's own fitted work per structured row), in ms."""
+        costs, tr, k = self.costs, self.costs.traces, self.cfg.spec_tokens
+        off, n = rows.off, rows.n
+        pos = self.s_pos[rows.s_slots] - rows.rlen if self.reasoning else self.s_pos[rows.s_slots]  # < 0: reasoning
+
+        def at(values, p):  # a row's cost at answer position p; none while it reasons
+            if not self.reasoning:
+                return values[off + p % n]
+            return np.where(p >= 0, values[off + np.maximum(p, 0) % n], 0.0)
+        if k:
+            d = drafted[struct]
+            per = np.stack([at(costs.fill_row_ms, pos + j) for j in range(k + 1)], 1)
+            keep = np.ones(per.shape, bool)
+            keep[:, 1:] = d[:, None]
+            row_ms, acc_us = per[keep], at(tr.accept_us, pos)
+            adv_us = float((acc_us * (1 + 2 * k * d)).sum())
+        else:
+            if self.reasoning:
+                row_ms, acc_us = at(costs.fill_row_ms, pos), at(tr.accept_us, pos)
+            else:  # the rows' trace positions, once for both costs (a row ends with its trace, unless
+                # --output-tokens holds it longer: then it wraps)
+                here = off + pos % n if self.wl.output_tokens is not None else off + pos
+                row_ms, acc_us = costs.fill_row_ms[here], tr.accept_us[here]
+            adv_us = float(acc_us.sum())
+        adv_ms = adv_us * costs.cpu_scale / 1e3 + rows.S * costs.engine_row_ms * costs.cpu_scale
+        return row_ms, float(row_ms.sum()), adv_ms
+
+    def _outputs_leave(self, t0: float, fill_end: float):
+        """The previous step's held outputs (async scheduling) leave once this step's fill is done; returns
+        the step's clock: env.now, or ahead of it where nothing else is due meanwhile."""
+        now = t0
+        if self.held is not None:
+            if fill_end > t0:
+                now = t0 + (fill_end - t0)  # where a timeout to fill_end lands
+                # with the API server between, what the release does is to queue a job at `now` and an
+                # event after it: with no other event due up to then, neither needs the clock to be there
+                # (the same times, and the same order of events: none comes between)
+                if self.frontend_free_at is None or self.env.peek() <= now:
+                    yield self.env.timeout(fill_end - t0)
+            self._release_held(now)
+        return now
 
     def _quiet(self) -> bool:
         """Whether the steps to come may be computed ahead (_quiet_run): no grammar awaited (the engine's
