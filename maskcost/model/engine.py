@@ -71,7 +71,37 @@ class Simulation:
         self.costs, self.cfg, self.wl = costs, cfg, wl
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(wl.seed)
-        tr, bb = costs.traces, costs.blackbox
+        self.schema_ids = self._checked_schemas()
+        self._draw_requests(wl.requests)
+        self._slots(cfg.max_num_seqs)
+        self.waiting: deque[int] = deque()
+        self.wakeup = self.env.event()
+        self.done_events: dict[int, simpy.Event] = {}
+        self.engine = cfg.policy  # what differs between the engines (model/engines.py)
+        self.costs = self.engine.adapt_costs(costs, cfg)
+        self._compiler()
+        self._frontend()
+        self.issued = 0
+        self.t_last_issue = 0.0
+        self.stopped = False  # Workload.precision met: no more requests
+        self.steps: list = []  # StepRecord
+        self.itl_w: list[tuple[float, float, np.ndarray]] = []  # (step start ms, period ms, tokens per row) for spec decoding
+        self.record_trace = record_trace
+        self.max_trace_steps = max_trace_steps
+        self.events: list[TraceEvent] = []
+        self.env.process(getattr(self, self.engine.loop)())
+        n = wl.requests
+        if wl.concurrency is not None:  # the clients start at 0, after the engine loop, in order
+            start = self.env.event()
+            start.callbacks.extend([self._client] * min(wl.concurrency, n))
+            start.succeed()
+        else:
+            self.env.process(self.poisson_arrivals())
+
+    def _checked_schemas(self) -> list[str]:
+        """The workload's schema ids (all the profile's where it names none); ValueError naming the first
+        the profile lacks, or an engine the profile's costs cannot model."""
+        cfg, wl, tr, bb = self.cfg, self.wl, self.costs.traces, self.costs.blackbox
         if wl.reasoning_tokens != "none" and cfg.engine == "llamacpp":
             raise ValueError("--reasoning-tokens: modelled for vLLM and SGLang, not llama.cpp")
         if (cfg.engine == "llamacpp") != (tr is None):
@@ -83,9 +113,12 @@ class Simulation:
         if missing:
             raise ValueError(f"--schema-id {missing[0]}: not in the profile for {cfg.backend} "
                              f"(it has {len(known)} schemas, e.g. {known[:3]})")
-        self.schema_ids = ids
-        n = wl.requests
-        # per request
+        return ids
+
+    def _draw_requests(self, n: int) -> None:
+        """Every request drawn up front, in this order from the workload's seed: structured or not, its
+        schema, its trace (or black-box length), an unstructured length, its reasoning, its prompt."""
+        wl, tr, bb, ids = self.wl, self.costs.traces, self.costs.blackbox, self.schema_ids
         self.arrival = np.full(n, np.nan)
         self.first_t = np.full(n, np.nan)
         self.done_t = np.full(n, np.nan)
@@ -116,8 +149,13 @@ class Simulation:
         self.reasoning = draw_reason is not None
         self.out_len = self.out_len + self.reason_len
         self.aborted = np.zeros(n, bool)
-        # slots
-        m = cfg.max_num_seqs
+        # prompts: fixed, or drawn per request; the cached prefix never covers a prompt's last token
+        draw_prompt = length_distribution(wl.prompt_lengths, none_kind="fixed")
+        self.req_prompt = np.full(n, wl.prompt_tokens) if draw_prompt is None else draw_prompt(self.rng, n)
+        self.req_prefill = self.req_prompt - np.minimum(wl.prompt_cached_tokens, self.req_prompt - 1)
+
+    def _slots(self, m: int) -> None:
+        """The engine's max_num_seqs slots, all free."""
         self.s_active = np.zeros(m, bool)
         self.n_active = 0  # self.s_active.sum()
         # the decode rows change only when a prompt's last chunk runs or a slot is freed: until then a
@@ -134,57 +172,38 @@ class Simulation:
         self._ar = np.arange(m)  # (a step's row indices: is_new)
         self._masks: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}  # _next_step, read-only
         self.prefilling: deque[int] = deque()  # slots with prompt left, in admission order
-        # prompts: fixed, or drawn per request; the cached prefix never covers a prompt's last token
-        draw_prompt = length_distribution(wl.prompt_lengths, none_kind="fixed")
-        self.req_prompt = np.full(n, wl.prompt_tokens) if draw_prompt is None else draw_prompt(self.rng, n)
-        self.req_prefill = self.req_prompt - np.minimum(wl.prompt_cached_tokens, self.req_prompt - 1)
         self.s_prompt = np.zeros(m, int)
         self.free_slots = list(range(m))[::-1]
-        self.waiting: deque[int] = deque()
-        self.wakeup = self.env.event()
-        self.done_events: dict[int, simpy.Event] = {}
-        # compile state
-        self.engine = cfg.policy  # what differs between the engines (model/engines.py)
-        self.costs = costs = self.engine.adapt_costs(costs, cfg)
-        self.compile_pool = simpy.Resource(self.env, capacity=self.engine.compile_workers(cfg.cpu_count))
+
+    def _compiler(self) -> None:
+        """The grammar compiler: its pool (the engine's workers), cache and the requests awaiting it."""
+        self.compile_pool = simpy.Resource(self.env, capacity=self.engine.compile_workers(self.cfg.cpu_count))
         self.cache: OrderedDict[str, int] = OrderedDict()
         self.cache_bytes = 0
         self.inflight: dict[str, simpy.Event] = {}
         self.pending: dict[int, int] = {}  # request -> polls while waiting for its grammar
         self.compile_end: dict[str, float] = {}
         self.compiled_bases: set[str] = set()  # schemas compiled at least once (any variant)
-        # the API server: one asyncio loop, first come first served, for admissions and streamed
-        # outputs (ForwardCurve.frontend_*, host work: its times scale with the CPU speed like the rest,
-        # Costs.cpu_scale; validation/h200-vllm-0.25.1/y: a slow host's loop saturates sooner): a single
-        # server with known job times, so a job ends at max(now, when the one before it ends) + its time;
-        # None: not modelled
-        fw = costs.profile.forward
+
+    def _frontend(self) -> None:
+        """The API server: one asyncio loop, first come first served, for admissions and streamed outputs
+        (ForwardCurve.frontend_*, host work: its times scale with the CPU speed like the rest,
+        Costs.cpu_scale; validation/h200-vllm-0.25.1/y: a slow host's loop saturates sooner): a single
+        server with known job times, so a job ends at max(now, when the one before it ends) + its time;
+        frontend_free_at None: not modelled. And the outputs the engine holds back."""
+        fw = self.costs.profile.forward
         self.frontend_token_us = fw.frontend_token_us
         self.frontend_free_at = 0.0 if (fw.frontend_token_us or fw.frontend_request_ms or fw.frontend_structured_ms) \
-            and cfg.api_server_queue else None
+            and self.cfg.api_server_queue else None
         # vLLM with async scheduling and a grammar in the batch: step N's outputs leave the engine
         # only when step_with_batch_queue returns, after the deferred fill and sample of step N+1
         # (vllm/v1/engine/core.py:519-633, then _process_engine_step puts them on the output queue)
         self.held: tuple[np.ndarray, np.ndarray, int] | None = None
         # host CPU time of the API server and the compile pool (model/host_share.py reads them)
         self.frontend_busy_ms = self.compile_busy_ms = 0.0
-        self.issued = 0
-        self.t_last_issue = 0.0
-        self.stopped = False  # Workload.precision met: no more requests
-        self.steps: list = []  # StepRecord
-        self.itl_w: list[tuple[float, float, np.ndarray]] = []  # (step start ms, period ms, tokens per row) for spec decoding
-        self.record_trace = record_trace
-        self.max_trace_steps = max_trace_steps
-        self.events: list[TraceEvent] = []
-        self.env.process(getattr(self, self.engine.loop)())
-        if wl.concurrency is not None:  # the clients start at 0, after the engine loop, in order
-            start = self.env.event()
-            start.callbacks.extend([self._client] * min(wl.concurrency, n))
-            start.succeed()
-        else:
-            self.env.process(self.poisson_arrivals())
 
     # ------------------------------------------------------------ clients
+
     def _precise_enough(self) -> bool:
         """Workload.precision: the ITL mean of the steps since the ramp known to +- precision x itself
         (metrics.itl_ci95_ms over the steps' ITL gaps, metrics.itl_samples)."""
