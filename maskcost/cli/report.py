@@ -35,8 +35,9 @@ def _add_report_args(r: argparse.ArgumentParser) -> None:
                                                        "the host's speed, steal and the server's threads per point")
 
 
-def cmd_report(args) -> int:
-    from ..validate.report import compare, write_report
+def _fit_flags(args) -> list[str]:
+    """The --speed-from-* flags given (the probed re-run), after refusing the fit flags that do not go
+    together (a ValueError naming the flag)."""
     probed = [f for f, on in (("--speed-from-probe", args.speed_from_probe),
                               ("--speed-from-earlier", args.speed_from_earlier)) if on]
     needs_probe = args.speed_from_probe or (args.speed_from_earlier and args.speed_source == "fill")
@@ -50,22 +51,21 @@ def cmd_report(args) -> int:
     for flag, on in (("--fit-with-loop", args.fit_with_loop), ("--fit-serial-by-rows", args.fit_serial_by_rows)):
         if on and not args.fit_engine_fill:
             raise ValueError(f"{flag}: only with --fit-engine-fill OUT_PROFILE (it changes how the fit reads the probe)")
-    profile = _profile(args)
-    from ..validate.sweep import read_summaries
-    measured = [s for p in args.sweep for s in read_summaries(p)]
     if args.cpu_speed and len(args.cpu_speed) != 1:
         raise ValueError(f"--cpu-speed {' '.join(map(str, args.cpu_speed))}: report takes one speed (a grid is "
                          f"for predict; --speed-from-meter gives each point its own)")
+    if args.speed_from_meter and not args.hostmeter:
+        raise ValueError("--speed-from-meter: give --hostmeter FILE (the meter that ran beside the sweeps)")
+    return probed
+
+
+def _report_speed(args, profile, measured: list[dict]) -> float:
+    """The speed the model runs the points at: --cpu-speed, else the sweep's bench against the profile's
+    (--cpu-speed-from-sweep), else the profile's measured speed (its pool speed set on args too), else 1."""
     speed = args.cpu_speed[0] if args.cpu_speed else default_speed(profile)
     if not args.cpu_speed and not args.cpu_speed_from_sweep and profile.measured_speed is not None:
         print(_speed_line(profile))
         args.cpu_speed_pool = profile.measured_speed.pool_speed
-    if args.speed_from_meter and not args.hostmeter:
-        raise ValueError("--speed-from-meter: give --hostmeter FILE (the meter that ran beside the sweeps)")
-    meter = None
-    if args.hostmeter:
-        from ..validate.hostmeter import read_meter, speed_of
-        meter = read_meter(args.hostmeter)
     if args.cpu_speed_from_sweep:
         import statistics
         benches = [s["provenance"]["client_host"]["bench_us"] for s in measured
@@ -76,21 +76,82 @@ def cmd_report(args) -> int:
         speed = profile.host.bench_us / statistics.median(benches)
         print(f"cpu speed vs the profile's host: {speed:.3f} (bench_us {statistics.median(benches):.0f} "
               f"here, {profile.host.bench_us:.0f} there)")
+    return speed
+
+
+def _fit_frontend(args, profile, cfg, measured: list[dict], speed: float):
+    """report --fit-frontend OUT: the structured request's API-server cost fitted on the schema-on points,
+    written to OUT; returns the profile with it."""
+    from ..calibrate.engine import fit_frontend_structured
+    from ..profile import save_profile
+    fw0 = profile.forward
+    fw = fit_frontend_structured(profile, cfg, measured, log=lambda m: print(m, file=sys.stderr))
+    note = (f"{fw.frontend_structured_ms:.2f} ms more per structured request (was {fw0.frontend_structured_ms:.2f}; "
+            f"{fw.frontend_request_ms:.2f} ms per request), fitted on the schema-on TTFT and running counts of "
+            f"{' '.join(args.sweep)} ({cfg.backend}, --cpu-speed {speed:.3f}; calibrate.engine.fit_frontend_structured)")
+    profile = replace(profile, forward=replace(fw, source=f"{fw.source} API server, structured requests: {note}."),
+                      provenance={**profile.provenance, "frontend": note})
+    save_profile(profile, args.fit_frontend)
+    print(f"wrote {args.fit_frontend}: API server {note}")
+    return profile
+
+
+def _at_read_speeds(args, rows, profile, cfg, measured, predicted, speed: float, probe):
+    """The rows again, each schema-on point at the speed read from the measurements (--speed-from-probe:
+    its own in-engine fill speed; --speed-from-earlier: the median of the points before it), each keeping
+    its ITL speed (which does not depend on the speed it was read at)."""
+    from ..validate.hostspeed import earlier_median_speeds
+    from ..validate.report import compare
+    if args.speed_from_probe:
+        fills = {json.dumps(r["windows"]): r["fill_speed"] for r in rows}
+        for r in rows:
+            if r["arm"] == "on" and r["fill_speed"] is None:
+                print(f"--speed-from-probe: no in-engine fill in the windows of on {r['concurrency']}: "
+                      f"it stays at --cpu-speed {speed:.3f}")
+    else:
+        fills = earlier_median_speeds(rows, speed, args.speed_source)
+    itl = {json.dumps(r.get("windows")): r["itl_speed"] for r in rows}
+    rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
+                   score_off=args.score_off, speed_of=lambda w: fills.get(json.dumps(w)) or speed)
+    if probe is not None:
+        from ..validate.inengine import attach
+        attach(rows, probe)
+    for r in rows:
+        r["itl_speed"] = itl.get(json.dumps(r.get("windows")))
+    return rows
+
+
+def _fit_engine_fill(args, profile, cfg, rows, probe, speed: float) -> None:
+    """report --fit-engine-fill OUT: the in-engine fill factors fitted on the probe's timings, written to OUT."""
+    from ..model.engines import vllm_fill_pool_workers
+    from ..profile import save_profile
+    from ..validate.inengine import describe, fit_engine_fill
+    fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {args.probe}) "
+                             f"over the model's fill at "
+                             f"{'the meter speed of each point' if args.speed_from_meter else f'--cpu-speed {speed:.3f}'}, sweeps "
+                             f"{' '.join(args.sweep)}", probe,
+                             min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores), args.fit_with_loop,
+                             args.fit_serial_by_rows)
+    save_profile(fitted, args.fit_engine_fill)
+    print(f"wrote {args.fit_engine_fill}: {cfg.backend} {describe(fitted.backends[cfg.backend].engine_fill)}")
+
+
+def cmd_report(args) -> int:
+    from ..validate.report import compare, write_report
+    from ..validate.sweep import read_summaries
+    probed = _fit_flags(args)
+    profile = _profile(args)
+    measured = [s for p in args.sweep for s in read_summaries(p)]
+    speed = _report_speed(args, profile, measured)
+    meter = None
+    if args.hostmeter:
+        from ..validate.hostmeter import read_meter, speed_of
+        meter = read_meter(args.hostmeter)
     args.cpu_speed = [speed]
     cfg = _engine_configs(args, profile)[0]
     predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
     if args.fit_frontend:
-        from ..calibrate.engine import fit_frontend_structured
-        from ..profile import save_profile
-        fw0 = profile.forward
-        fw = fit_frontend_structured(profile, cfg, measured, log=lambda m: print(m, file=sys.stderr))
-        note = (f"{fw.frontend_structured_ms:.2f} ms more per structured request (was {fw0.frontend_structured_ms:.2f}; "
-                f"{fw.frontend_request_ms:.2f} ms per request), fitted on the schema-on TTFT and running counts of "
-                f"{' '.join(args.sweep)} ({cfg.backend}, --cpu-speed {speed:.3f}; calibrate.engine.fit_frontend_structured)")
-        profile = replace(profile, forward=replace(fw, source=f"{fw.source} API server, structured requests: {note}."),
-                          provenance={**profile.provenance, "frontend": note})
-        save_profile(profile, args.fit_frontend)
-        print(f"wrote {args.fit_frontend}: API server {note}")
+        profile = _fit_frontend(args, profile, cfg, measured, speed)
     if args.fit_engine_fill:
         if predicted is not None or not args.probe:
             raise ValueError("--fit-engine-fill: give --probe DIR and no --predicted (the model runs now, "
@@ -105,30 +166,16 @@ def cmd_report(args) -> int:
     if unknown:
         print(f"warning: the sweep's schemas {', '.join(unknown)} are not in the profile for {cfg.backend}: the "
               f"model runs its points without them (calibrate them to score the mix the server ran)")
-    from ..validate.hostspeed import attach_itl_speeds, earlier_median_speeds
     probe = None
     if args.probe:
         from ..validate.inengine import attach, read_probe
         probe = read_probe(args.probe)
         attach(rows, probe)
     if not args.fit_engine_fill:  # (against the profile without its engine fill, a speed would mislead)
+        from ..validate.hostspeed import attach_itl_speeds
         attach_itl_speeds(rows, profile, cfg, measured, args.requests_factor)
     if probed:  # again, each schema-on point at a speed read from the measurements
-        if args.speed_from_probe:
-            fills = {json.dumps(r["windows"]): r["fill_speed"] for r in rows}
-            for r in rows:
-                if r["arm"] == "on" and r["fill_speed"] is None:
-                    print(f"--speed-from-probe: no in-engine fill in the windows of on {r['concurrency']}: "
-                          f"it stays at --cpu-speed {speed:.3f}")
-        else:
-            fills = earlier_median_speeds(rows, speed, args.speed_source)
-        itl = {json.dumps(r.get("windows")): r["itl_speed"] for r in rows}
-        rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
-                       score_off=args.score_off, speed_of=lambda w: fills.get(json.dumps(w)) or speed)
-        if probe is not None:
-            attach(rows, probe)
-        for r in rows:  # a point's ITL speed does not depend on the speed it was read at
-            r["itl_speed"] = itl.get(json.dumps(r.get("windows")))
+        rows = _at_read_speeds(args, rows, profile, cfg, measured, predicted, speed, probe)
     if meter is not None:
         from ..validate import hostmeter
         hostmeter.attach(rows, meter)
@@ -136,17 +183,7 @@ def cmd_report(args) -> int:
                  "probe" if args.speed_from_probe else f"earlier-{args.speed_source}" if args.speed_from_earlier
                  else "meter")
     if args.fit_engine_fill:
-        from ..profile import save_profile
-        from ..model.engines import vllm_fill_pool_workers
-        from ..validate.inengine import describe, fit_engine_fill
-        fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {args.probe}) "
-                                 f"over the model's fill at "
-                                 f"{'the meter speed of each point' if args.speed_from_meter else f'--cpu-speed {speed:.3f}'}, sweeps "
-                                 f"{' '.join(args.sweep)}", probe,
-                                 min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores), args.fit_with_loop,
-                                 args.fit_serial_by_rows)
-        save_profile(fitted, args.fit_engine_fill)
-        print(f"wrote {args.fit_engine_fill}: {cfg.backend} {describe(fitted.backends[cfg.backend].engine_fill)}")
+        _fit_engine_fill(args, profile, cfg, rows, probe, speed)
     return 0
 
 
