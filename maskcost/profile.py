@@ -477,83 +477,10 @@ def _profile_from_dict(d: dict[str, Any], where: str) -> Profile:
                     _req(h, "os_cpu_count", f"{where}.host", int),
                     _nonneg(_req(h, "bench_us", f"{where}.host", float), f"{where}.host.bench_us"),
                     _req(h, "platform", f"{where}.host", str))
-    backends: dict[str, BackendCosts] = {}
-    for name, b in _req(d, "backends", where, dict).items():
-        w = f"{where}.backends.{name}"
-        if name not in BACKENDS:
-            raise ProfileError(f"{w}: unknown backend (known: {', '.join(BACKENDS)})")
-        traces = tuple(_trace(t, f"{w}.traces[{i}]") for i, t in enumerate(_req(b, "traces", w, list)))
-        compiles = tuple(CompileCost(_req(c, "schema_id", f"{w}.compiles[{i}]", str),
-                                     _nonneg(_req(c, "cold_ms", f"{w}.compiles[{i}]", float), w),
-                                     _nonneg(_req(c, "warm_ms", f"{w}.compiles[{i}]", float), w),
-                                     _req(c, "memory_bytes", f"{w}.compiles[{i}]", int),
-                                     None if c.get("variant_ms") is None else
-                                     _nonneg(_req(c, "variant_ms", f"{w}.compiles[{i}]", float), w))
-                         for i, c in enumerate(_req(b, "compiles", w, list)))
-        pool = tuple(PoolPoint(_req(p, "workers", f"{w}.pool[{i}]", int), _req(p, "rows", f"{w}.pool[{i}]", int),
-                               _req(p, "serial_us", f"{w}.pool[{i}]", float),
-                               _req(p, "parallel_us", f"{w}.pool[{i}]", float),
-                               _req(p, "ideal_us", f"{w}.pool[{i}]", float))
-                     for i, p in enumerate(_req(b, "pool", w, list)))
-        failures = tuple((_req(f_, "schema_id", f"{w}.failures", str), _req(f_, "error", f"{w}.failures", str))
-                         for f_ in _req(b, "failures", w, list))
-        bb = _blackbox(b["blackbox"], f"{w}.blackbox") if b.get("blackbox") is not None else None
-        if not traces and bb is None:
-            raise ProfileError(f"{w}.traces: no fill traces (and no black-box cost)")
-        ids = {t.schema_id for t in traces}
-        missing = ids - {c.schema_id for c in compiles}
-        if missing:
-            raise ProfileError(f"{w}.compiles: no compile cost for {sorted(missing)[:3]}")
-        ef = _engine_fill(b["engine_fill"], f"{w}.engine_fill") if b.get("engine_fill") is not None else None
-        sources = tuple((_req(x, "schema_id", f"{w}.output_sources", str), _req(x, "source", f"{w}.output_sources", str))
-                        for x in b.get("output_sources") or ())
-        row_us = _nonneg(_number(b["engine_row_us"], f"{w}.engine_row_us"), f"{w}.engine_row_us") \
-            if "engine_row_us" in b else 0.0  # absent = 0
-        saving = None if b.get("batch_fill_saving_us") is None else \
-            _number(b["batch_fill_saving_us"], f"{w}.batch_fill_saving_us")
-        if saving is not None and not math.isfinite(saving):
-            raise ProfileError(f"{w}.batch_fill_saving_us: must be a finite number, got {saving}")
-        seps = b.get("separators")
-        if seps is not None and not (isinstance(seps, list) and len(seps) == 2 and all(isinstance(x, str) for x in seps)):
-            raise ProfileError(f"{w}.separators: expected two strings (item, key), got {seps!r}")
-        backends[name] = BackendCosts(traces, compiles, pool, failures, bb, ef, sources, row_us, saving,
-                                      None if seps is None else (seps[0], seps[1]))
+    backends = {name: _backend(name, b, f"{where}.backends.{name}") for name, b in _req(d, "backends", where, dict).items()}
     if not backends:
         raise ProfileError(f"{where}.backends: empty")
-    fw = _req(d, "forward", where, dict)
-
-    def points(key: str) -> tuple[ForwardPoint, ...]:
-        pts = tuple(ForwardPoint(_req(p, "batch", f"{where}.forward.{key}[{i}]", float),
-                                 _req(p, "step_ms", f"{where}.forward.{key}[{i}]", float),
-                                 _req(p, "itl_ms", f"{where}.forward.{key}[{i}]", float))
-                    for i, p in enumerate(_req(fw, key, f"{where}.forward", list)))
-        if any(p.batch <= 0 or p.step_ms <= 0 for p in pts):
-            raise ProfileError(f"{where}.forward.{key}: batch and step_ms must be > 0")
-        return tuple(sorted(pts, key=lambda p: p.batch))
-
-    fwhere = f"{where}.forward"
-    if v == 1:  # no prefill or context measurements
-        forward = ForwardCurve(_req(fw, "source", fwhere, str), points("points"), points("sync_points"),
-                               _nonneg(_req(fw, "ttft_fixed_ms", fwhere, float), where))
-    else:
-        pre = tuple(PrefillPoint(_nonneg(_req(p, "tokens", f"{fwhere}.prefill_points[{i}]", float), fwhere),
-                                 _nonneg(_req(p, "ms", f"{fwhere}.prefill_points[{i}]", float), fwhere))
-                    for i, p in enumerate(_req(fw, "prefill_points", fwhere, list)))
-        ctx = tuple(ContextPoint(*(_nonneg(_req(p, f, f"{fwhere}.context_points[{i}]", float), fwhere)
-                                   for f in ("batch", "context_tokens", "itl_ms")))
-                    for i, p in enumerate(_req(fw, "context_points", fwhere, list)))
-        forward = ForwardCurve(_req(fw, "source", fwhere, str), points("points"), points("sync_points"),
-                               _nonneg(_req(fw, "ttft_fixed_ms", fwhere, float), where),
-                               tuple(sorted(pre, key=lambda p: p.tokens)),
-                               _nonneg(_req(fw, "context_ref_tokens", fwhere, float), fwhere),
-                               _nonneg(_req(fw, "context_us_per_ktoken", fwhere, float), fwhere), ctx,
-                               *(_nonneg(_req(fw, k, fwhere, float), f"{fwhere}.{k}") if k in fw else 0.0  # optional:
-                                 for k in ("frontend_token_us", "frontend_request_ms", "frontend_structured_ms",
-                                           "eager_prefill_ms")))  # absent = 0
-        if forward.context_us_per_ktoken and not forward.context_ref_tokens:
-            raise ProfileError(f"{fwhere}.context_ref_tokens: needed (> 0) with a context slope")
-    if not forward.points:
-        raise ProfileError(f"{where}.forward.points: no forward-time points")
+    forward = _forward(_req(d, "forward", where, dict), v, where)
     ap = _req(d, "apply", where, dict)
     apply = ApplyCost(_req(ap, "source", f"{where}.apply", str),
                       tuple(sorted((ApplyPoint(_req(p, "rows", f"{where}.apply.points", int),
@@ -574,6 +501,86 @@ def _profile_from_dict(d: dict[str, Any], where: str) -> Profile:
                    backends=backends, forward=forward, apply=apply, extra=d.get("extra", {}), engine_speeds=speeds,
                    measured_speed=measured, tokenizer_sha256=_sha256(d.get("tokenizer_sha256"), f"{where}.tokenizer_sha256"),
                    schema_sha256=digests)
+
+
+def _backend(name: str, b: dict, w: str) -> BackendCosts:
+    """One backend's costs (w: where it is in the file, for the error)."""
+    if name not in BACKENDS:
+        raise ProfileError(f"{w}: unknown backend (known: {', '.join(BACKENDS)})")
+    traces = tuple(_trace(t, f"{w}.traces[{i}]") for i, t in enumerate(_req(b, "traces", w, list)))
+    compiles = tuple(CompileCost(_req(c, "schema_id", f"{w}.compiles[{i}]", str),
+                                 _nonneg(_req(c, "cold_ms", f"{w}.compiles[{i}]", float), w),
+                                 _nonneg(_req(c, "warm_ms", f"{w}.compiles[{i}]", float), w),
+                                 _req(c, "memory_bytes", f"{w}.compiles[{i}]", int),
+                                 None if c.get("variant_ms") is None else
+                                 _nonneg(_req(c, "variant_ms", f"{w}.compiles[{i}]", float), w))
+                     for i, c in enumerate(_req(b, "compiles", w, list)))
+    pool = tuple(PoolPoint(_req(p, "workers", f"{w}.pool[{i}]", int), _req(p, "rows", f"{w}.pool[{i}]", int),
+                           _req(p, "serial_us", f"{w}.pool[{i}]", float),
+                           _req(p, "parallel_us", f"{w}.pool[{i}]", float),
+                           _req(p, "ideal_us", f"{w}.pool[{i}]", float))
+                 for i, p in enumerate(_req(b, "pool", w, list)))
+    failures = tuple((_req(f_, "schema_id", f"{w}.failures", str), _req(f_, "error", f"{w}.failures", str))
+                     for f_ in _req(b, "failures", w, list))
+    bb = _blackbox(b["blackbox"], f"{w}.blackbox") if b.get("blackbox") is not None else None
+    if not traces and bb is None:
+        raise ProfileError(f"{w}.traces: no fill traces (and no black-box cost)")
+    missing = {t.schema_id for t in traces} - {c.schema_id for c in compiles}
+    if missing:
+        raise ProfileError(f"{w}.compiles: no compile cost for {sorted(missing)[:3]}")
+    ef = _engine_fill(b["engine_fill"], f"{w}.engine_fill") if b.get("engine_fill") is not None else None
+    sources = tuple((_req(x, "schema_id", f"{w}.output_sources", str), _req(x, "source", f"{w}.output_sources", str))
+                    for x in b.get("output_sources") or ())
+    row_us = _nonneg(_number(b["engine_row_us"], f"{w}.engine_row_us"), f"{w}.engine_row_us") \
+        if "engine_row_us" in b else 0.0  # absent = 0
+    saving = None if b.get("batch_fill_saving_us") is None else \
+        _number(b["batch_fill_saving_us"], f"{w}.batch_fill_saving_us")
+    if saving is not None and not math.isfinite(saving):
+        raise ProfileError(f"{w}.batch_fill_saving_us: must be a finite number, got {saving}")
+    seps = b.get("separators")
+    if seps is not None and not (isinstance(seps, list) and len(seps) == 2 and all(isinstance(x, str) for x in seps)):
+        raise ProfileError(f"{w}.separators: expected two strings (item, key), got {seps!r}")
+    return BackendCosts(traces, compiles, pool, failures, bb, ef, sources, row_us, saving,
+                        None if seps is None else (seps[0], seps[1]))
+
+
+def _forward(fw: dict, v: int, where: str) -> ForwardCurve:
+    """The forward curve (version 1 profiles: no prefill or context measurements)."""
+    fwhere = f"{where}.forward"
+
+    def points(key: str) -> tuple[ForwardPoint, ...]:
+        pts = tuple(ForwardPoint(_req(p, "batch", f"{fwhere}.{key}[{i}]", float),
+                                 _req(p, "step_ms", f"{fwhere}.{key}[{i}]", float),
+                                 _req(p, "itl_ms", f"{fwhere}.{key}[{i}]", float))
+                    for i, p in enumerate(_req(fw, key, fwhere, list)))
+        if any(p.batch <= 0 or p.step_ms <= 0 for p in pts):
+            raise ProfileError(f"{fwhere}.{key}: batch and step_ms must be > 0")
+        return tuple(sorted(pts, key=lambda p: p.batch))
+
+    if v == 1:
+        forward = ForwardCurve(_req(fw, "source", fwhere, str), points("points"), points("sync_points"),
+                               _nonneg(_req(fw, "ttft_fixed_ms", fwhere, float), where))
+    else:
+        pre = tuple(PrefillPoint(_nonneg(_req(p, "tokens", f"{fwhere}.prefill_points[{i}]", float), fwhere),
+                                 _nonneg(_req(p, "ms", f"{fwhere}.prefill_points[{i}]", float), fwhere))
+                    for i, p in enumerate(_req(fw, "prefill_points", fwhere, list)))
+        ctx = tuple(ContextPoint(*(_nonneg(_req(p, f, f"{fwhere}.context_points[{i}]", float), fwhere)
+                                   for f in ("batch", "context_tokens", "itl_ms")))
+                    for i, p in enumerate(_req(fw, "context_points", fwhere, list)))
+        forward = ForwardCurve(_req(fw, "source", fwhere, str), points("points"), points("sync_points"),
+                               _nonneg(_req(fw, "ttft_fixed_ms", fwhere, float), where),
+                               tuple(sorted(pre, key=lambda p: p.tokens)),
+                               _nonneg(_req(fw, "context_ref_tokens", fwhere, float), fwhere),
+                               _nonneg(_req(fw, "context_us_per_ktoken", fwhere, float), fwhere), ctx,
+                               *(_nonneg(_req(fw, k, fwhere, float), f"{fwhere}.{k}") if k in fw else 0.0  # optional:
+                                 for k in ("frontend_token_us", "frontend_request_ms", "frontend_structured_ms",
+                                           "eager_prefill_ms")))  # absent = 0
+        if forward.context_us_per_ktoken and not forward.context_ref_tokens:
+            raise ProfileError(f"{fwhere}.context_ref_tokens: needed (> 0) with a context slope")
+    if not forward.points:
+        raise ProfileError(f"{fwhere}.points: no forward-time points")
+    return forward
+
 
 
 def _sha256(v: Any, where: str) -> str | None:
