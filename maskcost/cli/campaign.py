@@ -35,10 +35,13 @@ def _registered(path: Path) -> None:
     check_registration(path, reg)
 
 
+Step = tuple[str, "Path | None", "list[str] | Callable[[], list[str]]"]  # (STEPS name, its output, its argv)
+
+
 def _run_steps(args) -> int:
-    from .. import __version__
-    from ..validate.campaign import digest, load_campaign
-    from . import main
+    from ..calibrate.schemas import load_schema_file
+    from ..calibrate.tools import tool_entry
+    from ..validate.campaign import load_campaign
     path = Path(args.campaign)
     c = load_campaign(path)
     _registered(path)
@@ -49,10 +52,7 @@ def _run_steps(args) -> int:
     schemas, tools = c.files(path.parent)
     given = (["--schema", *schemas] if schemas else []) + (["--tools", *tools, "--tool-choice", c.tool_choice]
                                                           if tools else [])
-    from ..calibrate.schemas import load_schema_file
-    from ..calibrate.tools import tool_entry
-    first = arms[0]
-    ids = [load_schema_file(f).schema_id for f in schemas] + [tool_entry(f, c.tool_choice, first.server.engine).schema_id
+    ids = [load_schema_file(f).schema_id for f in schemas] + [tool_entry(f, c.tool_choice, arms[0].server.engine).schema_id
                                                                for f in tools]
     host = _host_profile(c, path, out)
     # what predict is given: a calibrated profile holds the schemas' traces; a profile made elsewhere takes
@@ -60,12 +60,37 @@ def _run_steps(args) -> int:
     requests = given if c.profile else ["--schema-id", *ids]
     if c.profile:
         _profile_holds(c, path, host)
-    steps: list[tuple[str, Path | None, list[str] | Callable[[], list[str]]]] = []
-    for i, a in enumerate(arms):
+    steps = _calibrate_steps(c, out, urls, given, host)
+    steps += [("check", None, ["calibrate", "--check", str(p)])
+              for p in dict.fromkeys(_arm_profile(c, out, a, host) for a in arms)]
+    for a in arms:  # every arm's predictions before any held-out point of any arm
+        d, engine = _arm_dir(c, out, a), _engine_flags(a)
+        steps.append(("predict", d / "predicted.json",
+                      ["predict", "--profile", str(_arm_profile(c, out, a, host)), *engine, *requests,
+                       "--concurrency", *map(str, a.held_out), *a.predict_args, "--json", str(d / "predicted.json")]))
+    if c.speed_loads:
+        steps += _speed_steps(c, out, host, urls[arms[0].name], given, requests)
+    steps += _held_out_steps(c, out, urls, given, host)
+    steps.sort(key=lambda s: STEPS.index(s[0]))  # stable: each step for every arm, in STEPS order
+    if args.stop_after:
+        steps = [s for s in steps if STEPS.index(s[0]) <= STEPS.index(args.stop_after)]
+    rc = _execute(c, path, out, steps)
+    if rc:
+        return rc
+    if args.stop_after and args.stop_after != STEPS[-1]:
+        print(f"campaign {c.name}: stopped after {args.stop_after} (--stop-after); run again to go on")
+        return 0
+    return _score_run(c, out)
+
+
+def _calibrate_steps(c, out: Path, urls: dict[str, str], given: list[str], host: Path) -> list[Step]:
+    """The first arm's server calibrated into the run (where the campaign names no profile), and each arm
+    that has its own engine side (a sync arm's schema-off sweep, an arm's fit loads) swept and fitted."""
+    steps: list[Step] = []
+    for i, a in enumerate(c.arm_list()):
         d, sv, url = _arm_dir(c, out, a), a.server, urls[a.name]
-        mns = ["--max-num-seqs", str(sv.max_num_seqs)]
         server = ["--server-engine", sv.engine, "--server-engine-version", sv.engine_version,
-                  "--server-backend", sv.backend, *mns]
+                  "--server-backend", sv.backend, "--max-num-seqs", str(sv.max_num_seqs)]
         if i == 0 and not c.profile:
             steps.append(("calibrate", host, ["calibrate", "--base-url", url, "--tokenizer", c.tokenizer, *given,
                                               *server, *c.calibrate_args, "--out", str(host)]))
@@ -81,16 +106,14 @@ def _run_steps(args) -> int:
                 engine_only += server
             mine = _arm_profile(c, out, a, host)
             steps.append(("calibrate", mine, [*engine_only, "--out", str(mine)]))
-    for p in dict.fromkeys(_arm_profile(c, out, a, host) for a in arms):
-        steps.append(("check", None, ["calibrate", "--check", str(p)]))
-    for a in arms:  # every arm's predictions before any held-out point of any arm
-        d, engine = _arm_dir(c, out, a), _engine_flags(a)
-        steps.append(("predict", d / "predicted.json",
-                      ["predict", "--profile", str(_arm_profile(c, out, a, host)), *engine, *requests,
-                       "--concurrency", *map(str, a.held_out), *a.predict_args, "--json", str(d / "predicted.json")]))
-    if c.speed_loads:
-        steps += _speed_steps(c, out, host, urls[first.name], given, requests)
-    for a in arms:
+    return steps
+
+
+def _held_out_steps(c, out: Path, urls: dict[str, str], given: list[str], host: Path) -> list[Step]:
+    """Each arm's held-out points (validate) and their scores against the predictions made before them
+    (with the speed read too, where the campaign reads one: built when that read exists)."""
+    steps: list[Step] = []
+    for a in c.arm_list():
         d, engine = _arm_dir(c, out, a), _engine_flags(a)
         prof = str(_arm_profile(c, out, a, host))
         if c.speed_loads:
@@ -105,9 +128,15 @@ def _run_steps(args) -> int:
         steps.append(("score", d / "val-predicted" / "report.json",
                       ["report", "--profile", prof, *engine, "--sweep", str(d / "val" / "sweep.jsonl"),
                        "--predicted", str(d / "predicted.json"), "--out", str(d / "val-predicted")]))
-    steps.sort(key=lambda s: STEPS.index(s[0]))  # stable: each step for every arm, in STEPS order
-    if args.stop_after:
-        steps = [s for s in steps if STEPS.index(s[0]) <= STEPS.index(args.stop_after)]
+    return steps
+
+
+def _execute(c, path: Path, out: Path, steps: list[Step]) -> int:
+    """Run the steps in order, each logged to out/steps.txt with its rc and wall time; a step whose output
+    exists is not run again (a run resumes). The first failing step's rc, else 0."""
+    from .. import __version__
+    from ..validate.campaign import digest
+    from . import main
     log = out / "steps.txt"
     with log.open("a") as f:
         f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} campaign {c.name} digest {digest(path)} "
@@ -127,10 +156,7 @@ def _run_steps(args) -> int:
             print(f"maskcost campaign: error: step {name} failed (rc {rc}); what finished is in {out}; run again to "
                   f"resume", file=sys.stderr)
             return rc
-    if args.stop_after and args.stop_after != STEPS[-1]:
-        print(f"campaign {c.name}: stopped after {args.stop_after} (--stop-after); run again to go on")
-        return 0
-    return _score_run(c, out)
+    return 0
 
 
 def _host_profile(c, path: Path, out: Path) -> Path:
