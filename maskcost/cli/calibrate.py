@@ -41,17 +41,15 @@ def _check(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from ..profile import load_profile, save_profile
+    from ..profile import load_profile
     if args.check:
         return _check(args)
     if not args.out:
         raise UsageError("calibrate: --out PROFILE is required (or --check PROFILE)")
     if not all(1 <= r <= 4096 for r in args.pool_rows):
         raise UsageError(f"--pool-rows {' '.join(map(str, args.pool_rows))}: each must be 1 to 4096 rows")
-    from ..calibrate.engine import apply_or_copied, forward_from_summaries
-    from ..calibrate.host import host_info
-    from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs
-    from ..calibrate.tokenizer import load_vocab, profile_vocab
+    from ..calibrate.run import recorded_outputs
+    from ..calibrate.tokenizer import load_vocab
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     base = load_profile(args.engine_from) if args.engine_from else None
@@ -66,28 +64,8 @@ def cmd_calibrate(args) -> int:
     if base is None and forward_sweep is None and not args.base_url:
         raise UsageError("calibrate: forward times need a live engine: give --base-url URL, "
                          "--forward-sweep SWEEP.jsonl or --engine-from PROFILE")
-    if args.variant_compile:
-        from ..calibrate.run import add_variant_compiles
-        if base is None:
-            raise UsageError("calibrate --variant-compile: give --engine-from PROFILE (the profile to extend)")
-        p = add_variant_compiles(base, profile_vocab(base.tokenizer, base.vocab_size, base.tokenizer_sha256),
-                                 _entries(args),
-                                 log=lambda m: print(m, file=sys.stderr))
-        save_profile(p, out)
-        print(f"wrote {out}")
-        return 0
-    if args.batch_fill:
-        from ..calibrate.run import add_batch_fill_saving
-        if base is None:
-            raise UsageError("calibrate --batch-fill: give --engine-from PROFILE (the profile to extend)")
-        entries = _entries(args)
-        if not entries:
-            raise UsageError("calibrate --batch-fill: give schemas with examples (e.g. --tier flat nested deep bounded)")
-        p = add_batch_fill_saving(base, profile_vocab(base.tokenizer, base.vocab_size, base.tokenizer_sha256), entries,
-                                  log=lambda m: print(m, file=sys.stderr))
-        save_profile(p, out)
-        print(f"wrote {out}")
-        return 0
+    if args.variant_compile or args.batch_fill:
+        return _extend(args, base, out)
     if (args.fit_rows or eager_sweep) and not args.engine_only:
         raise UsageError("calibrate: --fit-rows and --eager-sweep go with --engine-only --engine-from PROFILE")
     if args.engine_only:
@@ -102,6 +80,37 @@ def cmd_calibrate(args) -> int:
     notes: list[str] = list(args.note or [])
     if args.base_url:
         return _calibrate_live(args, vocab, entries, out, notes)
+    return _calibrate_offline(args, vocab, entries, base, (forward_sweep, sync_sweep, prefill_sweep, context_sweep),
+                              outputs, out, notes)
+
+
+def _extend(args, base, out: Path) -> int:
+    """calibrate --variant-compile / --batch-fill: the --engine-from profile with the measured term added."""
+    from ..calibrate.run import add_batch_fill_saving, add_variant_compiles
+    from ..calibrate.tokenizer import profile_vocab
+    from ..profile import save_profile
+    flag = "--variant-compile" if args.variant_compile else "--batch-fill"
+    if base is None:
+        raise UsageError(f"calibrate {flag}: give --engine-from PROFILE (the profile to extend)")
+    entries = _entries(args)
+    if args.batch_fill and not entries:
+        raise UsageError("calibrate --batch-fill: give schemas with examples (e.g. --tier flat nested deep bounded)")
+    add = add_variant_compiles if args.variant_compile else add_batch_fill_saving
+    p = add(base, profile_vocab(base.tokenizer, base.vocab_size, base.tokenizer_sha256), entries,
+            log=lambda m: print(m, file=sys.stderr))
+    save_profile(p, out)
+    print(f"wrote {out}")
+    return 0
+
+
+def _calibrate_offline(args, vocab, entries, base, sweeps, outputs, out: Path, notes: list[str]) -> int:
+    """calibrate without a live server: this host's traces, the forward curve from finished sweeps (or
+    --engine-from's), the mask apply measured here or copied."""
+    from ..calibrate.engine import apply_or_copied, forward_from_summaries
+    from ..calibrate.host import host_info
+    from ..calibrate.run import argv, build_profile, calibrate_backends
+    from ..profile import load_profile, save_profile
+    forward_sweep, sync_sweep, prefill_sweep, context_sweep = sweeps
     if forward_sweep is not None:
         srv = forward_sweep[0]["provenance"]["server"]
         forward = forward_from_summaries(
