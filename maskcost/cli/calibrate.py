@@ -363,23 +363,21 @@ def add_parser(sub) -> None:
     s = c.add_argument_group("the sweeps calibrate runs against a server")
     f = c.add_argument_group("a profile from finished sweeps (the validation campaigns)")
     b = c.add_argument_group("black-box engines (llama.cpp: the grammar's cost through the engine)")
+    _add_profile_args(u)
+    _add_host_args(h)
+    _add_sweep_args(s)
+    _add_finished_args(f)
+    _add_blackbox_args(b)
+    c.set_defaults(func=cmd_calibrate)
+
+
+def _add_profile_args(u) -> None:
+    """calibrate's flags: what to measure and where to write it; the live server (--base-url)."""
     u.add_argument("--check", metavar="PROFILE", help="validate a profile and say what is wrong")
     u.add_argument("--out", metavar="PROFILE", help="profile to write (.json or .json.gz)")
-    h.add_argument("--name", help="the profile's name (default: --out's file name)")
     u.add_argument("--tokenizer", "--vocab", default="llama3",
                    help=f"bundled vocabulary ({', '.join(BUNDLED)}) or a Hugging Face tokenizer folder")
     _add_schema_args(u, None)
-    h.add_argument("--outputs", metavar="RAW.jsonl", help="replay recorded outputs (a sweep's raw file)")
-    h.add_argument("--backend", nargs="+", default=["xgrammar", "guidance"], choices=["xgrammar", "guidance"],
-                   help="the grammar backends to measure")
-    h.add_argument("--repeats-fill", type=int, default=3, help="fresh-matcher replays per schema (median)")
-    h.add_argument("--traces-per-schema", type=int, default=16, help="recorded outputs replayed per schema")
-    h.add_argument("--sampled", type=int, default=0, metavar="N",
-                   help="replay N outputs sampled under the mask (seeded by --seed) instead of the examples "
-                        "(default 0: the examples; a schema without examples gets 4 sampled outputs)")
-    h.add_argument("--pool-rows", type=int, nargs="+", default=list(POOL_ROWS), metavar="N",
-                   help="the fill pool's step sizes measured, in rows (one distinct matcher each); predict takes "
-                        "the nearest for a step it models (default: " + " ".join(map(str, POOL_ROWS)) + ")")
     u.add_argument("--base-url", help="a live server: measure everything a profile needs against it (the forward "
                    "curve, prefill, context, the API server, and the server's own speed from a short schema-on "
                    "sweep of the given schemas), beside the host-side costs")
@@ -413,6 +411,39 @@ def add_parser(sub) -> None:
     u.add_argument("--budget-min", type=float, help="--base-url: fit the measurement into about this many minutes "
                    "(drops, in turn: the context slope, the prefill points, the API-server fit, forward points, "
                    "a round of each sweep; default: the full plan)")
+
+
+def _add_host_args(h) -> None:
+    """calibrate's flags: the host-side measurement: fill traces, pools, compiles on this CPU."""
+    h.add_argument("--name", help="the profile's name (default: --out's file name)")
+    h.add_argument("--outputs", metavar="RAW.jsonl", help="replay recorded outputs (a sweep's raw file)")
+    h.add_argument("--backend", nargs="+", default=["xgrammar", "guidance"], choices=["xgrammar", "guidance"],
+                   help="the grammar backends to measure")
+    h.add_argument("--repeats-fill", type=int, default=3, help="fresh-matcher replays per schema (median)")
+    h.add_argument("--traces-per-schema", type=int, default=16, help="recorded outputs replayed per schema")
+    h.add_argument("--sampled", type=int, default=0, metavar="N",
+                   help="replay N outputs sampled under the mask (seeded by --seed) instead of the examples "
+                        "(default 0: the examples; a schema without examples gets 4 sampled outputs)")
+    h.add_argument("--pool-rows", type=int, nargs="+", default=list(POOL_ROWS), metavar="N",
+                   help="the fill pool's step sizes measured, in rows (one distinct matcher each); predict takes "
+                        "the nearest for a step it models (default: " + " ".join(map(str, POOL_ROWS)) + ")")
+    h.add_argument("--note", action="append", help="a note kept in the profile's provenance (repeatable)")
+
+
+def _add_sweep_args(s) -> None:
+    """calibrate's flags: the sweeps calibrate runs against a server."""
+    s.add_argument("--max-tokens", type=int, default=512, help="max_tokens of schema-on requests (--base-url, "
+                   "--blackbox; default: 512)")
+    s.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64, 128, 192, 256],
+                   help="the schema-off sweep's loads (default: 1 8 32 64 128 192 256)")
+    s.add_argument("--rounds", type=int, default=3, help="requests per point = max(--min-requests, rounds x "
+                   "concurrency) (default: 3)")
+    s.add_argument("--min-requests", type=int, default=16, help="(default: 16)")
+    s.add_argument("--off-tokens", type=int, default=128, help="schema-off output length (default: 128)")
+
+
+def _add_finished_args(f) -> None:
+    """calibrate's flags: a profile from finished sweeps (the validation campaigns)."""
     f.add_argument("--forward-sweep", metavar="SWEEP.jsonl", help="use a finished schema-off sweep instead")
     f.add_argument("--sync-sweep", metavar="SWEEP.jsonl", help="schema-off sweep of the same server with "
                                                               "--no-async-scheduling")
@@ -431,14 +462,6 @@ def add_parser(sub) -> None:
                    "per-request costs on the --forward-sweep (TTFT and running count under load)")
     f.add_argument("--engine-from", metavar="PROFILE", help="take forward and apply costs from this profile")
     f.add_argument("--engine-note", help="engine flags/GPU to record with the forward curve")
-    b.add_argument("--blackbox", action="store_true", help="measure the grammar's cost through the engine: "
-                                                             "schema-on minus schema-off ITL (llama.cpp; any engine)")
-    b.add_argument("--on-sweep", metavar="SWEEP.jsonl", help="--blackbox from a finished schema-on sweep "
-                                                             "(with --forward-sweep as its schema-off arm)")
-    b.add_argument("--backend-name", default="gbnf", choices=["gbnf", "xgrammar", "guidance"],
-                   help="--blackbox: which backend the engine ran (gbnf: llama.cpp's own)")
-    s.add_argument("--max-tokens", type=int, default=512, help="max_tokens of schema-on requests (--base-url, "
-                   "--blackbox; default: 512)")
     f.add_argument("--variant-compile", action="store_true",
                    help="add the near-identical-variant compile time of --engine-from's schemas (measured here, "
                         "scaled by bench_us) and write the extended profile")
@@ -448,12 +471,15 @@ def add_parser(sub) -> None:
                         "examples, scaled by bench_us) to --engine-from and write the extended profile")
     f.add_argument("--engine-only", action="store_true", help="keep --engine-from's host and grammar costs; "
                                                                "replace only the forward/sync curves")
-    s.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32, 64, 128, 192, 256],
-                   help="the schema-off sweep's loads (default: 1 8 32 64 128 192 256)")
+
+
+def _add_blackbox_args(b) -> None:
+    """calibrate's flags: black-box engines (llama.cpp)."""
+    b.add_argument("--blackbox", action="store_true", help="measure the grammar's cost through the engine: "
+                                                             "schema-on minus schema-off ITL (llama.cpp; any engine)")
+    b.add_argument("--on-sweep", metavar="SWEEP.jsonl", help="--blackbox from a finished schema-on sweep "
+                                                             "(with --forward-sweep as its schema-off arm)")
+    b.add_argument("--backend-name", default="gbnf", choices=["gbnf", "xgrammar", "guidance"],
+                   help="--blackbox: which backend the engine ran (gbnf: llama.cpp's own)")
     b.add_argument("--repeats", type=int, default=1, help="--blackbox: repeats of each point (default: 1)")
-    s.add_argument("--rounds", type=int, default=3, help="requests per point = max(--min-requests, rounds x "
-                   "concurrency) (default: 3)")
-    s.add_argument("--min-requests", type=int, default=16, help="(default: 16)")
-    s.add_argument("--off-tokens", type=int, default=128, help="schema-off output length (default: 128)")
-    h.add_argument("--note", action="append", help="a note kept in the profile's provenance (repeatable)")
-    c.set_defaults(func=cmd_calibrate)
+
