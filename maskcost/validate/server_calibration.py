@@ -139,13 +139,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     base, base_note = engine_side_base(engine_from, prov.get("version"), default_path)
     stem = out.name.split(".")[0]
     side = lambda what: out.with_name(f"{stem}.{what}.jsonl")  # noqa: E731  (the sweeps beside the profile)
-    est = plan.estimate_s(len(entries), len(backends), 1 + len(others))
-    log(f"calibrate: about {sum(est.values()) / 60:.1f} min ({', '.join(f'{k} {v:.0f} s' for k, v in est.items() if v)})")
-    bar = tqdm(total=round(sum(est.values())), unit="s", desc="calibrate (estimated s)", position=0)
-
-    def done(phase: str) -> None:
-        bar.update(round(est[phase]))
-
+    done = _Progress(plan.estimate_s(len(entries), len(backends), 1 + len(others)), log)
     # the servers' own outputs first (schema on): what the host's traces replay
     outputs = all_outputs(base_url, cfg.backend, others, backends, vocab, entries, side, plan, seed, notes)
     done("outputs")
@@ -155,28 +149,15 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows,
                                traces_per_schema=plan.outputs_per_schema, log=lambda m: tqdm.write(m),
                                outputs_by_backend=outputs)
-    costs = {b: replace(c, output_sources=tuple((sid, whose_outputs(src, b, cfg.backend, prov["base_url"], others)) for
-                                                sid, src in c.output_sources)) for b, c in costs.items()}
+    costs = {b: replace(c, output_sources=tuple((sid, whose_outputs(src, b, cfg.backend, prov["base_url"], others))
+                                                for sid, src in c.output_sources)) for b, c in costs.items()}
     apply = apply_or_copied(vocab.size, base, notes)
     done("host")
     # the server, schema on, one speed point at a time between the other phases (read at the end)
     speed = SpeedSweeps(base_url, cfg.backend, others, {b: [e for e in entries if e.schema_id in {
         t.schema_id for t in c.traces}] for b, c in costs.items()}, side, plan, seed)
-    interleaved = iter(speed.specs()[:-1])  # after the forward sweep, the prefill, the context slope
-
-    def between(phase: str) -> None:
-        spec = next(interleaved, None)
-        if spec is not None:
-            speed.run([spec])
-        done(phase)
-    fwd, forward = schema_off_forward(base_url, plan, cfg, prov, side, seed, between)
-    if base is not None:
-        k = convention_ratios(base, costs, vocab, entries, outputs, notes)
-        costs, ratio = _scaled_engine_side(base, host.bench_us, costs, k)
-        forward = replace(forward, frontend_structured_ms=base.forward.frontend_structured_ms * ratio)
-        notes.append(f"{base_note}, scaled x{ratio:.3f} (this host's bench_us / its); the band (engine_speeds) from it too")
-    else:
-        notes.append(base_note)
+    fwd, forward = schema_off_forward(base_url, plan, cfg, prov, side, seed, speed.interleaved(done))
+    costs, forward = engine_side(base, base_note, host.bench_us, costs, forward, vocab, entries, outputs, notes)
     notes.append(f"server: {prov['base_url']} (version {prov.get('version')}); calibrated with {' '.join(argv())}")
     p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes, entries)
     if base is not None:
@@ -193,11 +174,41 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1),
                                "server_engine": served_engine(cfg, prov, other_prov)})
     done("speed")
-    bar.close()
+    done.close()
     save_profile(p, out)
     load_profile(out)  # what --check reads: the file as written
     partial.unlink(missing_ok=True)
     return p
+
+
+def engine_side(base: Profile | None, base_note: str, bench_us: float, costs: dict[str, BackendCosts], forward: Any,
+                vocab: Vocab, entries: list[SchemaEntry], outputs: dict[str, dict[str, list]],
+                notes: list[str]) -> tuple[dict[str, BackendCosts], Any]:
+    """The costs and forward curve with what a live sweep cannot see taken from `base` (engine_side_base):
+    its in-engine factors (converted to these traces' separators) and the structured request's API-server
+    cost, scaled by the two hosts' bench; unchanged where there is no base. The note of which in `notes`."""
+    if base is None:
+        notes.append(base_note)
+        return costs, forward
+    k = convention_ratios(base, costs, vocab, entries, outputs, notes)
+    costs, ratio = _scaled_engine_side(base, bench_us, costs, k)
+    notes.append(f"{base_note}, scaled x{ratio:.3f} (this host's bench_us / its); the band (engine_speeds) from it too")
+    return costs, replace(forward, frontend_structured_ms=base.forward.frontend_structured_ms * ratio)
+
+
+class _Progress:
+    """calibrate's bar in estimated seconds (LivePlan.estimate_s), a phase's share added as it ends."""
+
+    def __init__(self, est: dict[str, float], log: Callable[[str], None]) -> None:
+        self.est = est
+        log(f"calibrate: about {sum(est.values()) / 60:.1f} min ({', '.join(f'{k} {v:.0f} s' for k, v in est.items() if v)})")
+        self.bar = tqdm(total=round(sum(est.values())), unit="s", desc="calibrate (estimated s)", position=0)
+
+    def __call__(self, phase: str) -> None:
+        self.bar.update(round(self.est[phase]))
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def all_outputs(base_url: str, backend: str, others: dict[str, str], backends: list[str], vocab: Vocab,
@@ -239,6 +250,18 @@ class SpeedSweeps:
 
     def path(self, backend: str) -> Path:
         return self.side("speed-sweep" if backend == self.backend else f"speed-sweep-{backend}")
+
+    def interleaved(self, done: Callable[[str], None]) -> Callable[[str], None]:
+        """What runs after each phase against the server (the forward sweep, the prefill, the context slope):
+        the next of the first points (the last waits for the end), then done(phase)."""
+        first = iter(self.specs()[:-1])
+
+        def between(phase: str) -> None:
+            spec = next(first, None)
+            if spec is not None:
+                self.run([spec])
+            done(phase)
+        return between
 
     def run(self, specs: list[PointSpec]) -> None:
         """The points of `specs` not yet on file (a sweep resumes), on every server in turn."""
