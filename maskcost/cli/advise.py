@@ -102,13 +102,52 @@ def _one_more_core(profile, choice, wls, tied: bool) -> dict[str, Any]:
 
 
 def cmd_advise(args) -> int:
-    from ..interval import attach
-    from ..model.advise import PARTS, Goal, choices, dominant
-    from ..model.predict import grid
-    from ..profile import default_profile_path, load_profile
+    from ..model.advise import Goal, choices
     goal = Goal(args.itl_p99_ms, args.ttft_p99_ms, args.overhead_pct, args.min_tok_s)
     t0 = time.perf_counter()
     engines = list(dict.fromkeys(args.engine))
+    flags, loaded = _load_engines(args, engines)
+    common = [s for s in loaded[engines[0]].schema_ids if all(s in v.schema_ids for v in loaded.values())]
+    if not common:
+        raise ValueError(f"advise --engine {' '.join(engines)}: their profiles share no schema: give --schema FILE "
+                         f"(traced for each engine's profile)")
+    requests = None if args.requests is not None or args.precision is not None else \
+        (lambda c: max(MIN_REQUESTS, 4 * (c or 0)))  # a point's own load sets it (a p99 needs them)
+    wls = _workloads(args, tuple(common), requests)
+    points = _search(args, flags, loaded, wls)
+    names = ", ".join(v.profile.name for v in loaded.values())
+    ranked = choices(points, goal)
+    meets = [c for c in ranked if c.meets]
+    loads = ", ".join(_load(p) for p in ranked[0].points)
+    print(f"goal: {goal.words()} at {loads} ({len(common)} schema{'s' if len(common) != 1 else ''}); "
+          f"{len(ranked)} configurations searched "
+          f"in {time.perf_counter() - t0:.1f} s (profile {names})")
+    chosen = meets[0] if meets else ranked[0]
+    result: dict[str, Any] = {"goal": asdict(goal), "profile": names, "command": "maskcost " + " ".join(sys.argv[1:]),
+                              "configurations": [{"config": c.config, "meets": c.meets, "shortfall": c.shortfall,
+                                                  "points": c.points} for c in ranked]}
+    if meets:
+        print(f"\n{len(meets)} meet it, cheapest (fewest cores) first; configurations with the same figures on one line:")
+        _list(meets, SHOWN)
+    else:
+        print("\nNo configuration searched meets the goal. The nearest:")
+        _list(ranked, 3)
+    result["chosen"] = _explain(chosen, goal, bool(meets), loaded[chosen.config["engine"]].profile, wls,
+                                tied=not args.cpu_count)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=1))
+        print(f"wrote {args.json}")
+    png = args.png or (str(Path(args.json).with_suffix(".png")) if args.json else None)
+    if png:
+        _plot(ranked, goal, Path(png))
+        print(f"wrote {png}")
+    return 0 if meets else 1
+
+
+def _load_engines(args, engines: list[str]) -> tuple[dict, dict]:
+    """Each engine's profile with the user's schemas traced for it, and its own copy of the flags (which
+    load_inputs completes: the profile's measured speed); the search's defaults set on args."""
+    from ..profile import default_profile_path, load_profile
     if len(engines) > 1 and args.profile:
         raise ValueError("advise --engine with several engines takes each one's shipped profile: give --profile with "
                          "one engine at a time")
@@ -122,20 +161,19 @@ def cmd_advise(args) -> int:
                                     if all(b in p.backends for p in profiles.values())]
     args.max_num_seqs = args.max_num_seqs or list(DEFAULT_MAX_NUM_SEQS)
     args.cores = args.cores or list(DEFAULT_CORES)
-    # each engine on its own profile, with the user's schemas traced for it (its own copy of the flags, which
-    # load_inputs completes: the profile's measured speed); all on the schemas they share
     flags, loaded = {}, {}
     for e, prof in profiles.items():
         flags[e] = copy.copy(args)
         flags[e].engine = [e]
         loaded[e] = load_inputs(flags[e], prof, say_mechanisms=False)
-    common = [s for s in loaded[engines[0]].schema_ids if all(s in v.schema_ids for v in loaded.values())]
-    if not common:
-        raise ValueError(f"advise --engine {' '.join(engines)}: their profiles share no schema: give --schema FILE "
-                         f"(traced for each engine's profile)")
-    requests = None if args.requests is not None or args.precision is not None else \
-        (lambda c: max(MIN_REQUESTS, 4 * (c or 0)))  # a point's own load sets it (a p99 needs them)
-    points, wls = [], _workloads(args, tuple(common), requests)
+    return flags, loaded
+
+
+def _search(args, flags: dict, loaded: dict, wls) -> list[dict]:
+    """Every configuration of every engine on the workloads, each point with its interval."""
+    from ..interval import attach
+    from ..model.predict import grid
+    points = []
     for e, got_in in loaded.items():
         prof = got_in.profile
         cfgs = _configs(flags[e], prof)
@@ -144,51 +182,29 @@ def cmd_advise(args) -> int:
         got = grid(prof, cfgs, wls, band=False, progress=not args.quiet)
         attach(got, read="calibration" if prof.measured_speed is not None and not got_in.given_speed else None)
         points += got
-    names = ", ".join(v.profile.name for v in loaded.values())
-    schema_ids = common
-    ranked = choices(points, goal)
-    meets = [c for c in ranked if c.meets]
-    tied = not args.cpu_count
-    loads = ", ".join(_load(p) for p in ranked[0].points)
-    print(f"goal: {goal.words()} at {loads} ({len(schema_ids)} schema{'s' if len(schema_ids) != 1 else ''}); "
-          f"{len(ranked)} configurations searched "
-          f"in {time.perf_counter() - t0:.1f} s (profile {names})")
-    chosen = meets[0] if meets else ranked[0]
-    result: dict[str, Any] = {"goal": asdict(goal), "profile": names, "command": "maskcost " + " ".join(sys.argv[1:]),
-                              "configurations": [{"config": c.config, "meets": c.meets, "shortfall": c.shortfall,
-                                                  "points": c.points} for c in ranked]}
-    if meets:
-        print(f"\n{len(meets)} meet it, cheapest (fewest cores) first; configurations with the same figures on one line:")
-        _list(meets, SHOWN)
-    else:
-        print("\nNo configuration searched meets the goal. The nearest:")
-        _list(ranked, 3)
-    # the chosen one (or the nearest): what dominates its step, what one more core buys
+    return points
+
+
+def _explain(chosen, goal, meets: bool, profile, wls, tied: bool) -> dict[str, Any]:
+    """For the chosen configuration (or the nearest), at its worst load: what dominates its step, what moves
+    it, and what one more core buys; printed, and returned for the JSON."""
+    from ..model.advise import PARTS, dominant
     worst = max(chosen.points, key=goal.shortfall)
     name, ms, share = dominant(worst)
     what, moves = PARTS.get(name, ("the GPU forward: the grammar's host work stays under it", "a faster GPU or a smaller batch"))
-    more = _one_more_core(loaded[chosen.config["engine"]].profile, chosen, wls, tied)
+    more = _one_more_core(profile, chosen, wls, tied)
     more_worst = next(p for p in more["points"] if _load(p) == _load(worst))
     before, after = worst["itl_ms_p99"], more_worst["itl_ms_p99"]
     change = f" ({100 * (after / before - 1):+.0f}%)" if before and after is not None else ""
-    head = "the cheapest" if meets else "the nearest"
     b = worst["breakdown"]
-    print(f"\n{head}, {chosen.label()}, at {_load(worst)}: a step of {b['step_ms']:.1f} ms, its forward "
-          f"{b['forward_ms']:.1f} ms; dominant: {name}, {ms:.1f} ms a step ({100 * share:.0f}%): {what}. "
-          f"What moves it: {moves}.")
+    print(f"\n{'the cheapest' if meets else 'the nearest'}, {chosen.label()}, at {_load(worst)}: a step of "
+          f"{b['step_ms']:.1f} ms, its forward {b['forward_ms']:.1f} ms; dominant: {name}, {ms:.1f} ms a step "
+          f"({100 * share:.0f}%): {what}. What moves it: {moves}.")
     print(f"one more core ({more['cores']}): ITL p99 {before or 0:.1f} -> {after or 0:.1f} ms{change}" +
           ("" if meets or max(goal.shortfall(p) for p in more["points"]) > 1 else ": that meets the goal"))
-    result["chosen"] = {"config": chosen.config, "meets": chosen.meets, "dominant": {"part": name, "ms": ms, "share": share,
-                                                                                   "what": what, "moves": moves},
-                        "one_more_core": more}
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
-        print(f"wrote {args.json}")
-    png = args.png or (str(Path(args.json).with_suffix(".png")) if args.json else None)
-    if png:
-        _plot(ranked, goal, Path(png))
-        print(f"wrote {png}")
-    return 0 if meets else 1
+    return {"config": chosen.config, "meets": chosen.meets, "dominant": {"part": name, "ms": ms, "share": share,
+                                                                         "what": what, "moves": moves},
+            "one_more_core": more}
 
 
 def _plot(ranked, goal, path: Path) -> None:
