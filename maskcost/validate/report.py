@@ -328,24 +328,45 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
            "output_shape": shape, "rows": rows}
     (out / "report.json").write_text(json.dumps(doc, indent=1))
     _plot(rows, out / "itl_measured_vs_predicted.png", title)
-    lines = [f"# {title}", "",
-             f"Profile `{profile.name}` ({profile.created_utc}; calibration host {profile.host.cpu_model}, "
-             f"nproc {profile.host.nproc}). Engine config predicted: `{cfg.engine}` backend `{cfg.backend}`, "
-             f"max_num_seqs {cfg.max_num_seqs}, cores {cfg.usable_cores}, cpu_count {cfg.cpu_count}, "
-             f"async scheduling {cfg.effective_async}, spec tokens {cfg.spec_tokens}.", "",
-             f"Measured: {', '.join(sweeps)}. Forward curve: {profile.forward.source}", "",
-             (f"Predicted: the points of `{predicted_from}`, written before the measurement and used unchanged."
-              if predicted_from else "Predicted: the model run now on the measured points."),
-             f"CPU speed: {_speeds(rows, cfg, speed_source)}.", "",
-             "ITL: the engine's own histogram mean (vLLM, SGLang); the client's per-token ITL where the engine "
-             "has none (llama.cpp). Signed error = (predicted - measured) / measured. Schema-off points are "
-             "marked *fitted* and not scored where the forward curve was calibrated from them. Prompt: the "
-             "server's prompt token count (`unique`: a nonce first, no prefix-cache hit). TTFT p50: the client's; TTFT "
-             "server: the engine's own histogram mean (vLLM), from the request's arrival in the API server, without "
-             "the client's share. ITL band: the model with "
-             "the engine as fast and as slow as on the fastest and slowest server of the profile's host type "
-             "measured, against their bench (the profile's engine_speeds; empty where it has none).", "",
-             "| arm | conc | unique | prompt | n | ITL ms meas | pred | err % | spread % | TTFT p50 meas | pred | err % "
+    head = _head_lines(title, profile, cfg, sweeps, predicted_from, _speeds(rows, cfg, speed_source))
+    lines = head + _table_lines(rows) + ["", "## Score (held-out points only)", ""] + _score_lines(sc)
+    lines += output_shape_lines(shape) + _measured_lines(rows, out) + ["", "![ITL](itl_measured_vs_predicted.png)", ""]
+    if any(r.get("inengine") for r in rows):
+        from .inengine import report_lines
+        lines += report_lines(rows)
+    if any(r.get("meter") for r in rows):
+        from . import hostmeter
+        lines += hostmeter.report_lines(rows)
+    (out / "report.md").write_text("\n".join(lines))
+    print("\n".join(lines[:2] + lines[len(head):]))
+    return doc
+
+
+def _head_lines(title: str, profile: Profile, cfg: EngineConfig, sweeps: list[str], predicted_from: str | None,
+                speeds: str) -> list[str]:
+    """The report's title and what it compares: the profile, the engine config, the sweeps, the speed."""
+    return [f"# {title}", "",
+            f"Profile `{profile.name}` ({profile.created_utc}; calibration host {profile.host.cpu_model}, "
+            f"nproc {profile.host.nproc}). Engine config predicted: `{cfg.engine}` backend `{cfg.backend}`, "
+            f"max_num_seqs {cfg.max_num_seqs}, cores {cfg.usable_cores}, cpu_count {cfg.cpu_count}, "
+            f"async scheduling {cfg.effective_async}, spec tokens {cfg.spec_tokens}.", "",
+            f"Measured: {', '.join(sweeps)}. Forward curve: {profile.forward.source}", "",
+            (f"Predicted: the points of `{predicted_from}`, written before the measurement and used unchanged."
+             if predicted_from else "Predicted: the model run now on the measured points."),
+            f"CPU speed: {speeds}.", "",
+            "ITL: the engine's own histogram mean (vLLM, SGLang); the client's per-token ITL where the engine "
+            "has none (llama.cpp). Signed error = (predicted - measured) / measured. Schema-off points are "
+            "marked *fitted* and not scored where the forward curve was calibrated from them. Prompt: the "
+            "server's prompt token count (`unique`: a nonce first, no prefix-cache hit). TTFT p50: the client's; TTFT "
+            "server: the engine's own histogram mean (vLLM), from the request's arrival in the API server, without "
+            "the client's share. ITL band: the model with "
+            "the engine as fast and as slow as on the fastest and slowest server of the profile's host type "
+            "measured, against their bench (the profile's engine_speeds; empty where it has none)."]
+
+
+def _table_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """One line a point: measured, predicted and error of each metric."""
+    lines = ["", "| arm | conc | unique | prompt | n | ITL ms meas | pred | err % | spread % | TTFT p50 meas | pred | err % "
              "| TTFT server meas | pred | err % | tok/s meas | pred | err % | running meas | pred | ITL band |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -358,7 +379,12 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
                      f"{_f(ts['predicted'])} | {_pct(ts['error_pct'])} | {_f(o['measured'], 0)} | "
                      f"{_f(o['predicted'], 0)} | {_pct(o['error_pct'])} | {_f(ru['measured'])} | {_f(ru['predicted'])} | "
                      f"{'-'.join(_f(x) for x in r['itl_band_ms']) if r.get('itl_band_ms') else ''} |")
-    lines += ["", "## Score (held-out points only)", ""]
+    return lines
+
+
+def _score_lines(sc: dict[str, dict[str, Any]]) -> list[str]:
+    """Each metric's score over the held-out points, with the band's and the interval's counts."""
+    lines = []
     for m, s in sc.items():
         if s["points"]:
             lines.append(f"- {m}: {s['points']} points, median |error| {s['median_abs_error_pct']:.1f}%, "
@@ -369,7 +395,13 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
             if "interval_points" in s:
                 lines.append(f"- 80% interval of the predictions (maskcost/interval.py): {s['inside_interval']} of "
                              f"{s['interval_points']} points inside")
-    lines += output_shape_lines(shape)
+    return lines
+
+
+def _measured_lines(rows: list[dict[str, Any]], out: Path) -> list[str]:
+    """What the points say beside the score: the host speed read from the engine's ITL, the GPU's busy share,
+    a client too busy to trust its TTFT."""
+    lines = []
     itl_speeds = [r["itl_speed"] for r in rows if r.get("itl_speed")]
     if itl_speeds:
         lines.append(f"- Host speed read from the engine's ITL (the speed at which the model's ITL equals the "
@@ -380,7 +412,8 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
     gpu = [r for r in rows if r["metrics"]["GPU busy"]["measured"] is not None]
     if gpu:
         lines.append("- GPU busy (the share of the window its GPU ran a kernel, NVML, against the forward's share in "
-                     "the model; a host-bound step leaves the GPU idle): " + ", ".join(
+                     "the model, an upper bound: the forward holds the host's work in the server's step; a host-bound "
+                     "step leaves the GPU idle): " + ", ".join(
                          f"{r['arm']} {r['concurrency']} {_f(r['metrics']['GPU busy']['measured'], 2)} / "
                          f"{_f(r['metrics']['GPU busy']['predicted'], 2)}" for r in gpu))
     busy = [r for r in rows if (r.get("client_cpu_pct") or 0) > CLIENT_BUSY_WARN_PCT]
@@ -388,13 +421,4 @@ def write_report(rows: list[dict[str, Any]], out: Path, profile: Profile, cfg: E
         lines.append(f"- The client was over {CLIENT_BUSY_WARN_PCT:.0f}% busy per process at "
                      + ", ".join(f"{r['arm']} {r['concurrency']} ({r['client_cpu_pct']:.0f}%)" for r in busy)
                      + ": its TTFT p50 there holds its own queueing (TTFT server does not)")
-    lines += ["", "![ITL](itl_measured_vs_predicted.png)", ""]
-    if any(r.get("inengine") for r in rows):
-        from .inengine import report_lines
-        lines += report_lines(rows)
-    if any(r.get("meter") for r in rows):
-        from . import hostmeter
-        lines += hostmeter.report_lines(rows)
-    (out / "report.md").write_text("\n".join(lines))
-    print("\n".join(lines[:2] + lines[10:]))
-    return doc
+    return lines
