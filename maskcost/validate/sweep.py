@@ -144,22 +144,29 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
         window_s = state.get("t_end", time.perf_counter()) - state["t_start"]
         before = state["before"]
         wall_start = state.get("wall_start", time.time() - window_s)
-    # the window where the offered concurrency was held: skip the first second of ramp-up
-    run = [s[1] for s in samples if s[0] >= min(1.0, window_s / 4)] or [s[1] for s in samples]
-    ws = window_stats(engine, before, after, window_s)
+    cpu = cpus_over(state.get("cpu_before") or {}, state.get("cpu_after") or {}, window_s)
+    busy = state.get("gpu") if "gpu" in state else gpu.stop()
+    return records, _engine_summary(engine, samples, window_stats(engine, before, after, window_s), wall_start,
+                                    cpu, busy)
+
+
+def _engine_summary(engine: str, samples: list[tuple[float, float, float]], ws, wall_start: float,
+                    cpu: dict | None, busy: dict | None) -> dict[str, Any]:
+    """A point's engine-side record: the running and grammar-waiting gauges over the window (the first
+    second of ramp-up skipped), the window's counters (steps, ITL, tokens, spec decoding), and where the
+    server runs here, the CPUs its processes kept busy and its GPU's busy share (NVML)."""
+    run = [x[1] for x in samples if x[0] >= min(1.0, ws.window_s / 4)] or [x[1] for x in samples]
     eng = {"engine": engine, "running_mean": float(np.mean(run)) if run else None,
            "running_max": float(np.max(run)) if run else None,
            # requests waiting for their grammar (vLLM: deferred; SGLang: the grammar queue)
-           "deferred_mean": float(np.mean([s[2] for s in samples])) if samples else None,
-           "deferred_max": float(np.max([s[2] for s in samples])) if samples else None,
+           "deferred_mean": float(np.mean([x[2] for x in samples])) if samples else None,
+           "deferred_max": float(np.max([x[2] for x in samples])) if samples else None,
            "window_start_unix_s": wall_start,  # joins the window to in-server probe records (validate/probe.py)
            "window_s": ws.window_s, "steps": ws.steps, "step_ms": ws.step_ms, "itl_ms": ws.itl_ms,
            "gen_tokens_per_s": ws.gen_tokens_per_s}
-    cpu = cpus_over(state.get("cpu_before") or {}, state.get("cpu_after") or {}, window_s)
-    if cpu is not None:  # the server's processes on this machine: the CPUs they kept busy over the window
+    if cpu is not None:
         eng["server_cpu"] = cpu
-    busy = state.get("gpu") if "gpu" in state else gpu.stop()
-    if busy is not None:  # the share of the window its GPU ran a kernel (NVML)
+    if busy is not None:
         eng["gpu_busy"] = busy
     if ws.counters:
         eng["counters"] = ws.counters
@@ -167,7 +174,7 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
         eng["spec_acceptance"] = ws.spec_acceptance
         if ws.gen_tokens_per_s is not None:
             eng["spec_draft_rate"] = ws.spec_draft_rate(ws.gen_tokens_per_s * ws.window_s)
-    return records, eng
+    return eng
 
 
 # the SGLang server args a result depends on, kept from /server_info (http_server.py:781-800 in 0.5.17)
