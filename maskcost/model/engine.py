@@ -407,6 +407,11 @@ class Simulation:
         row that has emitted and runs (ctx_dec), where the step's decode rows are not held back."""
         return float(self.ctx_dec) if dec_slots.size else 0.0
 
+    # A step: the GPU's forward and the CPU branch run together (a sync step with the probe's curve: its
+    # schedule, launch, sample and update in series with the forward; the fill overlaps it). Nothing else
+    # acts on a step while it runs, so its parts are times, not events: the engine waits once for the CPU
+    # work up to the end of the fill (when the previous step's held outputs leave), and once for the rest
+    # (the forward's end, the mask, a sync step's serial work).
     def engine_loop(self):
         """The engine's steps, one after another: each takes the rows _next_step admits, runs the GPU's
         forward beside the CPU's work (the advance, the fill, the engine's own), waits for both and the
@@ -435,28 +440,19 @@ class Simulation:
                     yield At(env, t_end)  # to the last step's end, where the event-by-event steps land
                     continue
             toks, drafted = self._draft_tokens(rows, is_new)
-            forward_ms = costs.forward_ms(B + partial + (k * int(np.count_nonzero(drafted)) if k else 0), prefill_tokens,
-                                          n_dec, context)
-            if prefill_tokens:  # (GPU time: shared as the forward is, model/host_share.py)
-                forward_ms += engine.prefill_extra_ms(costs, prefill_tokens) * costs.gpu_factor
+            forward_ms = self._forward_ms(rows, drafted, partial, prefill_tokens, context)
             row_ms, fill_ms, adv_ms = self._grammar_rows(rows, drafted, struct) if S else (np.zeros(0), 0.0, 0.0)
             compile_wait_ms = engine.compile_wait_ms(self, t0)
             apply_ms = costs.apply_ms(engine.apply_rows(B, S, int(row_ms.size), k) if S else 0) if k \
                 else rows.apply_plain_ms
-            # --- the step: GPU forward and the CPU branch run together (a sync step with the probe's
-            # curve: its schedule, launch, sample and update in series with the forward; the fill overlaps it)
-            # Nothing else acts on a step while it runs, so its parts are times, not events: the engine
-            # waits once for the CPU work up to the end of the fill (when the previous step's held outputs
-            # leave), and once for the rest (the forward's end, the mask, a sync step's serial work).
+            # --- the step (the comment above engine_loop)
             overhead_ms, cpu_serial = serial_cpu(adv_ms, rows.cpu_terms, rows.grammar_cpu, async_on, compile_wait_ms)
             gpu_end = gpu_end_at(t0, cpu_serial, forward_ms, rows.grammar_cpu, async_on)
             if rec:
                 self.event("advance + engine CPU", "engine thread", t0, cpu_serial)
                 self.event("forward", "GPU", gpu_end - forward_ms, forward_ms)
-            pool_wait_ms = thread_fill_ms = fill_dur = 0.0
-            if S:
-                fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms, fill_ms, rows.use_pool,
-                                                                     t0 + cpu_serial)
+            fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms, fill_ms, rows.use_pool, t0 + cpu_serial) \
+                if S else (0.0, 0.0, 0.0)
             fill_end = t0 + cpu_serial + fill_dur
             now = yield from self._outputs_leave(t0, fill_end)
             # (a sync step without a grammar row: sampling, then update_from_output advances the matchers,
@@ -466,10 +462,7 @@ class Simulation:
                 self.event("mask copy + apply", "GPU", t_apply, apply_ms)
                 if not async_on and not rows.grammar_cpu:
                     self.event("advance + engine CPU", "engine thread", t_apply + apply_ms, adv_ms + overhead_ms)
-            if t_end > now:  # (a timeout from `now`, where it lands)
-                yield At(env, now + (t_end - now))
-            elif now > env.now:
-                yield At(env, now)
+            yield from self._until(now, t_end)
             period = env.now - t0
             if k and n_dec:
                 self.itl_w.append((t0, period, toks[~is_new]))
@@ -477,6 +470,25 @@ class Simulation:
                            StepTimes(t0, period, B, S, prefill_tokens, forward_ms, fill_ms, pool_wait_ms, apply_ms,
                                      adv_ms, compile_wait_ms, overhead_ms, rows.use_pool, thread_fill_ms),
                            hold=bool(S) and async_on and engine.holds_outputs(), n_dec=n_dec, joined=joined)
+
+    def _forward_ms(self, rows: "_Rows", drafted, partial: int, prefill_tokens: int, context: float) -> float:
+        """The GPU's forward of a step: its rows (a partial prompt chunk's row, and each draft, count) and
+        prefill tokens over the decode rows' context, plus the engine's extra prefill time (GPU time: shared
+        as the forward is, model/host_share.py)."""
+        costs, k = self.costs, self.cfg.spec_tokens
+        ms = costs.forward_ms(rows.B + partial + (k * int(np.count_nonzero(drafted)) if k else 0), prefill_tokens,
+                              rows.n_dec, context)
+        if prefill_tokens:
+            ms += self.engine.prefill_extra_ms(costs, prefill_tokens) * costs.gpu_factor
+        return ms
+
+    def _until(self, now: float, t_end: float):
+        """The step's end: a timeout from the step's clock `now` to `t_end`, where it lands; or to `now`
+        where the step ended before it (the clock ran ahead of env.now)."""
+        if t_end > now:
+            yield At(self.env, now + (t_end - now))
+        elif now > self.env.now:
+            yield At(self.env, now)
 
     def _rows(self, act, rids, struct, dec_slots, by_counts: dict[tuple[int, int], tuple]) -> "_Rows":
         """What a step's rows decide until they change: their counts, the structured rows' places in
@@ -577,32 +589,14 @@ class Simulation:
         (0, t0) where it would not pay (fewer than 3 steps before a row ends or the next event is due).
         `srows`: (the structured slots, their trace offsets and lengths); `terms`, `apply_ms`: engine_loop's
         per-rows CPU terms and apply (model/step.py computes every step's times, here as there)."""
-        costs, cfg, engine = self.costs, self.cfg, self.engine
+        cfg, engine = self.cfg, self.engine
         B = n_dec = int(act.size)  # a steady step: every row decodes
-        # a step lasts at least its forward, which is at least half the curve's (Costs.forward_ms)
-        horizon, shortest = self.env.peek(), 0.5 * costs.forward_ms(B)
-        fit = (horizon - t0) / shortest if shortest > 0 else math.inf
-        if fit < 3:
-            return 0, t0
-        steps_left = int((self.out_len[rids] - self.s_pos[act]).min()) - 1  # the next one ends a row
-        if steps_left < 3:
-            return 0, t0
-        tr, scale = costs.traces, costs.cpu_scale
         S = 0 if srows is None else int(srows[0].size)
-        J = int(min(steps_left, max(8, 8192 // max(S, 1)), fit + 1))
-        j = np.arange(J)
-        # the forward at each step's context (Costs.forward_ms, elementwise)
-        fwd = np.full(J, costs.forward(B))
-        if costs.context_ms_per_token and n_dec:
-            ctx = context + j * float(n_dec)
-            fwd = np.maximum(0.5 * fwd, fwd + costs.context_ms_per_token * (ctx - n_dec * costs.context_ref))
-        fwd = (fwd * costs.gpu_factor if costs.gpu_factor != 1.0 else fwd).tolist()
-        if S:
-            s_slots, off, n = srows
-            here = off[None, :] + (self.s_pos[s_slots][None, :] + j[:, None]) % n[None, :]
-            row_ms = costs.fill_row_ms[here]
-            fills = row_ms.sum(axis=1).tolist()
-            advs = (tr.accept_us[here].sum(axis=1) * scale / 1e3 + S * costs.engine_row_ms * scale).tolist()
+        horizon = self.env.peek()
+        J = self._quiet_steps(t0, act, rids, B, S, horizon)
+        if not J:
+            return 0, t0
+        fwd, row_ms, fills, advs = self._quiet_costs(J, B, context, srows)
         async_on = cfg.effective_async
         hold = bool(S) and async_on and engine.holds_outputs()
         none = rids[:0]
@@ -644,6 +638,37 @@ class Simulation:
         self.ctx_dec += ran * B
         self.held = held
         return ran, t
+
+    def _quiet_steps(self, t0: float, act: np.ndarray, rids: np.ndarray, B: int, S: int, horizon: float) -> int:
+        """How many steady steps _quiet_run may compute from t0: up to the one before a row ends and before
+        the next event could be due (a step lasts at least its forward, at least half the curve's:
+        Costs.forward_ms), at most 8192 structured rows' worth; 0 where fewer than 3 fit (it would not pay)."""
+        shortest = 0.5 * self.costs.forward_ms(B)
+        fit = (horizon - t0) / shortest if shortest > 0 else math.inf
+        steps_left = int((self.out_len[rids] - self.s_pos[act]).min()) - 1  # the next one ends a row
+        if fit < 3 or steps_left < 3:
+            return 0
+        return int(min(steps_left, max(8, 8192 // max(S, 1)), fit + 1))
+
+    def _quiet_costs(self, J: int, B: int, context: float, srows: tuple | None) -> tuple:
+        """The next J steady steps' forwards (Costs.forward_ms elementwise, each at its step's context) and,
+        with structured rows, each step's rows' fill costs, their sums and the advance (engine_loop's
+        _grammar_rows as arrays)."""
+        costs, n_dec = self.costs, B
+        j = np.arange(J)
+        fwd = np.full(J, costs.forward(B))
+        if costs.context_ms_per_token and n_dec:
+            ctx = context + j * float(n_dec)
+            fwd = np.maximum(0.5 * fwd, fwd + costs.context_ms_per_token * (ctx - n_dec * costs.context_ref))
+        fwd = (fwd * costs.gpu_factor if costs.gpu_factor != 1.0 else fwd).tolist()
+        if srows is None:
+            return fwd, None, None, None
+        s_slots, off, n = srows
+        S, scale = int(s_slots.size), costs.cpu_scale
+        here = off[None, :] + (self.s_pos[s_slots][None, :] + j[:, None]) % n[None, :]
+        row_ms = costs.fill_row_ms[here]
+        advs = (costs.traces.accept_us[here].sum(axis=1) * scale / 1e3 + S * costs.engine_row_ms * scale).tolist()
+        return fwd, row_ms, row_ms.sum(axis=1).tolist(), advs
 
     def llamacpp_loop(self):
         """llama.cpp's server loop (model/engines.py, LlamaCpp): decode every active slot in one batch, then
