@@ -101,16 +101,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     if every_step:
         win = np.ones(n_steps, bool)
     if sim.cfg.spec_tokens:
-        # the steps of the same window as the step table's (ramp-up and drain left out), each row's
-        # tokens of the step sharing its period
-        gaps, wts = [], []
-        for t0, period, toks in sim.itl_w:
-            if not (every_step or in_window(t0, period)):
-                continue
-            gaps.append(period / toks)
-            wts.append(toks.astype(float))
-        itl = np.concatenate(gaps) if gaps else np.zeros(0)
-        itl_w = np.concatenate(wts) if wts else np.zeros(0)
+        itl, itl_w = _spec_itl_samples(sim, lambda t0, period: every_step or in_window(t0, period))
     else:
         itl, itl_w = itl_samples(col, win, sim.engine.prefill_apart)
     mean_itl = float(np.average(itl, weights=itl_w)) if itl.size else None
@@ -124,21 +115,7 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     span = float(col["t_start_ms"][win][-1] + dur[-1] - col["t_start_ms"][win][0]) if dur.size else 0.0
     tokens = float(col["tokens"][win].sum() + (col["batch"][win] - col["decode_rows"][win]).sum())
     running_mean = float((col["running"][win] * dur).sum() / span) if span > 0 else None
-    tr = sim.costs.traces
-    strad_rate = None  # a black-box profile (llama.cpp) has no token traces
-    if tr is not None:
-        served = sim.req_trace[sim.structured & ~np.isnan(sim.done_t)]
-        if served.size:
-            strad_rate = float(np.mean(np.concatenate([tr.straddle[tr.off[t]:tr.off[t] + tr.n[t]] for t in served])))
-    breakdown = {f"{f}": float(np.mean(col[f][win])) for f in
-                 ("prefill_tokens", "forward_ms", "fill_ms", "pool_wait_ms", "apply_ms", "advance_ms", "compile_wait_ms",
-                  "cpu_overhead_ms", "exposed_ms")}
-    breakdown["step_ms"] = float(np.mean(dur)) if dur.size else None
-    breakdown["pool_step_fraction"] = float(np.mean(col["pool_used"][win]))
-    # per step that filled serially / used the pool: what a probe of grammar_bitmask times in the engine
-    serial, pooled = win & (col["thread_fill_ms"] > 0), win & (col["pool_used"] > 0)
-    breakdown["serial_fill_step_ms"] = float(np.mean(col["thread_fill_ms"][serial])) if serial.any() else None
-    breakdown["pool_fill_step_ms"] = float(np.mean(col["pool_wait_ms"][pooled])) if pooled.any() else None
+    breakdown = _breakdown(col, win, dur)
     ci = itl_ci95_ms(itl, itl_w) if itl.size else None
     engine_view = what_the_engine_shows(sim, col, win, span, breakdown["step_ms"])
     return {
@@ -153,12 +130,49 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "structured_rows_mean": float(np.mean(col["structured_rows"][win])),
         "output_tokens_mean": float(np.mean(sim.out_len[:max(sim.issued, 1)])),
         "requests_run": int(sim.issued),  # fewer than Workload.requests where its precision was met first
-        "straddle_rate": strad_rate,
+        "straddle_rate": _straddle_rate(sim),
         "aborted": int(sim.aborted.sum()),
         "steps": n_steps,
         "breakdown": breakdown,
         **engine_view,
     }
+
+
+def _spec_itl_samples(sim: Simulation, keep) -> tuple[np.ndarray, np.ndarray]:
+    """With speculative decoding: each row's ITL gaps in the steps `keep(t0, period)` holds (the step table's
+    window: ramp-up and drain left out), each row's tokens of the step sharing its period, and their weights."""
+    gaps, wts = [], []
+    for t0, period, toks in sim.itl_w:
+        if keep(t0, period):
+            gaps.append(period / toks)
+            wts.append(toks.astype(float))
+    return (np.concatenate(gaps) if gaps else np.zeros(0)), (np.concatenate(wts) if wts else np.zeros(0))
+
+
+def _straddle_rate(sim: Simulation) -> float | None:
+    """The share of the served structured requests' replayed tokens that straddle a terminal (None: a
+    black-box profile, llama.cpp, has no token traces)."""
+    tr = sim.costs.traces
+    if tr is None:
+        return None
+    served = sim.req_trace[sim.structured & ~np.isnan(sim.done_t)]
+    if not served.size:
+        return None
+    return float(np.mean(np.concatenate([tr.straddle[tr.off[t]:tr.off[t] + tr.n[t]] for t in served])))
+
+
+def _breakdown(col: dict[str, np.ndarray], win: np.ndarray, dur: np.ndarray) -> dict[str, Any]:
+    """A step's time in named parts, the window's mean; and per step that filled serially / used the pool,
+    what a probe of grammar_bitmask times in the engine."""
+    b: dict[str, Any] = {f: float(np.mean(col[f][win])) for f in
+                         ("prefill_tokens", "forward_ms", "fill_ms", "pool_wait_ms", "apply_ms", "advance_ms",
+                          "compile_wait_ms", "cpu_overhead_ms", "exposed_ms")}
+    b["step_ms"] = float(np.mean(dur)) if dur.size else None
+    b["pool_step_fraction"] = float(np.mean(col["pool_used"][win]))
+    serial, pooled = win & (col["thread_fill_ms"] > 0), win & (col["pool_used"] > 0)
+    b["serial_fill_step_ms"] = float(np.mean(col["thread_fill_ms"][serial])) if serial.any() else None
+    b["pool_fill_step_ms"] = float(np.mean(col["pool_wait_ms"][pooled])) if pooled.any() else None
+    return b
 
 
 def what_the_engine_shows(sim: Simulation, col: dict[str, np.ndarray], win: np.ndarray, span: float,
