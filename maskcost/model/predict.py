@@ -243,6 +243,27 @@ class DaskExecutor:
             self.cluster.close()
 
 
+def _shared_sims(profile: Profile, combos: list[tuple[EngineConfig, Workload]]) -> tuple[list, dict, dict]:
+    """Points of one sim_key are the same simulations: each key runs once, for its first point. Returns
+    the keys in first-seen order, each key's index, and each index's representative (config, workload)."""
+    sims = list(dict.fromkeys(sim_key(profile, cfg, wl) for cfg, wl in combos))
+    sim_of = {k: i for i, k in enumerate(sims)}
+    reps: dict[int, tuple[EngineConfig, Workload]] = {}
+    for cfg, wl in combos:
+        reps.setdefault(sim_of[sim_key(profile, cfg, wl)], (cfg, wl))
+    return sims, sim_of, reps
+
+
+def _off_arms(ex, keys: list, progress: bool) -> dict:
+    """The schema-off arms, each once (off_key), with a bar."""
+    offs: dict = {}
+    with tqdm(total=len(keys), desc="schema-off arms", unit="arm", disable=not progress) as bar:
+        for k, r in zip(keys, ex.map(_off, keys)):
+            offs[k] = r
+            bar.update()
+    return offs
+
+
 def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[Workload],
          trace_out: Path | None = None, progress: bool = True, jobs: int | None = None,
          band: bool = True, done: dict[str, dict[str, Any]] | None = None,
@@ -266,19 +287,13 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
     combos = [c for k, c in zip(names, every) if k not in done]
     if not combos:
         return [done[k] for k in names]
-    report = on_point or (lambda k, p: None)
 
     def finished(cfg: EngineConfig, wl: Workload, p: dict[str, Any]) -> None:
-        k = point_key(cfg, wl)
-        done[k] = p
-        report(k, p)
+        done[k := point_key(cfg, wl)] = p
+        if on_point:
+            on_point(k, p)
     jobs = jobs or len(os.sched_getaffinity(0))
-    # points of one sim_key are the same simulations: each key runs once, for its first point
-    sims = list(dict.fromkeys(sim_key(profile, cfg, wl) for cfg, wl in combos))
-    sim_of = {k: i for i, k in enumerate(sims)}
-    reps: dict[int, tuple[EngineConfig, Workload]] = {}
-    for cfg, wl in combos:
-        reps.setdefault(sim_of[sim_key(profile, cfg, wl)], (cfg, wl))
+    sims, sim_of, reps = _shared_sims(profile, combos)
     # the schema-off arms first, each once (off_key); then every shared point's schema-on runs; each
     # phase longest first (_work), so that no worker is left with a long run at the end
     keys = sorted(dict.fromkeys(off_key(*reps[i]) for i in range(len(sims))), key=lambda k: -_work(*k))
@@ -288,11 +303,7 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
     ex = DaskExecutor(profile, jobs, scheduler) if executor == "dask" else LocalExecutor(profile, jobs, cache)
     ran: dict[int, dict[str, Any]] = {}
     try:
-        offs: dict = {}
-        with tqdm(total=len(keys), desc="schema-off arms", unit="arm", disable=not progress) as bar:
-            for k, r in zip(keys, ex.map(_off, keys)):
-                offs[k] = r
-                bar.update()
+        offs = _off_arms(ex, keys, progress)
         order = list(range(len(sims)))
         if trace_out is not None:  # the first point here: it writes the trace
             ran[0] = run_point_band(profile, *reps[0], cache, trace_out, offs)
