@@ -196,37 +196,45 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
             wl = measured_workload(ss, ids, max(200, requests_factor * conc))
             pred = run_point_band(profile, cfg if speed_of is None else replace(cfg, cpu_speed=speed,
                                                                                 cpu_speed_pool=None), wl, cache)
-        row: dict[str, Any] = {"arm": arm, "concurrency": conc, "unique_schemas": unique, "repeats": len(ss),
-                               "prompt_pad": pad, "unique_prompts": unique_prompts,
-                               "prompt_tokens": statistics.mean(s["prompt_tokens_mean"] for s in ss)
-                               if all(s.get("prompt_tokens_mean") for s in ss) else None,
-                               "fitted": arm == "off" and not score_off,  # calibration points: not scored
-                               "checks": ss[0].get("checks"), "metrics": {},
-                               "spec_acceptance": [s["engine"].get("spec_acceptance") for s in ss
-                                                   if "counters" in s["engine"]] or None,
-                               "spec_draft_rate": [s["engine"].get("spec_draft_rate") for s in ss
-                                                   if "counters" in s["engine"]] or None}
-        for name, get, pkey in METRICS:
-            vals = [v for v in (get(s) for s in ss) if v is not None]
-            meas = statistics.mean(vals) if vals else None
-            spread = 100.0 * (max(vals) - min(vals)) / meas if len(vals) > 1 and meas else None
-            row["metrics"][name] = {"measured": meas, "predicted": pred.get(pkey),
-                                    "error_pct": _err(pred.get(pkey), meas), "spread_pct": spread}
-        row["windows"] = windows
-        busy = [s["client_cpu_pct"] for s in ss if "client_cpu_pct" in s]  # sweeps before it have none
-        row["client_cpu_pct"] = max(busy) if busy else None
-        row["cpu_speed"] = pred.get("cpu_speed_ran", speed)  # a point in the pool regime: the pool's speed
-        # the server's own per-request timings: TTFT from its arrival, queue and prefill inside the engine (ms)
-        row["server_ms"] = _server_timings(ss)
-        row["predicted_breakdown"] = pred["breakdown"]
-        row["predicted_structured_rows"] = pred.get("structured_rows_mean")
-        row["predicted_overhead_pct"] = pred["overhead_pct"]
-        # the engine as fast / as slow as on the servers of the profile's host type (profile.engine_speeds)
-        row["itl_band_ms"] = pred["band"]["itl_ms_mean"] if arm == "on" and "band" in pred else None
-        # the 80% interval of the model's measured errors (maskcost/interval.py), where the prediction has it
-        row["itl_pi80_ms"] = pred.get("itl_ms_pi80") if arm == "on" else None
-        rows.append(row)
+        rows.append(_row(ss, pred, windows, speed, fitted=arm == "off" and not score_off))
     return rows
+
+
+def _row(ss: list[dict[str, Any]], pred: dict[str, Any], windows: list, speed: float, fitted: bool) -> dict[str, Any]:
+    """One report row: a group of measured points of one arm and config (their repeats), each metric measured
+    against the model's `pred`, with the windows, the speed it ran at and the server's own timings."""
+    c = ss[0]["config"]
+    row: dict[str, Any] = {"arm": ss[0]["arm"], "concurrency": ss[0]["concurrency"],
+                           "unique_schemas": bool(c.get("unique_schemas")), "repeats": len(ss),
+                           "prompt_pad": c.get("prompt_pad", 0), "unique_prompts": bool(c.get("unique_prompts")),
+                           "prompt_tokens": statistics.mean(s["prompt_tokens_mean"] for s in ss)
+                           if all(s.get("prompt_tokens_mean") for s in ss) else None,
+                           "fitted": fitted,  # calibration points: not scored
+                           "checks": ss[0].get("checks"), "metrics": {},
+                           "spec_acceptance": [s["engine"].get("spec_acceptance") for s in ss
+                                               if "counters" in s["engine"]] or None,
+                           "spec_draft_rate": [s["engine"].get("spec_draft_rate") for s in ss
+                                               if "counters" in s["engine"]] or None}
+    for name, get, pkey in METRICS:
+        vals = [v for v in (get(s) for s in ss) if v is not None]
+        meas = statistics.mean(vals) if vals else None
+        spread = 100.0 * (max(vals) - min(vals)) / meas if len(vals) > 1 and meas else None
+        row["metrics"][name] = {"measured": meas, "predicted": pred.get(pkey),
+                                "error_pct": _err(pred.get(pkey), meas), "spread_pct": spread}
+    row["windows"] = windows
+    busy = [s["client_cpu_pct"] for s in ss if "client_cpu_pct" in s]  # sweeps before it have none
+    row["client_cpu_pct"] = max(busy) if busy else None
+    row["cpu_speed"] = pred.get("cpu_speed_ran", speed)  # a point in the pool regime: the pool's speed
+    # the server's own per-request timings: TTFT from its arrival, queue and prefill inside the engine (ms)
+    row["server_ms"] = _server_timings(ss)
+    row["predicted_breakdown"] = pred["breakdown"]
+    row["predicted_structured_rows"] = pred.get("structured_rows_mean")
+    row["predicted_overhead_pct"] = pred["overhead_pct"]
+    # the engine as fast / as slow as on the servers of the profile's host type (profile.engine_speeds)
+    row["itl_band_ms"] = pred["band"]["itl_ms_mean"] if row["arm"] == "on" and "band" in pred else None
+    # the 80% interval of the model's measured errors (maskcost/interval.py), where the prediction has it
+    row["itl_pi80_ms"] = pred.get("itl_ms_pi80") if row["arm"] == "on" else None
+    return row
 
 
 def _server_timings(ss: list[dict[str, Any]]) -> dict[str, float]:
