@@ -39,6 +39,31 @@ def recorded_outputs(path: Path, vocab: Vocab | None = None) -> dict[str, list]:
     return dict(out)
 
 
+def _pools(be, vocab: Vocab, ok: list, outs: dict[str, list] | None, pool_workers, pool_rows, log) -> tuple[list, float | None]:
+    """The backend's fill pools on distinct matchers (one per row) in the states the traced outputs passed
+    through (up to 32 schemas' first outputs); for xgrammar also what vllm#51331's batched fill saves a row
+    on them, for llguidance also its batched fill (workers < 0 in the pool points)."""
+    compiled_tokens = []
+    for e, r in ok[:32]:
+        texts = (outs or {}).get(e.schema_id) or [output_text(x, be.separators) for x in e.examples]
+        tokens = r.tokens[0] if r.tokens else (
+            (texts[0] if isinstance(texts[0], list) else vocab.encode(texts[0])) if texts else None)
+        if tokens:  # (a partial file of an older maskcost keeps no tokens)
+            compiled_tokens.append((be.compile(e.schema, cache=True)[0], list(tokens)))
+    matchers = advanced_matchers(be, compiled_tokens, max(pool_rows))
+    log(f"measuring the {be.name} fill pool on {len(matchers)} distinct matchers ({len(compiled_tokens)} outputs) ...")
+    pool = measure_vllm_pool(be, matchers, pool_workers, pool_rows)
+    saving = None
+    if be.name == "xgrammar":
+        saving = measure_batch_fill_saving(be, advanced_matchers(be, compiled_tokens, BATCH_FILL_CANDIDATES))["saving_us"]
+        log(f"xgrammar batch fill: {saving:.2f} us a row saved against one call a row")
+    if be.name == "guidance":
+        pool = pool + [replace(p, workers=-p.workers) for p in measure_llguidance_batched(be, matchers, pool_workers,
+                                                                                          pool_rows)]
+    del matchers
+    return pool, saving
+
+
 def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path,
                        outputs: dict[str, list] | None = None, repeats: int = 3,
                        outputs_by_backend: dict[str, dict[str, list]] | None = None,
@@ -82,27 +107,7 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
             if not ok:
                 raise ValueError(f"{bname}: none of the {len(entries)} schemas could be traced "
                                  f"(first: {fails[0][0]}: {fails[0][1]})")
-            # the pool: one distinct matcher per row, in the states the traced outputs passed through
-            compiled_tokens = []
-            for e, r in ok[:32]:
-                texts = (outs or {}).get(e.schema_id) or [output_text(x, be.separators) for x in e.examples]
-                tokens = r.tokens[0] if r.tokens else (
-                    (texts[0] if isinstance(texts[0], list) else vocab.encode(texts[0])) if texts else None)
-                if tokens:  # (a partial file of an older maskcost keeps no tokens)
-                    compiled_tokens.append((be.compile(e.schema, cache=True)[0], list(tokens)))
-            matchers = advanced_matchers(be, compiled_tokens, max(pool_rows))
-            log(f"measuring the {bname} fill pool on {len(matchers)} distinct matchers "
-                f"({len(compiled_tokens)} outputs) ...")
-            pool = measure_vllm_pool(be, matchers, pool_workers, pool_rows)
-            saving = None
-            if bname == "xgrammar":  # vllm#51331's batched fill: what it saves a row, on these matchers
-                saving = measure_batch_fill_saving(be, advanced_matchers(be, compiled_tokens, BATCH_FILL_CANDIDATES)
-                                                   )["saving_us"]
-                log(f"xgrammar batch fill: {saving:.2f} us a row saved against one call a row")
-            if bname == "guidance":
-                pool = pool + [replace(p, workers=-p.workers) for p in
-                               measure_llguidance_batched(be, matchers, pool_workers, pool_rows)]
-            del matchers
+            pool, saving = _pools(be, vocab, ok, outs, pool_workers, pool_rows, log)
             result[bname] = BackendCosts(tuple(t for _, r in ok for t in r.traces), tuple(r.compile for _, r in ok),
                                          tuple(pool), fails, output_sources=tuple((e.schema_id, r.source)
                                                                                  for e, r in ok),
