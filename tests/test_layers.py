@@ -134,3 +134,18 @@ def test_no_module_imports_itself_through_others():
     assert "cli.campaign" in graph["cli"] and "cli" in graph["cli.campaign"]
     assert _cycles(graph) == KNOWN_CYCLES
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]  # the search finds one
+
+
+MAX_FUNCTION_LINES = 59  # issue 37: every function of the package under 60 lines, its docstring included
+
+
+def test_no_function_runs_to_60_lines():
+    """A function grown past MAX_FUNCTION_LINES fails here, named with its file and line."""
+    long = []
+    for path in sorted(PKG.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > MAX_FUNCTION_LINES:
+                    long.append(f"{path.relative_to(PKG)}:{node.lineno} {node.name} ({n} lines)")
+    assert not long, "functions over 59 lines: " + "; ".join(long)

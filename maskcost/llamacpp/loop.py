@@ -49,6 +49,26 @@ def _pts(arm: str, concs, plan: LoopPlan, repeats: int) -> list[PointSpec]:
     return [PointSpec(arm, c, r, max(plan.min_requests, plan.rounds * c)) for r in range(repeats) for c in concs]
 
 
+def _held_out(model: Path, plan: LoopPlan, entries, note: str, profile, cfgs: dict, predicted: list, out: Path,
+              log) -> tuple[dict, list]:
+    """Each held-out --parallel: a fresh server swept, scored against the predictions made before it
+    (report-p<parallel>/), each point's host speed read too. Returns the scores by parallel and the rows."""
+    scores, rows_all = {}, []
+    for p, concs in plan.heldout:
+        log(f"held out: --parallel {p}, concurrency {list(concs)}")
+        sweep = out / f"heldout-p{p}.jsonl"
+        with LlamaServer(model, parallel=p, threads=plan.threads, log=out / f"server-p{p}-heldout.log") as srv:
+            meas = run_sweep(srv.url, _pts("on", concs, plan, plan.repeats), entries, sweep,
+                             max_tokens=plan.max_tokens, config={"label": note, "server_flags": srv.flags})
+        rows = compare(profile, cfgs[p], meas, predicted=predicted)
+        attach_itl_speeds(rows, profile, cfgs[p], meas, 4, progress=False)  # how fast the host ran, held out
+        doc = write_report(rows, out / f"report-p{p}", profile, cfgs[p], [sweep.name],
+                           f"llama.cpp --parallel {p}: held out, predicted before running", "predicted.json")
+        scores[p] = doc["score"]
+        rows_all += rows
+    return scores, rows_all
+
+
 def run_loop(out: Path, plan: LoopPlan = LoopPlan(), log=print) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     model = out / "tiny-llama3.gguf"
@@ -87,19 +107,7 @@ def run_loop(out: Path, plan: LoopPlan = LoopPlan(), log=print) -> dict[str, Any
                                                     "points": predicted}, indent=1, default=list))
     plot_overhead(predicted, out / "predicted.png", "llama.cpp (tiny model, this CPU): predicted before running")
 
-    scores, rows_all = {}, []
-    for p, concs in plan.heldout:
-        log(f"held out: --parallel {p}, concurrency {list(concs)}")
-        sweep = out / f"heldout-p{p}.jsonl"
-        with LlamaServer(model, parallel=p, threads=plan.threads, log=out / f"server-p{p}-heldout.log") as srv:
-            meas = run_sweep(srv.url, _pts("on", concs, plan, plan.repeats), entries, sweep,
-                             max_tokens=plan.max_tokens, config={"label": note, "server_flags": srv.flags})
-        rows = compare(profile, cfgs[p], meas, predicted=predicted)
-        attach_itl_speeds(rows, profile, cfgs[p], meas, 4, progress=False)  # how fast the host ran, held out
-        doc = write_report(rows, out / f"report-p{p}", profile, cfgs[p], [sweep.name],
-                           f"llama.cpp --parallel {p}: held out, predicted before running", "predicted.json")
-        scores[p] = doc["score"]
-        rows_all += rows
+    scores, rows_all = _held_out(model, plan, entries, note, profile, cfgs, predicted, out, log)
     errs = [r["metrics"]["client ITL ms"]["error_pct"] for r in rows_all]
     spreads = [r["metrics"]["client ITL ms"]["spread_pct"] for r in rows_all
                if r["metrics"]["client ITL ms"]["spread_pct"] is not None]

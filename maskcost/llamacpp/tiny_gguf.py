@@ -35,8 +35,9 @@ def _merges(ranks: dict[bytes, int]) -> list[tuple[bytes, bytes]]:
     return out
 
 
-def write_tiny_gguf(out: Path, layers: int = 2, hidden: int = 64, heads: int = 4, kv_heads: int = 2,
-                    ffn: int = 128, ctx: int = 4096, seed: int = 0) -> Path:
+def _llama3_vocab() -> tuple[list[str], list, list[str]]:
+    """Llama 3's vocabulary as GGUF holds a gpt2-style BPE: the tokens (byte-to-unicode text, then the 256
+    specials), their types and the merges recovered from the ranks."""
     import gguf
     import quicktok
     enc = quicktok.encoding_for_model("meta-llama/Llama-3.1-8B")
@@ -46,10 +47,15 @@ def write_tiny_gguf(out: Path, layers: int = 2, hidden: int = 64, heads: int = 4
     text = ["".join(u[b] for b in t) for t in tok_bytes]
     merges = ["".join(u[x] for x in a) + " " + "".join(u[x] for x in b) for a, b in _merges(ranks)]
     specials = [enc.decode_single_token_bytes(i).decode() for i in range(LLAMA3_NORMAL_IDS, LLAMA3_NORMAL_IDS + 256)]
-    tokens = text + specials
     types = [gguf.TokenType.NORMAL] * len(text) + [gguf.TokenType.CONTROL] * len(specials)
-    n_vocab = len(tokens)
+    return text + specials, types, merges
 
+
+def write_tiny_gguf(out: Path, layers: int = 2, hidden: int = 64, heads: int = 4, kv_heads: int = 2,
+                    ffn: int = 128, ctx: int = 4096, seed: int = 0) -> Path:
+    import gguf
+    tokens, types, merges = _llama3_vocab()
+    n_vocab = len(tokens)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".partial")
     w = gguf.GGUFWriter(str(tmp), arch="llama")
