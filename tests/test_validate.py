@@ -461,3 +461,21 @@ def test_the_gpus_busy_fraction_is_read_on_the_servers_gpu_and_reported_beside_t
     meas, pred = line.rsplit(": on 2 ", 1)[1].split(" / ")
     assert float(meas) == pytest.approx(0.9) and 0.0 < float(pred) <= 1.0
     assert "- GPU busy: 1 points, median |error|" in md
+
+
+def test_a_backend_whose_modelled_fill_takes_no_factor_is_not_fitted():
+    """calibrate --backend-url on SGLang's llguidance: its fills run batched in the model (no in-engine
+    factor reaches them), so its own server's points cannot read one; the profile is left as it was, said."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from maskcost.model.config import EngineConfig
+    from maskcost.profile import MeasuredSpeed, default_profile_path, load_profile
+    from maskcost.validate.server_calibration import fit_backend_fill
+    p = load_profile(default_profile_path(("sglang",)))
+    point = read_summaries(Path(__file__).parent / "data" / "sglang-llguidance-c64.jsonl")  # a real SGLang point
+    p = replace(p, measured_speed=MeasuredSpeed(1.0, "xgrammar", "test", ((64, 1.0),)))
+    cfg = EngineConfig(engine="sglang", engine_version="0.5.17", backend="xgrammar", max_num_seqs=256)
+    got = fit_backend_fill(p, cfg, "guidance", point, "http://gd")
+    assert got.backends["guidance"] == p.backends["guidance"]
+    assert "does not take the in-engine factors" in got.provenance["notes"][-1]

@@ -93,7 +93,7 @@ def _extend(args, base, out: Path) -> int:
     if base is None:
         raise UsageError(f"calibrate {flag}: give --engine-from PROFILE (the profile to extend)")
     entries = _entries(args)
-    if args.batch_fill and not entries:
+    if args.batch_fill and not args.variant_compile and not entries:
         raise UsageError("calibrate --batch-fill: give schemas with examples (e.g. --tier flat nested deep bounded)")
     add = add_variant_compiles if args.variant_compile else add_batch_fill_saving
     p = add(base, profile_vocab(base.tokenizer, base.vocab_size, base.tokenizer_sha256), entries,

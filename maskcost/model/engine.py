@@ -116,8 +116,9 @@ class Simulation:
         return ids
 
     def _draw_requests(self, n: int) -> None:
-        """Every request drawn up front, in this order from the workload's seed: structured or not, its
-        schema, its trace (or black-box length), an unstructured length, its reasoning, its prompt."""
+        """Every request's draws up front, one array over all requests at a time, in this order from the
+        workload's seed: structured or not, the schema, the trace (or black-box length), the unstructured
+        lengths, the reasoning, the prompt."""
         wl, tr, bb, ids = self.wl, self.costs.traces, self.costs.blackbox, self.schema_ids
         self.arrival = np.full(n, np.nan)
         self.first_t = np.full(n, np.nan)

@@ -63,9 +63,10 @@ def _scaled_engine_side(base: Profile, bench_us: float, backends: dict[str, Back
     r = bench_us / base.host.bench_us
 
     def scaled(ef: EngineFill, k: float) -> EngineFill:
-        ef = replace(ef, cpu_points=tuple(replace(c, ms=c.ms * r) for c in ef.cpu_points),
-                     pool_excess_points=tuple(replace(c, ms=c.ms * r) for c in ef.pool_excess_points))
-        return _fill_scaled(ef, 1.0 / k, 1.0 / k)
+        return replace(ef, cpu_points=tuple(replace(c, ms=c.ms * r) for c in ef.cpu_points),
+                       pool_excess_points=tuple(replace(c, ms=c.ms * r) for c in ef.pool_excess_points),
+                       serial_factor=ef.serial_factor / k, pool_factor=ef.pool_factor / k,
+                       pool_task_factor=ef.pool_task_factor / k)
     out = {}
     for name, b in backends.items():
         ef = base.backends[name].engine_fill if name in base.backends else None
@@ -338,8 +339,9 @@ def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[dict[
     (calibrate --backend-url), the host at the --base-url server's speed: at each point the factor k on
     that backend's fills at which the model's ITL equals the engine's, the host at the speed the
     --base-url server's point of the same load ran at (the point just before it, so the host's drift
-    falls on both); the serial factor times the median k of the points whose fill is serial, the pool's
-    times that of the pool points (both by the one regime that ran, where only one did). What the
+    falls on both; where that point read no speed, the profile's speed for the regime); the serial factor
+    times the median k of the points whose fill is serial, the pool's times that of the pool points (both
+    by the one regime that ran, where only one did). What the
     embedded profile's factors carry (fitted on another machine's engine: docs/validation.md finding 18)
     is thereby read on this one. Unchanged, with a note, where no point gives a k."""
     ms = p.measured_speed
@@ -347,9 +349,15 @@ def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[dict[
     cfg_b = replace(cfg, backend=backend)
     ef = p.backends[backend].engine_fill
 
-    def itl_at(s: dict[str, Any], speed: float, k: float) -> float:
-        q = replace(p, backends={**p.backends, backend: replace(p.backends[backend], engine_fill=_fill_scaled(ef, k, k))})
+    def itl_at(s: dict[str, Any], speed: float, k: float) -> float:  # (no band: its runs do not move the mean)
+        q = replace(p, engine_speeds=None,
+                    backends={**p.backends, backend: replace(p.backends[backend], engine_fill=_fill_scaled(ef, k, k))})
         return compare(q, replace(cfg_b, cpu_speed=speed, cpu_speed_pool=None), [s])[0]["metrics"]["ITL ms"]["predicted"]
+    top = max(on, key=lambda s: s["concurrency"])
+    if abs(itl_at(top, ms.cpu_speed, 2.0) / itl_at(top, ms.cpu_speed, 1.0) - 1) < 1e-3:
+        return _noted(p, f"{backend}: no fill factor fitted: the model's {cfg.engine} fill for it does not take the "
+                         f"in-engine factors (SGLang's llguidance fills batched), so its own server's points cannot "
+                         f"read one")
     ks: dict[bool, list[float]] = {False: [], True: []}
     each = []
     for s in tqdm(on, desc=f"{backend}: fill factor", unit="pt"):
