@@ -21,6 +21,9 @@ READABLE_VERSIONS = (1, 2)
 # xgrammar / guidance: measured by calling the library; gbnf: llama.cpp's own grammar sampler,
 # measured only through the engine (black box)
 BACKENDS = ("xgrammar", "guidance", "gbnf")
+# xgrammar's JSON separators (item, key) with the engines' no-whitespace option: what every profile
+# written before BackendCosts.separators was recorded replayed, on both backends (calibrate/backends.py)
+XGRAMMAR_SEPARATORS = (", ", ": ")
 
 
 def schema_sha256(schema: Any) -> str:
@@ -185,7 +188,7 @@ class BackendCosts:
 
     @property
     def traced_separators(self) -> tuple[str, str]:
-        return self.separators or (", ", ": ")
+        return self.separators or XGRAMMAR_SEPARATORS
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import json
 import time
 from typing import Any
 
+from ..profile import XGRAMMAR_SEPARATORS  # noqa: F401  (defined with the profile contract)
 from .tokenizer import Vocab
 
 # vLLM's default for VLLM_XGRAMMAR_CACHE_MB (vllm/envs.py); the compiler cache is LRU by bytes.
@@ -20,7 +21,6 @@ XGRAMMAR_CACHE_MB = 512
 # 0.25.1 and SGLang 0.5.17 llguidance servers in validation/ are compact).
 # A profile's traces and the in-engine factors fitted against them go together: profiles written before
 # the separators were recorded replayed guidance with xgrammar's (profile.BackendCosts.separators).
-XGRAMMAR_SEPARATORS = (", ", ": ")
 LLGUIDANCE_SEPARATORS = (",", ":")
 
 
