@@ -349,20 +349,29 @@ def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[dict[
     cfg_b = replace(cfg, backend=backend)
     ef = p.backends[backend].engine_fill
 
+    ran: dict[tuple, float] = {}  # (the guard below and the solve both start at k = 1: one run of each)
+
     def itl_at(s: dict[str, Any], speed: float, k: float) -> float:  # (no band: its runs do not move the mean)
-        q = replace(p, engine_speeds=None,
-                    backends={**p.backends, backend: replace(p.backends[backend], engine_fill=_fill_scaled(ef, k, k))})
-        return compare(q, replace(cfg_b, cpu_speed=speed, cpu_speed_pool=None), [s])[0]["metrics"]["ITL ms"]["predicted"]
+        key = (s["point"], speed, k)
+        if key not in ran:
+            q = replace(p, engine_speeds=None, backends={**p.backends, backend: replace(
+                p.backends[backend], engine_fill=_fill_scaled(ef, k, k))})
+            ran[key] = compare(q, replace(cfg_b, cpu_speed=speed, cpu_speed_pool=None), [s])[0]["metrics"]["ITL ms"][
+                "predicted"]
+        return ran[key]
+
+    def regime(s: dict[str, Any]) -> tuple[bool, float]:  # (pool fills?, the host's speed at the point)
+        pooled = cfg.policy.uses_pool(cfg_b, round(s["engine"].get("running_mean") or 0.0), 0)
+        return pooled, paired.get(s["concurrency"]) or (ms.pool_speed if pooled and ms.pool_speed else ms.cpu_speed)
     top = max(on, key=lambda s: s["concurrency"])
-    if abs(itl_at(top, ms.cpu_speed, 2.0) / itl_at(top, ms.cpu_speed, 1.0) - 1) < 1e-3:
+    if abs(itl_at(top, regime(top)[1], 2.0) / itl_at(top, regime(top)[1], 1.0) - 1) < 1e-3:
         return _noted(p, f"{backend}: no fill factor fitted: the model's {cfg.engine} fill for it does not take the "
                          f"in-engine factors (SGLang's llguidance fills batched), so its own server's points cannot "
                          f"read one")
     ks: dict[bool, list[float]] = {False: [], True: []}
     each = []
     for s in tqdm(on, desc=f"{backend}: fill factor", unit="pt"):
-        pooled = cfg.policy.uses_pool(cfg_b, round(s["engine"].get("running_mean") or 0.0), 0)
-        speed = paired.get(s["concurrency"]) or (ms.pool_speed if pooled and ms.pool_speed else ms.cpu_speed)
+        pooled, speed = regime(s)
         meas = itl_ms(s)
         k = solve_factor(lambda k: itl_at(s, speed, k), meas) if meas else None
         each.append(f"c{s['concurrency']}: {'none' if k is None else f'x{k:.3f}'}{' (pool)' if pooled else ''} at speed {speed:.3f}")
