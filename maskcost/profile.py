@@ -196,6 +196,9 @@ class ForwardPoint:
     batch: float  # the engine's own mean running-request count over the window
     step_ms: float  # mean time between engine steps (window / steps counted by the engine)
     itl_ms: float  # the engine's own ITL histogram mean over the window
+    # the server's GPU busy over the window (NVML utilization.gpu, validate/gpubusy.py): its kernels' share of
+    # the step, the rest the host's; None = not measured (profiles before it, a server on another machine)
+    gpu_busy: float | None = None
 
 
 @dataclass(frozen=True)
@@ -547,6 +550,16 @@ def _backend(name: str, b: dict, w: str) -> BackendCosts:
                         None if seps is None else (seps[0], seps[1]))
 
 
+def _gpu_busy(p: dict, where: str) -> float | None:
+    """A forward point's NVML busy fraction: absent or null (not measured), else a number in [0, 1]."""
+    if p.get("gpu_busy") is None:
+        return None
+    b = _req(p, "gpu_busy", where, float)
+    if not 0.0 <= b <= 1.0:
+        raise ProfileError(f"{where}.gpu_busy: a fraction in [0, 1], got {b}")
+    return b
+
+
 def _forward(fw: dict, v: int, where: str) -> ForwardCurve:
     """The forward curve (version 1 profiles: no prefill or context measurements)."""
     fwhere = f"{where}.forward"
@@ -554,7 +567,8 @@ def _forward(fw: dict, v: int, where: str) -> ForwardCurve:
     def points(key: str) -> tuple[ForwardPoint, ...]:
         pts = tuple(ForwardPoint(_req(p, "batch", f"{fwhere}.{key}[{i}]", float),
                                  _req(p, "step_ms", f"{fwhere}.{key}[{i}]", float),
-                                 _req(p, "itl_ms", f"{fwhere}.{key}[{i}]", float))
+                                 _req(p, "itl_ms", f"{fwhere}.{key}[{i}]", float),
+                                 _gpu_busy(p, f"{fwhere}.{key}[{i}]"))
                     for i, p in enumerate(_req(fw, key, fwhere, list)))
         if any(p.batch <= 0 or p.step_ms <= 0 for p in pts):
             raise ProfileError(f"{fwhere}.{key}: batch and step_ms must be > 0")

@@ -744,6 +744,36 @@ def test_what_the_engine_would_show_on_a_closed_form():
     assert exposed["gpu_busy_fraction"] < hidden["gpu_busy_fraction"]
 
 
+def test_gpu_busy_with_the_forward_split_by_nvml_on_a_closed_form():
+    """Where the calibration's schema-off points read the GPU busy (NVML), the GPU's share of a step is the
+    forward less the host's part of the schema-off step at its rows: 6 ms steps of which the GPU ran 0.5 x 6 =
+    3 ms give 3 / 6.1 and 3 / 16.1 on the steps above (and the bound, read against the whole forward, as before);
+    a profile without the reading keeps the upper bound, and says which it gave."""
+    from dataclasses import replace
+    p = constant_profile(fill_us=500.0, forward_ms=6.0, apply_us=100.0)
+    split = replace(p, forward=replace(p.forward, points=tuple(replace(f, gpu_busy=0.5) for f in p.forward.points)))
+    hidden, exposed = run(split, concurrency=4), run(split, concurrency=32)
+    assert hidden["gpu_busy_fraction"] == pytest.approx(3.0 / 6.1, rel=1e-3) and hidden["bound"] == "gpu"
+    assert exposed["gpu_busy_fraction"] == pytest.approx(3.0 / 16.1, rel=1e-3) and exposed["bound"] == "host"
+    assert hidden["gpu_busy_basis"] == exposed["gpu_busy_basis"] == "nvml split"
+    assert run(p, concurrency=4)["gpu_busy_basis"] == "upper bound"
+    # the ITL does not move: the split says where the step's time goes, not how long it is
+    assert exposed["itl_ms_mean"] == pytest.approx(run(p, concurrency=32)["itl_ms_mean"], rel=1e-9)
+    # the reading survives the profile file, a fraction outside [0, 1] is refused, and calibrate takes it
+    # from the schema-off sweep's records (engine.gpu_busy, validate/gpubusy.py)
+    from maskcost.calibrate.engine import forward_points
+    from maskcost.profile import ProfileError, profile_from_dict, profile_to_dict
+    d = profile_to_dict(split)
+    assert profile_from_dict(d).forward == split.forward
+    d["forward"]["points"][0]["gpu_busy"] = 1.5
+    with pytest.raises(ProfileError, match=r"forward.points\[0\].gpu_busy: a fraction in \[0, 1\], got 1.5"):
+        profile_from_dict(d)
+    rec = {"arm": "off", "engine": {"running_mean": 8.0, "step_ms": 5.4, "itl_ms": 5.5, "gpu_busy": {"fraction": 0.89}}}
+    assert forward_points([rec])[0].gpu_busy == 0.89
+    rec["engine"].pop("gpu_busy")
+    assert forward_points([rec])[0].gpu_busy is None
+
+
 def test_an_xgrammar_cache_of_zero_keeps_only_the_last_grammar():
     """VLLM_XGRAMMAR_CACHE_MB=0 (--xgrammar-cache-mb 0): xgrammar 0.2.7's LRU by bytes still keeps the grammar
     it compiled last (measured on this project's CPU: a second compile of the same schema with

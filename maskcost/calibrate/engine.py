@@ -43,13 +43,14 @@ def forward_points_kept(summaries: list[dict[str, Any]]) -> tuple[tuple[ForwardP
 def forward_points(summaries: list[dict[str, Any]]) -> tuple[ForwardPoint, ...]:
     """One point per schema-off sweep point: the engine's mean running count, its step period
     (window / steps it counted) and its ITL mean (records.itl_ms: the engine's own histogram, or
-    the client's per-token ITL where the engine has none). Repeats stay separate points."""
+    the client's per-token ITL where the engine has none), and the GPU's busy fraction where the sweep read
+    it (NVML: the split of the step between the GPU and the host). Repeats stay separate points."""
     from ..records import itl_ms
     out = []
     for s in summaries:
         e = s["engine"]
         if s["arm"] == "off" and e.get("running_mean") and e.get("step_ms") and itl_ms(s):
-            out.append(ForwardPoint(e["running_mean"], e["step_ms"], itl_ms(s)))
+            out.append(ForwardPoint(e["running_mean"], e["step_ms"], itl_ms(s), (e.get("gpu_busy") or {}).get("fraction")))
     if not out:
         raise ValueError("no schema-off sweep point carried the engine's running count, step and ITL metrics")
     return tuple(sorted(out, key=lambda p: p.batch))

@@ -41,6 +41,15 @@ def _ci(p: dict[str, Any]) -> str:
     return "-" if ci is None or not m else f"{100 * ci / m:.1f}"
 
 
+def _gpu_words(points: list[dict]) -> str:
+    """The GPU column's legend, by what the profile measured (model/metrics.py what_the_engine_shows)."""
+    if all(p.get("gpu_busy_basis") == "nvml split" for p in points):
+        return ("GPU = the share of the wall time the GPU runs kernels (the forward less its host part, split by "
+                "the GPU's busy fraction read on the calibration's schema-off sweep)")
+    return ("GPU = the forward's share of the wall time (the forward as the server ran it, host work included: an "
+            "upper bound on a GPU monitor's busy; a profile calibrated where NVML reads the server's GPU splits it)")
+
+
 def _fmt(v: Any, nd: int = 1) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
@@ -69,8 +78,7 @@ def print_table(points: list[dict[str, Any]]) -> None:
               f"{_fmt(100 * p['gpu_busy_fraction'] if p.get('gpu_busy_fraction') is not None else None, 0):>5}%")
     print("ITL in ms (mean/p50/p99, per output token); ±95% = the half-width of ITL on's 95% confidence interval "
           "(batch means over the run), in % of it; overhd% = ITL on / ITL off - 1; fill/step = host fill work "
-          "per step in ms; pool = share of steps that used vLLM's fill pool; GPU = the forward's share of the wall "
-          "time (the forward as the server ran it, host work included: an upper bound on a GPU monitor's busy)" +
+          "per step in ms; pool = share of steps that used vLLM's fill pool; " + _gpu_words(points) +
           ("; 80% interval = where the engine's ITL fell for 80% of points on machines the rule was not built "
            "from (maskcost/interval.py): " + "; ".join(sorted({p["interval"]["words"] for p in points
                                                                if "interval" in p})) if pi else "") +

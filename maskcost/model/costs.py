@@ -107,6 +107,9 @@ class Costs:
         self.compile = {c.schema_id: c for c in b.compiles}
         self.forward = forward_curve(profile.forward.points)
         self.forward_sync = forward_curve(profile.forward.sync_points) if profile.forward.sync_points else None
+        # the GPU's kernels in a schema-off step at this many rows (NVML busy x step period), where the sweep read it
+        gpu = [p for p in profile.forward.points if p.gpu_busy is not None]
+        self.forward_gpu = Curve([p.batch for p in gpu], [p.gpu_busy * p.step_ms for p in gpu]) if gpu else None
         self.apply = Curve([p.rows for p in profile.apply.points], [p.apply_us / 1e3 for p in profile.apply.points])
         fw = profile.forward
         # prefill: the measured single-request steps, anchored at one token = the batch-1 forward
@@ -187,6 +190,14 @@ class Costs:
         if self.context_ms_per_token and decode_rows:
             f = max(0.5 * f, f + self.context_ms_per_token * (context_tokens - decode_rows * self.context_ref))
         return f * self.gpu_factor
+
+    def forward_host_ms(self, batch: np.ndarray) -> np.ndarray | None:
+        """The host's part of the forward at each of these row counts: the schema-off step less the GPU's
+        kernels in it (forward_gpu); None where the profile's sweep did not read the GPU's busy fraction."""
+        if self.forward_gpu is None:
+            return None
+        host = {b: max(0.0, self.forward(b) - self.forward_gpu(b)) for b in np.unique(batch).tolist()}
+        return np.array([host[b] for b in batch.tolist()], float)
 
     def serial_fill_factor(self, rows: int) -> float:
         """In-engine over the model's serial fill at a step of `rows` bitmask rows: the profile's

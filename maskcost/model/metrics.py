@@ -178,20 +178,25 @@ def _breakdown(col: dict[str, np.ndarray], win: np.ndarray, dur: np.ndarray) -> 
 def what_the_engine_shows(sim: Simulation, col: dict[str, np.ndarray], win: np.ndarray, span: float,
                           step_ms: float | None) -> dict[str, Any]:
     """What a GPU monitor and the engine's metrics would show over the window: the GPU's busy fraction (its
-    forward time over the wall time, idle gaps counted as idle; the forward is the schema-off step as the
-    server ran it, host work included, so an upper bound on NVML's: docs/validation.md finding 20), the host's exposed fraction (each step's
+    kernels' time over the wall time, idle gaps counted as idle: each step's forward less the host's part of
+    a schema-off step at its rows, where the profile's sweep read NVML beside it (Costs.forward_host_ms); else
+    the whole forward, host work included, an upper bound on NVML's: docs/validation.md finding 20, and
+    `gpu_busy_basis` says which), the host's exposed fraction (each step's
     time beyond its forward: the fill, the grammar's and the engine's CPU work that the forward did not
-    hide), the bound (host where the exposed time exceeds the forward's), and the bitmask's copy to the GPU
+    hide), the bound (host where the exposed time exceeds the whole forward's), and the bitmask's copy to the GPU
     per step at the window's mean rows, with its share of the host link at that step time: the copy is
     not the cost (8.2 MB for 256 rows of a 256,000-token vocabulary, 0.6% of the link at 20 ms)."""
     if not span > 0 or not win.any():
-        return {"gpu_busy_fraction": None, "host_exposed_fraction": None, "bound": None,
+        return {"gpu_busy_fraction": None, "gpu_busy_basis": None, "host_exposed_fraction": None, "bound": None,
                 "bitmask_h2d_bytes_per_step": None, "bitmask_h2d_link_fraction": None}
-    busy = float(col["forward_ms"][win].sum() / span)
+    forward, host = col["forward_ms"][win], sim.costs.forward_host_ms(col["batch"][win])
+    busy = float((forward if host is None else np.maximum(forward - host, 0.0)).sum() / span)
+    forward_share = float(forward.sum() / span)
     exposed = float(col["exposed_ms"][win].sum() / span)
     structured = round(float(np.mean(col["structured_rows"][win])))
     rows = sim.engine.apply_rows(round(float(np.mean(col["batch"][win]))), structured, structured, sim.cfg.spec_tokens)
     h2d = rows * sim.costs.profile.bitmask_row_bytes
-    return {"gpu_busy_fraction": busy, "host_exposed_fraction": exposed, "bound": "host" if exposed > busy else "gpu",
+    return {"gpu_busy_fraction": busy, "gpu_busy_basis": "upper bound" if host is None else "nvml split",
+            "host_exposed_fraction": exposed, "bound": "host" if exposed > forward_share else "gpu",
             "bitmask_h2d_bytes_per_step": h2d,
             "bitmask_h2d_link_fraction": h2d / (step_ms / 1e3) / H2D_LINK_BYTES_PER_S if step_ms else None}

@@ -419,9 +419,9 @@ def _measured_lines(rows: list[dict[str, Any]], out: Path) -> list[str]:
                      f"server at the median")
     gpu = [r for r in rows if r["metrics"]["GPU busy"]["measured"] is not None]
     if gpu:
-        lines.append("- GPU busy (the share of the window its GPU ran a kernel, NVML, against the forward's share in "
-                     "the model, an upper bound: the forward holds the host's work in the server's step; a host-bound "
-                     "step leaves the GPU idle): " + ", ".join(
+        lines.append("- GPU busy (the share of the window its GPU ran a kernel, NVML, against the model's: its kernels' "
+                     "share where the profile's calibration read NVML, else the forward's share, an upper bound that "
+                     "holds the host's work in the server's step; a host-bound step leaves the GPU idle): " + ", ".join(
                          f"{r['arm']} {r['concurrency']} {_f(r['metrics']['GPU busy']['measured'], 2)} / "
                          f"{_f(r['metrics']['GPU busy']['predicted'], 2)}" for r in gpu))
     busy = [r for r in rows if (r.get("client_cpu_pct") or 0) > CLIENT_BUSY_WARN_PCT]
