@@ -16,6 +16,7 @@ from .predict import _workloads, add_workload_args, load_inputs
 # the search when a flag does not narrow it
 DEFAULT_MAX_NUM_SEQS = (128, 256)
 DEFAULT_CORES = (4, 8, 16, 32)
+DEFAULT_SPEC_TOKENS = (0, 4)  # speculative decoding off and on (n-gram drafts at --spec-acceptance)
 SHOWN = 8  # configurations listed a side (all are in --json)
 # requests a point runs unless --requests: a p99 goal needs more than predict's default (its ranking moved by
 # about 7% between runs of near-equal configurations at 256 requests, 2% at 1,024)
@@ -48,11 +49,13 @@ def _configs(args, profile) -> list:
                     continue
                 asyncs = [args.async_scheduling] if args.async_scheduling is not None else [True, False]
                 for mns, cores, k, async_on in itertools.product(args.max_num_seqs, args.cores, args.spec_tokens, asyncs):
-                    out.append(engine_config(args, engine=engine, engine_version=version, backend=backend,
-                                             max_num_seqs=mns, usable_cores=cores,
-                                             cpu_count=args.cpu_count[0] if args.cpu_count else cores,
-                                             spec_tokens=k, async_scheduling=async_on, cpu_speed=speed,
-                                             cpu_speed_pool=pool))
+                    cfg = engine_config(args, engine=engine, engine_version=version, backend=backend,
+                                        max_num_seqs=mns, usable_cores=cores,
+                                        cpu_count=args.cpu_count[0] if args.cpu_count else cores,
+                                        spec_tokens=k, async_scheduling=async_on, cpu_speed=speed, cpu_speed_pool=pool)
+                    if async_on and len(asyncs) > 1 and not cfg.policy.effective_async(cfg):
+                        continue  # the engine turns async scheduling off here (n-gram drafts): the sync one is it
+                    out.append(cfg)
     return list(dict.fromkeys(out))
 
 
@@ -122,6 +125,10 @@ def cmd_advise(args) -> int:
     print(f"goal: {goal.words()} at {loads} ({len(common)} schema{'s' if len(common) != 1 else ''}); "
           f"{len(ranked)} configurations searched "
           f"in {time.perf_counter() - t0:.1f} s (profile {names})")
+    if any(args.spec_tokens):
+        print(f"speculative decoding searched at {args.spec_method} drafts, acceptance {args.spec_acceptance:g} and "
+              f"draft rate {args.spec_draft_rate:g} (--spec-acceptance, --spec-draft-rate): a guess for your "
+              f"workload until your engine's spec_decode metrics give them")
     chosen = meets[0] if meets else ranked[0]
     result: dict[str, Any] = {"goal": asdict(goal), "profile": names, "command": "maskcost " + " ".join(sys.argv[1:]),
                               "configurations": [{"config": c.config, "meets": c.meets, "shortfall": c.shortfall,
@@ -161,6 +168,7 @@ def _load_engines(args, engines: list[str]) -> tuple[dict, dict]:
                                     if all(b in p.backends for p in profiles.values())]
     args.max_num_seqs = args.max_num_seqs or list(DEFAULT_MAX_NUM_SEQS)
     args.cores = args.cores or list(DEFAULT_CORES)
+    args.spec_tokens = args.spec_tokens or list(DEFAULT_SPEC_TOKENS)
     flags, loaded = {}, {}
     for e, prof in profiles.items():
         flags[e] = copy.copy(args)
@@ -237,9 +245,12 @@ def add_parser(sub) -> None:
         "--cpu-count": "one cpu_count for every core count searched (default: the cores of each)",
         "--cpu-speed": "one single-thread speed relative to the profile host (default: the server's own speed where "
                        "the profile measured it, else 1)",
-        "--async-scheduling": "search this one only (default: both)"})
+        "--async-scheduling": "search this one only (default: both)",
+        "--spec-tokens": f"draft tokens a step searched, 0 = off (default: {' '.join(map(str, DEFAULT_SPEC_TOKENS))}; "
+                         f"the drafts' acceptance is --spec-acceptance's, a guess for your workload until your "
+                         f"engine's spec_decode metrics give it)"})
     # the search: each list flag of the engine's is a choice; these are searched where it is not given
-    p.set_defaults(backend=None, max_num_seqs=None, cores=None, async_scheduling=None)
+    p.set_defaults(backend=None, max_num_seqs=None, cores=None, async_scheduling=None, spec_tokens=None)
     add_workload_args(p, "closed-loop clients (default 1 8 32 64 128 160 192 256; give the load you serve)",
                       requests_help=f"requests per point (default max({MIN_REQUESTS}, 4 x its clients))")
     p.add_argument("--json", metavar="OUT.json", help="every configuration searched, its points, the chosen one")
@@ -247,7 +258,8 @@ def add_parser(sub) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.epilog = (f"Searched where not given: every engine version modelled, the profile's backends, max-num-seqs "
                 f"{' '.join(map(str, DEFAULT_MAX_NUM_SEQS))}, cores {' '.join(map(str, DEFAULT_CORES))} (cpu_count the "
-                f"same), async scheduling on and off, --spec-tokens as given (default 0). Each point runs "
+                f"same), async scheduling on and off, speculative decoding off and {DEFAULT_SPEC_TOKENS[-1]} draft tokens (at "
+                f"--spec-acceptance). Each point runs "
                 f"max({MIN_REQUESTS}, 4 x clients) requests unless --requests (a p99 needs them). Exit status 1 "
                 f"where no configuration meets the goal.")
     p.set_defaults(func=cmd_advise)
