@@ -10,6 +10,19 @@ from typing import Any
 import numpy as np
 
 
+# a client process busier than this (a point's client_cpu_pct, per process) queues its own work (SSE parsing,
+# output checks, the next request) behind the streams it reads: the TTFT it measures grows, and near 100% it
+# offers the engine fewer requests than its concurrency (validate/sweep.py warns; calibrate fits no API-server
+# queue on such a point). On the H200 VM one process at 64-74% busy measured TTFT p50 50-80 ms over the
+# engine's own mean at 160-256 streams, two processes about half that (validation/h200-vllm-0.25.1/m/README.md)
+CLIENT_BUSY_PCT = 60.0
+
+
+def client_busy(summary: dict[str, Any]) -> bool:
+    """Whether the point's client was busier than CLIENT_BUSY_PCT per process (unrecorded: no)."""
+    return (summary.get("client_cpu_pct") or 0.0) > CLIENT_BUSY_PCT
+
+
 def raw_records_path(sweep: str | Path) -> Path:
     """The raw per-request file next to a sweep summary (`X.jsonl` -> `X.raw.jsonl`, or its .gz)."""
     sweep = Path(sweep)

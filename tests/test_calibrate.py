@@ -186,6 +186,23 @@ def test_frontend_fit_on_a_real_schema_off_sweep_beats_no_front_end():
     assert fw.ttft_fixed_ms < prof.forward.ttft_fixed_ms
 
 
+def test_frontend_fit_leaves_out_points_whose_client_was_the_queue():
+    """A point whose client was over 60% busy a process offered the engine fewer requests than its
+    concurrency: the API-server fit does not read it (it would put the client's cap on the API server), and
+    with fewer than two points left it says so, naming the fix."""
+    from maskcost.calibrate.engine import _frontend_points, fit_frontend
+    from maskcost.profile import load_default_profile
+    from maskcost.validate.sweep import read_summaries
+    sweep = read_summaries(DATA / "session-e-off-sweep.jsonl")
+    kept = _frontend_points(sweep, "off")
+    assert len(kept) >= 2
+    busy = [{**s, "client_cpu_pct": 95.0} if s["concurrency"] >= 64 else s for s in sweep]
+    assert [s["concurrency"] for s in _frontend_points(busy, "off")] == [s["concurrency"] for s in kept
+                                                                       if s["concurrency"] < 64]
+    with pytest.raises(ValueError, match="client was not busy .* more --client-procs"):
+        fit_frontend(load_default_profile(), [{**s, "client_cpu_pct": 95.0} for s in sweep])
+
+
 def test_hostmeter_times_the_host_and_sees_a_busy_server_thread(vocab, tmp_path):
     """The meter for real: the single-thread bench and the batch fill each interval, /proc/stat's
     shares, and a busy-looping stand-in 'server' at about one CPU."""

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..records import CLIENT_BUSY_PCT
 from ..profile import ApplyCost, ApplyPoint, ContextPoint, ForwardCurve, ForwardPoint, PrefillPoint
 
 
@@ -228,8 +229,13 @@ def _model_at(profile, cfg, points: list[dict[str, Any]], requests):
 
 
 def _frontend_points(summaries: list[dict[str, Any]], arm: str) -> list[dict[str, Any]]:
+    """The points an API-server fit reads: concurrency >= 8, with TTFT, running count, throughput and prompt
+    counts, and a client that was not itself the queue (records.client_busy: a busy client offers fewer
+    requests than its concurrency, and the fit would put the cap it saw on the API server)."""
+    from ..records import client_busy
     return [s for s in summaries if s["arm"] == arm and s["concurrency"] >= 8 and s.get("ttft_ms_p50")
-            and s["engine"].get("running_mean") and s.get("out_tok_per_s") and s.get("prompt_tokens_mean")]
+            and s["engine"].get("running_mean") and s.get("out_tok_per_s") and s.get("prompt_tokens_mean")
+            and not client_busy(s)]
 
 
 def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardCurve:
@@ -245,7 +251,8 @@ def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardC
     pts = _frontend_points(summaries, "off")
     if len(pts) < 2:
         raise ValueError("front-end fit: the forward sweep needs >= 2 schema-off points at concurrency >= 8 "
-                         "with TTFT, running count and prompt token counts")
+                         f"with TTFT, running count and prompt token counts, whose client was not busy (> "
+                         f"{CLIENT_BUSY_PCT:.0f}% a process: more --client-procs)")
     fw0 = profile.forward
     cfg = EngineConfig(backend=next(iter(profile.backends)))
     peak_us = 1e6 / max(s["out_tok_per_s"] for s in pts)
@@ -281,7 +288,8 @@ def fit_frontend_structured(profile, cfg, summaries: list[dict[str, Any]], log=N
     pts = _frontend_points(summaries, "on")
     if len(pts) < 2:
         raise ValueError("--fit-frontend: the sweeps need >= 2 schema-on points at concurrency >= 8 with TTFT, "
-                         "the engine's running count and prompt token counts")
+                         f"the engine's running count and prompt token counts, whose client was not busy (> "
+                         f"{CLIENT_BUSY_PCT:.0f}% a process: more --client-procs)")
     fw0 = profile.forward
     tried: dict[float, tuple[float, ForwardCurve]] = {}
 

@@ -85,9 +85,9 @@ def add_request_args(p: argparse.ArgumentParser) -> None:
                    help="lengthen every prompt by about N tokens (shared: the prefix cache holds it)")
     p.add_argument("--unique-prompts", action="store_true",
                    help="a per-request nonce first in the prompt: no prefix-cache hit, every prompt token computed")
-    p.add_argument("--client-procs", type=int, default=1, metavar="N",
-                   help="spread the concurrency over N client processes, for loads one process cannot stream "
-                        "(default: 1)")
+    p.add_argument("--client-procs", type=int, metavar="N",
+                   help="spread each point's concurrency over N client processes (default: by the load, as "
+                        "calibrate does: 1 + clients // 32, at most 4, so the client does not cap the load it offers)")
     p.add_argument("--host-bench", action="store_true",
                    help="record this host's single-thread xgrammar benchmark (bench_us) with the sweep: with the "
                         "server on the same machine, report --cpu-speed-from-sweep scales the host work by it")

@@ -6,6 +6,7 @@ from pathlib import Path
 from .common import UsageError, _add_schema_args, _entries, add_sweep_args
 
 def cmd_sweep(args) -> int:
+    from ..validate.plan import LivePlan
     from ..validate.sweep import PointSpec, run_sweep
     entries = _entries(args)
     if "on" in args.arms and not entries:
@@ -14,7 +15,8 @@ def cmd_sweep(args) -> int:
            for r in range(args.repeats) for c in args.concurrency for a in args.arms]
     res = run_sweep(args.base_url, pts, entries, Path(args.out), max_tokens=args.max_tokens,
                     off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
-                    prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts, client_procs=args.client_procs,
+                    prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts,
+                    client_procs=LivePlan().client_procs_at if args.client_procs is None else args.client_procs,
                     host_bench=args.host_bench, config={"label": args.label} if args.label else None)
     for s in res:
         e = s["engine"]

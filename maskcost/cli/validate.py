@@ -13,6 +13,7 @@ DEFAULT_TIERS = ("flat", "bounded")  # the schemas validate sweeps when given no
 
 def cmd_validate(args) -> int:
     from .common import _entries
+    from ..validate.plan import LivePlan
     from ..validate.sweep import PointSpec, run_sweep
     if not (args.schema or args.tools or args.tier or args.corpus):
         args.tier = list(DEFAULT_TIERS)
@@ -23,7 +24,8 @@ def cmd_validate(args) -> int:
            for r in range(args.repeats) for c in args.concurrency for a in args.arms]
     run_sweep(args.base_url, pts, entries, out / "sweep.jsonl", max_tokens=args.max_tokens,
               off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
-              prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts, client_procs=args.client_procs,
+              prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts,
+              client_procs=LivePlan().client_procs_at if args.client_procs is None else args.client_procs,
               host_bench=args.host_bench)
     # the report on it: report's own options at their defaults, validate's where it has them
     ap = argparse.ArgumentParser()

@@ -12,7 +12,8 @@ from ..profile import Profile
 from ..model.config import EngineConfig
 from ..model.measured import measured_workload, profile_schema_ids
 from ..model.predict import run_point_band
-from .sweep import CLIENT_BUSY_WARN_PCT, itl_ms
+from ..records import CLIENT_BUSY_PCT
+from .sweep import itl_ms
 
 
 # an output shape this far from the profile's traces is flagged: their per-token costs replay other streams
@@ -424,9 +425,9 @@ def _measured_lines(rows: list[dict[str, Any]], out: Path) -> list[str]:
                      "holds the host's work in the server's step; a host-bound step leaves the GPU idle): " + ", ".join(
                          f"{r['arm']} {r['concurrency']} {_f(r['metrics']['GPU busy']['measured'], 2)} / "
                          f"{_f(r['metrics']['GPU busy']['predicted'], 2)}" for r in gpu))
-    busy = [r for r in rows if (r.get("client_cpu_pct") or 0) > CLIENT_BUSY_WARN_PCT]
+    busy = [r for r in rows if (r.get("client_cpu_pct") or 0) > CLIENT_BUSY_PCT]
     if busy:
-        lines.append(f"- The client was over {CLIENT_BUSY_WARN_PCT:.0f}% busy per process at "
+        lines.append(f"- The client was over {CLIENT_BUSY_PCT:.0f}% busy per process at "
                      + ", ".join(f"{r['arm']} {r['concurrency']} ({r['client_cpu_pct']:.0f}%)" for r in busy)
                      + ": its TTFT p50 there holds its own queueing (TTFT server does not)")
     return lines

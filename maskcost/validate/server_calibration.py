@@ -269,7 +269,7 @@ class SpeedSweeps:
         for b, url in ((self.backend, self.base_url), *self.others.items()):
             if self.on_entries.get(b):
                 self.got[b] = run_sweep(url, specs, self.on_entries[b], self.path(b), max_tokens=self.plan.max_tokens,
-                                        seed=self.seed)
+                                        seed=self.seed, client_procs=self.plan.client_procs_at)
 
 
 def served_engine(cfg: EngineConfig, prov: dict[str, Any], other_prov: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -290,14 +290,15 @@ def schema_off_forward(base_url: str, plan: LivePlan, cfg: EngineConfig, prov: d
     after each of the first three. Returns the forward sweep's summaries and the forward curve."""
     off = lambda concs: [PointSpec("off", c, 0, max(plan.min_requests, plan.rounds * c)) for c in concs]  # noqa: E731
     fwd = run_sweep(base_url, off(plan.forward_concurrency), [], side("forward-sweep"), off_tokens=plan.off_tokens,
-                    seed=seed)
+                    seed=seed, client_procs=plan.client_procs_at)
     between("forward")
     prefill = [s for pad in plan.prefill_pads for s in
                run_sweep(base_url, [PointSpec("off", 1, 0, plan.min_requests)], [], side(f"prefill{pad}"),
                          off_tokens=8, prompt_pad=pad, unique_prompts=True, seed=seed)]
     between("prefill")
     context = run_sweep(base_url, off(plan.context_concurrency), [], side("context"), off_tokens=plan.off_tokens,
-                        prompt_pad=plan.context_pad, seed=seed) if plan.context_concurrency else []
+                        prompt_pad=plan.context_pad, seed=seed, client_procs=plan.client_procs_at) \
+        if plan.context_concurrency else []
     between("context")
     eager = [s for unique in (False, True) for s in
              run_sweep(base_url, [PointSpec("off", 1, 0, plan.min_requests)], [],
@@ -407,7 +408,7 @@ def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], path
         for e in todo:
             n = max(plan.min_requests, round(1.25 * (want - len(got.get(e.schema_id, ())))))
             run_sweep(base_url, [PointSpec("on", min(plan.outputs_concurrency, n), entries.index(e) * rounds + r, n)],
-                      [e], path, max_tokens=plan.max_tokens, seed=seed)
+                      [e], path, max_tokens=plan.max_tokens, seed=seed, client_procs=plan.client_procs_at)
         got = recorded_outputs(raw_records_path(path))
         todo = [e for e in todo if len(got.get(e.schema_id, ())) < want]
         if not todo:

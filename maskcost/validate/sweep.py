@@ -14,7 +14,7 @@ import resource
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import httpx
 import numpy as np
@@ -23,7 +23,7 @@ from tqdm import tqdm
 from ..calibrate.host import cpu_model, package_versions, usable_cpus
 from ..calibrate.schemas import SchemaEntry
 from .client import RequestRecord, RequestSpec, ServerError, closed_loop, get_json, scrape
-from ..records import itl_ms, raw_records_path, read_raw_records, read_summaries  # noqa: F401  (re-exported)
+from ..records import client_busy, itl_ms, raw_records_path, read_raw_records, read_summaries  # noqa: F401
 from .metrics import ENGINE_METRICS, GRAMMAR_WAIT_GAUGE, detect_engine, window_stats
 from .gpubusy import GpuMeter
 from .servercpu import cpu_seconds, cpus_over, server_pids
@@ -261,11 +261,6 @@ def make_specs(point: PointSpec, entries: list[SchemaEntry], max_tokens: int, of
             (entries[rng.randrange(len(entries))] for _ in range(point.requests))]
 
 
-# a client process busier than this queues its own work (SSE parsing, output checks, the next request)
-# behind the streams it reads, and the TTFT it measures grows: on the H200 VM one process at 64-74%
-# busy measured TTFT p50 50-80 ms over the engine's own mean at 160-256 streams, two processes about
-# half that (validation/h200-vllm-0.25.1/m/README.md)
-CLIENT_BUSY_WARN_PCT = 60.0
 
 
 def client_cpu_s() -> float:
@@ -275,15 +270,31 @@ def client_cpu_s() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def _warm_and_run(base_url: str, model: str, p: PointSpec, warm: list[RequestSpec], specs: list[RequestSpec],
+                  unique: bool, seed: int, raw, procs: int) -> tuple[list[RequestRecord], dict[str, Any], float]:
+    """A point: its warm-up requests (requests of their own, not in the window; none for unique schemas, whose
+    prompt is not cached for the point), then the point on `procs` client processes; its records, the engine's
+    summary, and the client's CPU over the point's wall per client process (100: each one a core busy)."""
+    if warm:
+        asyncio.run(closed_loop(base_url, model, warm, min(len(warm), p.concurrency), p.key + "-warmup", False, seed,
+                                lambda r: None))
+    cpu0, t0 = client_cpu_s(), time.perf_counter()
+    records, eng = asyncio.run(_run_point(base_url, model, p, specs, unique, seed + p.repeat, raw, procs))
+    return records, eng, 100.0 * (client_cpu_s() - cpu0) / ((time.perf_counter() - t0) * procs)
+
+
 def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry], out: Path, *,
               model: str | None = None, max_tokens: int = 512, off_tokens: int = 128, unique: bool = False,
               warmup: int = 4, seed: int = 0, prompt_pad: int = 0, unique_prompts: bool = False,
-              client_procs: int = 1, host_bench: bool = False,
+              client_procs: int | Callable[[int], int] = 1, host_bench: bool = False,
               config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """Run every point not yet in `out` (JSON lines), appending as it goes; returns all summaries."""
+    """Run every point not yet in `out` (JSON lines), appending as it goes; returns all summaries.
+    `client_procs`: the client processes of every point, or of each point by its concurrency (a function:
+    calibrate's, LivePlan.client_procs_at); a point never runs more processes than streams."""
     if prompt_pad < 0:
         raise ValueError(f"--prompt-pad {prompt_pad}: must be >= 0")
-    if client_procs < 1:
+    procs_at = client_procs if callable(client_procs) else (lambda _c: client_procs)
+    if not callable(client_procs) and client_procs < 1:
         raise ValueError(f"--client-procs {client_procs}: must be >= 1")
     base_url = base_url.rstrip("/")
     prov = server_provenance(base_url)
@@ -292,7 +303,8 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     todo = [p for p in points if p.key not in done]
     resolved = {"base_url": base_url, "model": model, "max_tokens": max_tokens, "off_tokens": off_tokens,
                 "unique_schemas": unique, "warmup": warmup, "seed": seed, "prompt_pad": prompt_pad,
-                "unique_prompts": unique_prompts, "client_procs": client_procs,
+                "unique_prompts": unique_prompts,
+                "client_procs": client_procs if not callable(client_procs) else "by load (each point's client_procs)",
                 "schemas": [e.schema_id for e in entries], **(config or {})}
     raw_path = out.with_name(out.name.removesuffix(".jsonl") + ".raw.jsonl")
     bench = host_bench_us() if host_bench and todo else None  # before the load, on an idle engine
@@ -302,15 +314,11 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
         for p in bar:
             bar.set_postfix_str(p.key)
             specs = make_specs(p, entries, max_tokens, off_tokens, seed, prompt_pad, unique_prompts)
+            procs = max(1, min(procs_at(p.concurrency), p.concurrency))
+            warm = make_specs(PointSpec(p.arm, p.concurrency, -1 - p.repeat, warmup), entries, max_tokens, off_tokens,
+                              seed, prompt_pad, unique_prompts) if warmup and not unique else []
             try:
-                if warmup and not unique:  # requests of their own: a unique prompt is not cached for the point
-                    warm = make_specs(PointSpec(p.arm, p.concurrency, -1 - p.repeat, warmup), entries, max_tokens,
-                                      off_tokens, seed, prompt_pad, unique_prompts)
-                    asyncio.run(closed_loop(base_url, model, warm, min(warmup, p.concurrency),
-                                            p.key + "-warmup", False, seed, lambda r: None))
-                cpu0, t0 = client_cpu_s(), time.perf_counter()
-                records, eng = asyncio.run(_run_point(base_url, model, p, specs, unique, seed + p.repeat, raw,
-                                                      client_procs))
+                records, eng, cpu_pct = _warm_and_run(base_url, model, p, warm, specs, unique, seed, raw, procs)
             except (httpx.HTTPError, OSError) as e:  # the server went away mid-point: keep what finished
                 bar.close()
                 finished = sum(1 for q in points if q.key in done)
@@ -318,11 +326,10 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                                   f"{str(e)[:120] or 'no detail'}); {finished} finished points are in {out}: the same "
                                   f"command again resumes there") from None
             s = summarize(p, records, eng)
-            # the client's CPU over the point's wall, per client process (100: each one a core busy)
-            s["client_cpu_pct"] = 100.0 * (client_cpu_s() - cpu0) / ((time.perf_counter() - t0) * client_procs)
-            if s["client_cpu_pct"] > CLIENT_BUSY_WARN_PCT:
+            s["client_cpu_pct"], s["client_procs"] = cpu_pct, procs
+            if client_busy(s):
                 tqdm.write(f"sweep point {p.key}: the client was {s['client_cpu_pct']:.0f}% busy per process; its own "
-                           f"queueing adds to the TTFT it measures (--client-procs {client_procs + 1} spreads it)")
+                           f"queueing adds to the TTFT it measures (--client-procs {procs + 1} spreads it)")
             s["config"] = resolved
             s["provenance"] = {"server": prov, "client_host": client_host(bench),
                                "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
