@@ -55,10 +55,16 @@ def test_a_point_carries_its_engines_interval():
     interval.attach(pts, read="report")
     v = shipped["vllm", "speed_read"]
     assert pts[0]["itl_ms_pi80"] == pytest.approx([10 * v.lo_ratio, 10 * v.hi_ratio])
-    # SGLang with a speed read: too few machines in the record to measure, so the wider nothing-read one
+    # SGLang with its speed read from a report: three machines in the record, its own interval
+    r = shipped["sglang", "speed_read"]
+    assert pts[1]["itl_ms_pi80"] == pytest.approx([20 * r.lo_ratio, 20 * r.hi_ratio])
+    assert pts[1]["interval"]["mode"] == "speed_read" and "itl_ms_pi80" not in pts[2]
+    # read at calibration: one machine, too few to measure, so the wider nothing-read one
+    sg = [{"engine": "sglang", "itl_ms_mean": 20.0}]
+    interval.attach(sg, read="calibration")
     s = shipped["sglang", "nothing_read"]
-    assert pts[1]["itl_ms_pi80"] == pytest.approx([20 * s.lo_ratio, 20 * s.hi_ratio])
-    assert pts[1]["interval"]["mode"] == "nothing_read" and "itl_ms_pi80" not in pts[2]
+    assert sg[0]["itl_ms_pi80"] == pytest.approx([20 * s.lo_ratio, 20 * s.hi_ratio])
+    assert sg[0]["interval"]["mode"] == "nothing_read"
     assert interval.for_point("llamacpp", "calibration", shipped) is None  # one machine: no interval shown
     cal = [{"engine": "vllm", "itl_ms_mean": 10.0}]  # the profile's own speed (calibrate --base-url)
     interval.attach(cal, read="calibration")

@@ -346,7 +346,7 @@ def sglang_transfer_rows() -> list[dict]:
     calibrated there. Nothing read: report --predicted against the registered predicted.json (val-predicted/);
     the speed read from the campaign's short sweep: against predicted-read.json (val-read/)."""
     rows = []
-    for run in ("run1", "run2"):  # two fresh machines, the same registered campaign
+    for run in ("run1", "run2", "run3"):  # three fresh machines, the same registered campaign
         d = f"{SG}/transfer/{run}"
         for arm, b in (("xgrammar", "xgrammar"), ("llguidance", "guidance")):
             bench, read = report_rows(f"{d}/{arm}/val-predicted/report.json"), report_rows(f"{d}/{arm}/val-read/report.json")
@@ -370,11 +370,14 @@ def vllm_shape_rows() -> list[dict]:
     other server of that machine). Run 2, another machine: run 1's profile as it is (nothing read there). Run 3,
     a third machine: as run 1, each backend's traces from its own server's outputs. Run 4, a fourth: as run 3,
     llguidance's fill factor fitted on its own server at calibration, and flat and nested at 128 clients with
-    both servers on 6 cores (xg6/, gd6/: predicted["cores6"])."""
+    both servers on 6 cores (xg6/, gd6/: predicted["cores6"]). Run 5, a fifth: as run 4, each schema predicted
+    with its sweeps' request (check.py SWEEP_PROMPTS)."""
     rows = []
     for run, mode, made in (("run1", "read", "run1"), ("run2", "bench", "run1"), ("run3", "read", "run3"),
-                            ("run4", "read", "run4")):
+                            ("run4", "read", "run4"), ("run5", "read", "run5")):
         d = f"{V}/shape/{run}"
+        if not (ROOT / d / "predicted.json").is_file():
+            continue  # (a run not yet scored)
         predicted = load(f"{d}/predicted.json")
         # the speed the profile carries (its serial-fill speed; its pool speed apart: profile measured_speed)
         speed = json.loads(gzip.decompress((ROOT / V / f"shape/{made}/xg/host.json.gz").read_bytes()))["measured_speed"]
