@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.run_command = main  # what `campaign run` runs its steps with (cli/campaign.py), passed, not imported
     try:
         return args.func(args)
     except ImportError as e:  # the calibrate extra (xgrammar, llguidance) is not installed

@@ -74,7 +74,7 @@ def _run_steps(args) -> int:
     steps.sort(key=lambda s: STEPS.index(s[0]))  # stable: each step for every arm, in STEPS order
     if args.stop_after:
         steps = [s for s in steps if STEPS.index(s[0]) <= STEPS.index(args.stop_after)]
-    rc = _execute(c, path, out, steps)
+    rc = _execute(c, path, out, steps, args.run_command)
     if rc:
         return rc
     if args.stop_after and args.stop_after != STEPS[-1]:
@@ -131,12 +131,12 @@ def _held_out_steps(c, out: Path, urls: dict[str, str], given: list[str], host: 
     return steps
 
 
-def _execute(c, path: Path, out: Path, steps: list[Step]) -> int:
-    """Run the steps in order, each logged to out/steps.txt with its rc and wall time; a step whose output
-    exists is not run again (a run resumes). The first failing step's rc, else 0."""
+def _execute(c, path: Path, out: Path, steps: list[Step], main: Callable[[list[str]], int]) -> int:
+    """Run the steps in order with `main` (the CLI's: a step is the command a user would type), each logged to
+    out/steps.txt with its rc and wall time; a step whose output exists is not run again (a run resumes).
+    The first failing step's rc, else 0."""
     from .. import __version__
     from ..validate.campaign import digest
-    from . import main
     log = out / "steps.txt"
     with log.open("a") as f:
         f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} campaign {c.name} digest {digest(path)} "
