@@ -14,13 +14,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
-import check  # noqa: E402
+sys.path.insert(0, str(HERE / "posthoc"))
+from workload import model_points  # noqa: E402
 
 from maskcost.calibrate.engine import forward_points  # noqa: E402
-from maskcost.model.config import EngineConfig  # noqa: E402
 from maskcost.profile import load_profile  # noqa: E402
 from maskcost.records import read_summaries  # noqa: E402
-from maskcost.validate.report import compare  # noqa: E402
 
 
 def split_profile(p, sweep: Path):
@@ -32,23 +31,9 @@ def split_profile(p, sweep: Path):
 
 def gpu_points(p, run: str) -> dict[tuple, tuple[float, float, float, float]]:
     """(backend, schema, load, cores) -> (NVML, the model's GPU busy, the engine's ITL, the model's), the repeats'
-    mean."""
-    ms, got = p.measured_speed, {}
-    for sub, cores in (("", 16), ("6", 6)):
-        for srv, backend in check.SERVERS.items():
-            for schema in check.SCHEMAS:
-                f = HERE / run / f"{srv}{sub}" / f"{schema}.jsonl"
-                if not f.is_file():
-                    continue
-                cfg = EngineConfig(engine="vllm", engine_version="0.25.1", backend=backend, max_num_seqs=256,
-                                   usable_cores=cores, cpu_count=p.host.os_cpu_count, cpu_speed=ms.cpu_speed,
-                                   cpu_speed_pool=ms.pool_speed)
-                for r in compare(p, cfg, [s for s in read_summaries(f) if s["arm"] == "on" and s["engine"].get("itl_ms")]):
-                    g, itl = r["metrics"]["GPU busy"], r["metrics"]["ITL ms"]
-                    if g["measured"] is not None and g["predicted"] is not None:
-                        got[(backend, schema, r["concurrency"], cores)] = (g["measured"], g["predicted"],
-                                                                           itl["measured"], itl["predicted"])
-    return got
+    mean (workload.model_points: the model on each sweep's own workload)."""
+    return {k: (v["gpu_measured"], v["gpu"], v["measured_ms"], v["itl_ms"]) for k, v in model_points(run, run, p).items()
+            if v["gpu_measured"] is not None and v["gpu"] is not None}
 
 
 def main() -> None:

@@ -23,10 +23,10 @@ from maskcost.validate.report import compare  # noqa: E402
 RUNS = {"run1": "run1", "run2": "run1", "run3": "run3", "run4": "run4"}  # run -> whose profile (check.py's)
 
 
-def model_points(run: str, made: str) -> dict[tuple, dict]:
+def model_points(run: str, made: str, profile=None) -> dict[tuple, dict]:
     """(backend, schema, load, cores) -> the model's ITL and GPU busy on that point's measured workload, and
-    the engine's (the mean of the repeats)."""
-    p = load_profile(HERE / made / "xg" / "host.json.gz")
+    the engine's (the mean of the repeats); the model on `profile` where given, else on `made`'s profile."""
+    p = profile or load_profile(HERE / made / "xg" / "host.json.gz")
     ms = p.measured_speed
     got = {}
     for sub, cores in (("", 16), ("6", 6)):
