@@ -128,3 +128,26 @@ def test_the_default_search_has_speculative_decoding_and_no_configuration_twice(
     # 4 drafts at 0.7 acceptance: more than one token a row a step, so more tokens a second than sync without
     tok = {k: c["points"][0]["out_tok_per_s"] for k, c in zip(cfgs, res["configurations"])}
     assert tok[(4, False)] > tok[(0, False)]
+    # a step's token budget that cannot hold the drafts: those configurations are left out, said, not an error
+    rc = main(["advise", "--profile", p, "--prompt-tokens", "1", "--quiet", "--json", str(out), "--concurrency", "8",
+               "--itl-p99-ms", "100", "--cores", "16", "--max-num-seqs", "40", "--backend", "xgrammar",
+               "--engine-version", "0.25.1", "--max-num-batched-tokens", "150"])
+    text, res = capsys.readouterr().out, json.loads(out.read_text())
+    assert rc == 0 and {c["config"]["spec_tokens"] for c in res["configurations"]} == {0}
+    assert "not searched: max-num-seqs 40 with 4 draft tokens" in text
+
+
+def test_the_default_search_has_no_drafts_where_the_engine_has_none(capsys, tmp_path):
+    """llama.cpp's loop samples one token a slot a step: no speculative configuration is searched for it."""
+    from maskcost.profile import BackendCosts, BlackboxCost
+    p = constant_profile(forward_ms=2.0)
+    bb = BlackboxCost("test", row_us=800.0, launch_ms=0.0, output_tokens={"s": (40,)}, points=())
+    path = tmp_path / "lc.json.gz"
+    save_profile(replace(p, backends={"gbnf": BackendCosts((), (), (), (), bb)}), path)
+    out = tmp_path / "a.json"
+    rc = main(["advise", "--profile", str(path), "--engine", "llamacpp", "--prompt-tokens", "1", "--quiet", "--json",
+               str(out), "--concurrency", "2", "--itl-p99-ms", "100", "--cores", "4", "--max-num-seqs", "4"])
+    text, res = capsys.readouterr().out, json.loads(out.read_text())
+    assert rc == 0 and res["configurations"]
+    assert {c["config"]["spec_tokens"] for c in res["configurations"]} == {0}
+    assert "no speculative decoding modelled" in text and "speculative decoding searched" not in text

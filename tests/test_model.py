@@ -772,6 +772,12 @@ def test_gpu_busy_with_the_forward_split_by_nvml_on_a_closed_form():
     assert forward_points([rec])[0].gpu_busy == 0.89
     rec["engine"].pop("gpu_busy")
     assert forward_points([rec])[0].gpu_busy is None
+    rec["engine"]["gpu_busy"] = 0.5  # a hand-edited record: not NVML's {"fraction": ...}, so not read
+    assert forward_points([rec])[0].gpu_busy is None
+    # one point read is no curve (it would scale from the origin): the upper bound, said
+    one = replace(p, forward=replace(p.forward, points=(replace(p.forward.points[0], gpu_busy=0.5),
+                                                        p.forward.points[1])))
+    assert run(one, concurrency=4)["gpu_busy_basis"] == "upper bound"
 
 
 def test_an_xgrammar_cache_of_zero_keeps_only_the_last_grammar():

@@ -231,16 +231,18 @@ def test_client_processes_share_one_closed_loop(tmp_path):
 
 
 def test_client_processes_by_load_as_calibrate_runs_them(tmp_path):
-    """calibrate's sweeps (and sweep / validate without --client-procs) spread a point over 1 + clients // 32
-    client processes, at most 4 (LivePlan.client_procs_at): each point records its own count, never more
+    """calibrate's sweeps (and sweep / validate without --client-procs) spread a point over 1 + clients // 16
+    client processes, at most 8 (LivePlan.client_procs_at): each point records its own count, never more
     processes than streams."""
     from maskcost.validate.plan import LivePlan
     plan = LivePlan()
-    assert [plan.client_procs_at(c) for c in (1, 8, 31, 32, 64, 128, 256)] == [1, 1, 1, 2, 3, 4, 4]
-    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]), base_step_ms=4.0)) as srv:
-        got = run_sweep(srv.url, [PointSpec("on", 1, 0, 4), PointSpec("on", 40, 0, 40)], [FLAT], tmp_path / "p.jsonl",
-                        warmup=0, client_procs=lambda c: 8 if c == 1 else plan.client_procs_at(c))
-    assert [r["client_procs"] for r in got] == [1, 2]  # 8 asked at 1 stream: 1
+    assert [plan.client_procs_at(c) for c in (1, 8, 16, 32, 64, 112, 256)] == [1, 1, 2, 3, 5, 8, 8]
+    small = LivePlan(client_streams_per_proc=3)  # the rule at a load the stand-in server takes (6 streams: 3)
+    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]), base_step_ms=8.0)) as srv:
+        got = run_sweep(srv.url, [PointSpec("on", 1, 0, 4), PointSpec("on", 6, 0, 24)], [FLAT], tmp_path / "p.jsonl",
+                        warmup=0, client_procs=lambda c: 8 if c == 1 else small.client_procs_at(c))
+    assert [r["client_procs"] for r in got] == [1, 3]  # 8 asked at 1 stream: 1
+    assert got[1]["requests"] == 24 and got[1]["checks"] == {"valid": 24}
     assert got[1]["config"]["client_procs"].startswith("by load")
     with pytest.raises(ValueError, match="--client-procs 0: must be >= 1"):
         run_sweep("http://127.0.0.1:1", [], [FLAT], tmp_path / "q.jsonl", client_procs=0)

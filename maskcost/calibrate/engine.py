@@ -20,13 +20,16 @@ FULL_BATCH_SHARE = 0.75
 
 
 def short_batch(summary: dict[str, Any]) -> bool:
-    """An SGLang point whose engine ran under FULL_BATCH_SHARE of the rows its clients offered: the
-    requests waited outside the engine and came in one by one, each a prefill step of its own that runs
-    apart from the decode (model/engines.py Sglang.prefill_apart) and, at one new token, eager
+    """A point of an engine that runs prefill apart (SGLang) whose engine ran under FULL_BATCH_SHARE of the
+    rows its clients offered: the requests waited outside the engine and came in one by one, each a prefill
+    step of its own that runs apart from the decode (model/engines.py Sglang.prefill_apart) and, at one new
+    token, eager
     (Sglang0517), so its ITL holds those steps more than its decode steps (SGLang 0.5.17 run 2: 64
     running at 192 offered, ITL 24 ms, against 71 running at 128 offered, 11 ms)."""
+    from ..model.engines import ENGINES
     from ..records import server_engine
-    if server_engine(summary) != "sglang":
+    engine = ENGINES.get(server_engine(summary) or "")
+    if engine is None or not engine.prefill_apart:
         return False
     cap = summary.get("provenance", {}).get("server", {}).get("server_args", {}).get("max_running_requests")
     offered = min(summary["concurrency"], cap or summary["concurrency"])
@@ -51,7 +54,9 @@ def forward_points(summaries: list[dict[str, Any]]) -> tuple[ForwardPoint, ...]:
     for s in summaries:
         e = s["engine"]
         if s["arm"] == "off" and e.get("running_mean") and e.get("step_ms") and itl_ms(s):
-            out.append(ForwardPoint(e["running_mean"], e["step_ms"], itl_ms(s), (e.get("gpu_busy") or {}).get("fraction")))
+            busy = e.get("gpu_busy")
+            out.append(ForwardPoint(e["running_mean"], e["step_ms"], itl_ms(s),
+                                    busy.get("fraction") if isinstance(busy, dict) else None))
     if not out:
         raise ValueError("no schema-off sweep point carried the engine's running count, step and ITL metrics")
     return tuple(sorted(out, key=lambda p: p.batch))
@@ -252,7 +257,7 @@ def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardC
     if len(pts) < 2:
         raise ValueError("front-end fit: the forward sweep needs >= 2 schema-off points at concurrency >= 8 "
                          f"with TTFT, running count and prompt token counts, whose client was not busy (> "
-                         f"{CLIENT_BUSY_PCT:.0f}% a process: more --client-procs)")
+                         f"{CLIENT_BUSY_PCT:.0f}% a process: spread the load over more client processes)")
     fw0 = profile.forward
     cfg = EngineConfig(backend=next(iter(profile.backends)))
     peak_us = 1e6 / max(s["out_tok_per_s"] for s in pts)
@@ -289,7 +294,7 @@ def fit_frontend_structured(profile, cfg, summaries: list[dict[str, Any]], log=N
     if len(pts) < 2:
         raise ValueError("--fit-frontend: the sweeps need >= 2 schema-on points at concurrency >= 8 with TTFT, "
                          f"the engine's running count and prompt token counts, whose client was not busy (> "
-                         f"{CLIENT_BUSY_PCT:.0f}% a process: more --client-procs)")
+                         f"{CLIENT_BUSY_PCT:.0f}% a process: spread the load over more client processes)")
     fw0 = profile.forward
     tried: dict[float, tuple[float, ForwardCurve]] = {}
 

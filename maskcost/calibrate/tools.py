@@ -34,9 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from ..inputs import read_json
+from ..model.engines import ENGINES as POLICIES
 from .schemas import SchemaEntry, SchemaInputError, schema_problem
 
-ENGINES = ("vllm", "sglang")
+ENGINES = tuple(name for name, e in POLICIES.items() if e.tool_grammar is not None)  # each one's rules: model/engines.py
 
 
 def load_tools_file(path: str | Path) -> list[dict[str, Any]]:
@@ -90,6 +91,7 @@ def tool_grammar(tools: list[dict[str, Any]], tool_choice: str, engine: str = "v
     """The JSON schema `engine` compiles for this request (module docstring: file and line)."""
     if engine not in ENGINES:
         raise ValueError(f"--engine {engine}: tool grammars are modelled for {', '.join(ENGINES)}")
+    rules = POLICIES[engine].tool_grammar
     tools = copy.deepcopy(tools)  # vLLM pops $defs out of the tools' parameters
     if tool_choice == "auto":
         raise SchemaInputError("--tool-choice auto: neither engine builds a grammar for it on its JSON path (vLLM "
@@ -103,16 +105,16 @@ def tool_grammar(tools: list[dict[str, Any]], tool_choice: str, engine: str = "v
         if not match:
             names = ", ".join(t["function"]["name"] for t in tools)
             raise SchemaInputError(f"--tool-choice {tool_choice}: no tool of that name (tools: {names})")
-        if engine == "vllm":
+        if rules.named_is_parameters:
             params = match[0]["function"].get("parameters")
             return params if params is not None else {"type": "object", "properties": {}}
         schema = {"type": "array", "minItems": 1, "items": _tool_object(match[0])}
-        if not parallel_tool_calls:
+        if rules.bounds_parallel and not parallel_tool_calls:
             schema["maxItems"] = 1
         return schema
-    defs = _defs(tools, move=engine == "vllm")
+    defs = _defs(tools, move=rules.moves_defs)
     schema = {"type": "array", "minItems": 1, "items": {"type": "object", "anyOf": [_tool_object(t) for t in tools]}}
-    if engine == "sglang" and not parallel_tool_calls:
+    if rules.bounds_parallel and not parallel_tool_calls:
         schema["maxItems"] = 1
     if defs:
         schema["$defs"] = defs

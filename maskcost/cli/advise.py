@@ -34,7 +34,7 @@ def _configs(args, profile) -> list:
     speed = args.cpu_speed[0] if args.cpu_speed else default_speed(profile)
     pool = getattr(args, "cpu_speed_pool", None) if not args.cpu_speed else None
     costs = {b: Costs(profile, b) for b in args.backend}
-    out = []
+    out, left = [], set()
     for engine in args.engine:
         # the releases a user can run; a change priced before it ships (0.33.0+batched-fill) when named
         versions = [args.engine_version] if args.engine_version else [v for v, e in VERSIONS[engine].items() if e.released]
@@ -48,14 +48,27 @@ def _configs(args, profile) -> list:
                     print(f"{engine} {version} {backend}: not searched: {e}")
                     continue
                 asyncs = [args.async_scheduling] if args.async_scheduling is not None else [True, False]
+                policy = VERSIONS[engine][version]
                 for mns, cores, k, async_on in itertools.product(args.max_num_seqs, args.cores, args.spec_tokens, asyncs):
-                    cfg = engine_config(args, engine=engine, engine_version=version, backend=backend,
-                                        max_num_seqs=mns, usable_cores=cores,
-                                        cpu_count=args.cpu_count[0] if args.cpu_count else cores,
-                                        spec_tokens=k, async_scheduling=async_on, cpu_speed=speed, cpu_speed_pool=pool)
+                    if k and not policy.drafts:
+                        left.add(f"{engine} {version}: no speculative decoding modelled")
+                        continue
+                    try:
+                        cfg = engine_config(args, engine=engine, engine_version=version, backend=backend,
+                                            max_num_seqs=mns, usable_cores=cores,
+                                            cpu_count=args.cpu_count[0] if args.cpu_count else cores,
+                                            spec_tokens=k, async_scheduling=async_on, cpu_speed=speed,
+                                            cpu_speed_pool=pool)
+                    except ValueError as e:
+                        if not k:
+                            raise
+                        left.add(f"max-num-seqs {mns} with {k} draft tokens: {e}")  # the step's token budget
+                        continue
                     if async_on and len(asyncs) > 1 and not cfg.policy.effective_async(cfg):
                         continue  # the engine turns async scheduling off here (n-gram drafts): the sync one is it
                     out.append(cfg)
+    for why in sorted(left):
+        print(f"not searched: {why}")
     return list(dict.fromkeys(out))
 
 
@@ -125,7 +138,7 @@ def cmd_advise(args) -> int:
     print(f"goal: {goal.words()} at {loads} ({len(common)} schema{'s' if len(common) != 1 else ''}); "
           f"{len(ranked)} configurations searched "
           f"in {time.perf_counter() - t0:.1f} s (profile {names})")
-    if any(args.spec_tokens):
+    if any(c.config["spec_tokens"] for c in ranked):
         print(f"speculative decoding searched at {args.spec_method} drafts, acceptance {args.spec_acceptance:g} and "
               f"draft rate {args.spec_draft_rate:g} (--spec-acceptance, --spec-draft-rate): a guess for your "
               f"workload until your engine's spec_decode metrics give them")
@@ -247,8 +260,8 @@ def add_parser(sub) -> None:
                        "the profile measured it, else 1)",
         "--async-scheduling": "search this one only (default: both)",
         "--spec-tokens": f"draft tokens a step searched, 0 = off (default: {' '.join(map(str, DEFAULT_SPEC_TOKENS))}; "
-                         f"the drafts' acceptance is --spec-acceptance's, a guess for your workload until your "
-                         f"engine's spec_decode metrics give it)"})
+                         f"the drafts' acceptance and draft rate are --spec-acceptance's and --spec-draft-rate's, "
+                         f"a guess for your workload until your engine's spec_decode metrics give them)"})
     # the search: each list flag of the engine's is a choice; these are searched where it is not given
     p.set_defaults(backend=None, max_num_seqs=None, cores=None, async_scheduling=None, spec_tokens=None)
     add_workload_args(p, "closed-loop clients (default 1 8 32 64 128 160 192 256; give the load you serve)",
@@ -259,7 +272,7 @@ def add_parser(sub) -> None:
     p.epilog = (f"Searched where not given: every engine version modelled, the profile's backends, max-num-seqs "
                 f"{' '.join(map(str, DEFAULT_MAX_NUM_SEQS))}, cores {' '.join(map(str, DEFAULT_CORES))} (cpu_count the "
                 f"same), async scheduling on and off, speculative decoding off and {DEFAULT_SPEC_TOKENS[-1]} draft tokens (at "
-                f"--spec-acceptance). Each point runs "
+                f"--spec-acceptance and --spec-draft-rate). Each point runs "
                 f"max({MIN_REQUESTS}, 4 x clients) requests unless --requests (a p99 needs them). Exit status 1 "
                 f"where no configuration meets the goal.")
     p.set_defaults(func=cmd_advise)

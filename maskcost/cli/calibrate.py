@@ -320,6 +320,7 @@ def _calibrate_blackbox(args, base, forward_sweep, out: Path) -> int:
                                      output_tokens_by_schema)
     from ..profile import BackendCosts, save_profile
     from ..calibrate.run import argv
+    from ..validate.plan import LivePlan
     from ..validate.sweep import PointSpec, raw_records_path, read_summaries, run_sweep
     entries = _entries(args)
     if args.on_sweep:
@@ -333,10 +334,13 @@ def _calibrate_blackbox(args, base, forward_sweep, out: Path) -> int:
             raise UsageError("calibrate --blackbox: the schema-on arm needs schemas (--schema, --tier or --corpus)")
         stem = out.name.split(".")[0]
         pts = [(c, r, max(args.min_requests, args.rounds * c)) for c in args.concurrency for r in range(args.repeats)]
+        procs = LivePlan().client_procs_at  # (as the --base-url calibration's sweeps)
         off = forward_sweep or run_sweep(args.base_url, [PointSpec("off", *p) for p in pts], [],
-                                         out.with_name(stem + ".off.jsonl"), off_tokens=args.off_tokens)
+                                         out.with_name(stem + ".off.jsonl"), off_tokens=args.off_tokens,
+                                         client_procs=procs)
         on_path = out.with_name(stem + ".on.jsonl")
-        on = run_sweep(args.base_url, [PointSpec("on", *p) for p in pts], entries, on_path, max_tokens=args.max_tokens)
+        on = run_sweep(args.base_url, [PointSpec("on", *p) for p in pts], entries, on_path, max_tokens=args.max_tokens,
+                       client_procs=procs)
     else:
         raise UsageError("calibrate --blackbox: give --base-url URL (a live server) or --on-sweep with --forward-sweep")
     name = args.backend_name

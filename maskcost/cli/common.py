@@ -87,7 +87,7 @@ def add_request_args(p: argparse.ArgumentParser) -> None:
                    help="a per-request nonce first in the prompt: no prefix-cache hit, every prompt token computed")
     p.add_argument("--client-procs", type=int, metavar="N",
                    help="spread each point's concurrency over N client processes (default: by the load, as "
-                        "calibrate does: 1 + clients // 32, at most 4, so the client does not cap the load it offers)")
+                        "calibrate does: 1 + clients // 16, at most 8, so the client does not cap the load it offers)")
     p.add_argument("--host-bench", action="store_true",
                    help="record this host's single-thread xgrammar benchmark (bench_us) with the sweep: with the "
                         "server on the same machine, report --cpu-speed-from-sweep scales the host work by it")

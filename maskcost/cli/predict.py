@@ -43,11 +43,15 @@ def _ci(p: dict[str, Any]) -> str:
 
 def _gpu_words(points: list[dict]) -> str:
     """The GPU column's legend, by what the profile measured (model/metrics.py what_the_engine_shows)."""
-    if all(p.get("gpu_busy_basis") == "nvml split" for p in points):
-        return ("GPU = the share of the wall time the GPU runs kernels (the forward less its host part, split by "
-                "the GPU's busy fraction read on the calibration's schema-off sweep)")
-    return ("GPU = the forward's share of the wall time (the forward as the server ran it, host work included: an "
-            "upper bound on a GPU monitor's busy; a profile calibrated where NVML reads the server's GPU splits it)")
+    split = ("the share of the wall time the GPU runs kernels (the forward less its host part, split by the GPU's "
+             "busy fraction read on the calibration's schema-off sweep)")
+    bound = ("the forward's share of the wall time (the forward as the server ran it, host work included: an upper "
+             "bound on a GPU monitor's busy; a profile calibrated where NVML reads the server's GPU splits it)")
+    bases = {p.get("gpu_busy_basis") for p in points}
+    if bases == {"nvml split"}:
+        return f"GPU = {split}"
+    return f"GPU = {bound}" if "nvml split" not in bases else \
+        f"GPU = {split} where --json's gpu_busy_basis says nvml split, else {bound}"
 
 
 def _fmt(v: Any, nd: int = 1) -> str:

@@ -107,9 +107,12 @@ class Costs:
         self.compile = {c.schema_id: c for c in b.compiles}
         self.forward = forward_curve(profile.forward.points)
         self.forward_sync = forward_curve(profile.forward.sync_points) if profile.forward.sync_points else None
-        # the GPU's kernels in a schema-off step at this many rows (NVML busy x step period), where the sweep read it
+        # the GPU's kernels in a schema-off step at this many rows: NVML's busy share of the window times the
+        # engine's step period (window / its steps), where the sweep read it at two loads or more (one point
+        # is no curve: Curve would scale it from the origin)
         gpu = [p for p in profile.forward.points if p.gpu_busy is not None]
-        self.forward_gpu = Curve([p.batch for p in gpu], [p.gpu_busy * p.step_ms for p in gpu]) if gpu else None
+        self.forward_gpu = Curve([p.batch for p in gpu], [p.gpu_busy * p.step_ms for p in gpu]) \
+            if len({round(p.batch, 3) for p in gpu}) >= 2 else None
         self.apply = Curve([p.rows for p in profile.apply.points], [p.apply_us / 1e3 for p in profile.apply.points])
         fw = profile.forward
         # prefill: the measured single-request steps, anchored at one token = the batch-1 forward
@@ -192,8 +195,10 @@ class Costs:
         return f * self.gpu_factor
 
     def forward_host_ms(self, batch: np.ndarray) -> np.ndarray | None:
-        """The host's part of the forward at each of these row counts: the schema-off step less the GPU's
-        kernels in it (forward_gpu); None where the profile's sweep did not read the GPU's busy fraction."""
+        """The host's part of the forward at each of these row counts (a step's requests): the schema-off
+        forward less the GPU's kernels in a step of that many rows (forward_gpu), at least 0 (where the
+        kernels take the whole forward, all of it is the GPU's); None where the profile's sweep did not read
+        the GPU's busy fraction."""
         if self.forward_gpu is None:
             return None
         host = {b: max(0.0, self.forward(b) - self.forward_gpu(b)) for b in np.unique(batch).tolist()}

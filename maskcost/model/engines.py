@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
@@ -111,6 +112,15 @@ SGLANG_GRAMMAR_POLL_MS = 5.0
 SGLANG_GRAMMAR_MAX_POLLS = 10000
 
 
+@dataclass(frozen=True)
+class ToolGrammar:
+    """How an engine turns a request's `tools` (tool_choice required or a named function) into the JSON schema
+    it compiles; calibrate/tools.py builds it (its docstring: the shape both engines share)."""
+    named_is_parameters: bool  # a named function compiles its parameters alone (else an array of its one object)
+    moves_defs: bool  # the tools' $defs are popped to the top (else copied there and left in the parameters)
+    bounds_parallel: bool  # parallel_tool_calls false bounds the array at one call
+
+
 class Engine:
     """The defaults; each engine overrides what its source does differently."""
     name: ClassVar[str]
@@ -121,6 +131,11 @@ class Engine:
     prefill_apart: ClassVar[bool] = False  # a step with prompt chunks runs no decode rows (else they share it)
     # prefill_extra_ms reads ForwardCurve.eager_prefill_ms: calibrate --base-url measures it (the eager pair)
     reads_eager_prefill: ClassVar[bool] = False
+    # a prompt repeated across requests is held by the prefix cache to the token (else to vLLM's block,
+    # config.prefix_cached_tokens), where the server reports no hits of its own (model/measured.py)
+    caches_prompt_to_the_token: ClassVar[bool] = False
+    tool_grammar: ClassVar[ToolGrammar | None] = None  # None: tool calling not modelled for this engine
+    drafts: ClassVar[bool] = True  # speculative decoding modelled (EngineConfig.spec_tokens)
 
     def compile_workers(self, cpu_count: int) -> int:
         raise NotImplementedError
@@ -209,6 +224,9 @@ class Vllm(Engine):
     operation, not modelled apart."""
     name, version = "vllm", "0.25.1"
     api_server_queue = True
+    # vllm/tool_parsers/utils.py (0.25.1): get_json_schema_from_tools 380-420 (a named function: its
+    # parameters alone, 403-413), _get_tool_schema_defs 331-347 pops the $defs; parallel_tool_calls unread
+    tool_grammar = ToolGrammar(named_is_parameters=True, moves_defs=True, bounds_parallel=False)
 
     def compile_workers(self, cpu_count: int) -> int:
         return vllm_compile_workers(cpu_count)
@@ -348,6 +366,10 @@ class Sglang(Engine):
     # if possible": a new prefill batch runs as a step of its own and the running batch's decode waits;
     # decode and prefill share a batch only with --enable-mixed-chunk (server_args.py:967-971, False)
     prefill_apart = True
+    caches_prompt_to_the_token = True  # the radix cache, page size 1 (mem_cache/radix_cache.py)
+    # sglang/srt/function_call/utils.py (0.5.23): get_json_schema_constraint 432-478 (a named function: an
+    # array of its one object; maxItems 1 with parallel_tool_calls false), _get_tool_schema_defs 263-290 copies
+    tool_grammar = ToolGrammar(named_is_parameters=False, moves_defs=False, bounds_parallel=True)
 
     def compile_workers(self, cpu_count: int) -> int:
         return sglang_compile_workers(cpu_count)
@@ -447,6 +469,7 @@ class LlamaCpp(Engine):
     name, version = "llamacpp", "11434.0.0"
     loop = "llamacpp_loop"
     compiles_before_scheduling = False
+    drafts = False  # llamacpp_loop samples one token a slot a step
 
     def compile_workers(self, cpu_count: int) -> int:
         return 1  # no compile pool: the grammar is built at launch

@@ -2,8 +2,9 @@
 utilization.gpu (the share of its sample period in which a kernel ran), sampled every SAMPLE_S over the
 point's window through pynvml (nvidia-ml-py; vLLM carries a copy), on the GPUs the server's
 processes run on (where NVML names none of them, the machine's one GPU; with more, nothing). The model's figure beside it is
-model.metrics.what_the_engine_shows's gpu_busy_fraction (forward time over the window): a host-bound step
-shows as a GPU that idles. Where NVML is not here (no GPU, no pynvml, a server elsewhere) the point is
+model.metrics.what_the_engine_shows's gpu_busy_fraction (its kernels' time over the window, where the profile's
+calibration read this beside its schema-off points, else the whole forward's: an upper bound): a host-bound
+step shows as a GPU that idles. calibrate keeps the reading with each forward point (ForwardPoint.gpu_busy). Where NVML is not here (no GPU, no pynvml, a server elsewhere) the point is
 recorded without it."""
 from __future__ import annotations
 

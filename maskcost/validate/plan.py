@@ -24,11 +24,13 @@ class LivePlan:
     outputs_per_schema: int = 32
     outputs_concurrency: int = 32
     # client processes a point of `clients` streams runs: 1 + clients // client_streams_per_proc, at most
-    # client_procs_max. One Python client process kept 79-97% busy from 32-64 streams on the H200 hosts
-    # (schema-off, 5-14k tokens/s), and the engine then ran fewer requests than offered (41-50 of 64, 78-96 of
-    # 128): the client, not the engine, capped the load the API-server fit and the speed points read
-    client_streams_per_proc: int = 32
-    client_procs_max: int = 4
+    # client_procs_max. One Python client process kept 56-81% busy at 32 streams and 91-97% from 64 on the H200
+    # hosts (schema-off, 5-14k tokens/s; 34% at 8), and the engine then ran fewer requests than offered (41-50 of
+    # 64, 78-96 of 128): the client, not the engine, capped the load the API-server fit and the speed points
+    # read. The client's CPU in all is the tokens it streams, whatever the processes; more of them only keep
+    # each one's queue short
+    client_streams_per_proc: int = 16
+    client_procs_max: int = 8
 
     def client_procs_at(self, clients: int) -> int:
         return min(self.client_procs_max, 1 + clients // self.client_streams_per_proc)

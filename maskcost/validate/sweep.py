@@ -328,8 +328,9 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
             s = summarize(p, records, eng)
             s["client_cpu_pct"], s["client_procs"] = cpu_pct, procs
             if client_busy(s):
-                tqdm.write(f"sweep point {p.key}: the client was {s['client_cpu_pct']:.0f}% busy per process; its own "
-                           f"queueing adds to the TTFT it measures (--client-procs {procs + 1} spreads it)")
+                tqdm.write(f"sweep point {p.key}: the client was {s['client_cpu_pct']:.0f}% busy per process on {procs}; "
+                           f"its own queueing adds to the TTFT it measures and may hold back the load it offers "
+                           f"(more client processes spread it: sweep and validate --client-procs)")
             s["config"] = resolved
             s["provenance"] = {"server": prov, "client_host": client_host(bench),
                                "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
