@@ -199,7 +199,7 @@ def test_frontend_fit_leaves_out_points_whose_client_was_the_queue():
     busy = [{**s, "client_cpu_pct": 95.0} if s["concurrency"] >= 64 else s for s in sweep]
     assert [s["concurrency"] for s in _frontend_points(busy, "off")] == [s["concurrency"] for s in kept
                                                                        if s["concurrency"] < 64]
-    with pytest.raises(ValueError, match="client was not busy .* more --client-procs"):
+    with pytest.raises(ValueError, match="client was not busy .* more client processes"):
         fit_frontend(load_default_profile(), [{**s, "client_cpu_pct": 95.0} for s in sweep])
 
 
