@@ -121,6 +121,17 @@ class ToolGrammar:
     bounds_parallel: bool  # parallel_tool_calls false bounds the array at one call
 
 
+@dataclass(frozen=True)
+class ServerMetrics:
+    """The series of an engine's /metrics (Prometheus) that validate reads (validate/metrics.py)."""
+    running: str  # the gauge of running requests (a server is recognised by it)
+    steps: str  # a counter of engine steps
+    itl_histogram: str | None  # the inter-token latency histogram's name (None: the engine exports none)
+    generated: str  # the generated-tokens counter
+    grammar_wait: str | None = None  # the gauge of requests waiting for their grammar
+    extra_counter_prefixes: tuple[str, ...] = ()  # more counters kept as window deltas
+
+
 class Engine:
     """The defaults; each engine overrides what its source does differently."""
     name: ClassVar[str]
@@ -136,6 +147,8 @@ class Engine:
     caches_prompt_to_the_token: ClassVar[bool] = False
     tool_grammar: ClassVar[ToolGrammar | None] = None  # None: tool calling not modelled for this engine
     drafts: ClassVar[bool] = True  # speculative decoding modelled (EngineConfig.spec_tokens)
+    metrics: ClassVar[ServerMetrics]
+    server_args_kept: ClassVar[tuple[str, ...]] = ()  # the server's resolved args a result depends on, where it tells
 
     def compile_workers(self, cpu_count: int) -> int:
         raise NotImplementedError
@@ -227,6 +240,18 @@ class Vllm(Engine):
     # vllm/tool_parsers/utils.py (0.25.1): get_json_schema_from_tools 380-420 (a named function: its
     # parameters alone, 403-413), _get_tool_schema_defs 331-347 pops the $defs; parallel_tool_calls unread
     tool_grammar = ToolGrammar(named_is_parameters=True, moves_defs=True, bounds_parallel=False)
+    # the waiting-for-grammar gauge: vLLM counts those requests among the deferred waiting ones. The extra
+    # counters: speculative decoding's (num_drafts, num_draft_tokens, num_accepted_tokens,
+    # accepted_tokens_per_pos{position}: the draft acceptance rate, an input of the model), the prefix cache's
+    # (queries, hits: the share of each prompt not computed), the prompt and scheduled-token totals and the
+    # prefill / queue time histograms (what the steps carried)
+    metrics = ServerMetrics("vllm:num_requests_running", "vllm:iteration_tokens_total_count",
+                            "vllm:inter_token_latency_seconds", "vllm:generation_tokens_total",
+                            "vllm:num_requests_waiting_by_reason{reason=deferred}",
+                            ("vllm:spec_decode_num_", "vllm:prefix_cache_", "vllm:prompt_tokens_total",
+                             "vllm:iteration_tokens_total_sum", "vllm:request_prefill_time_seconds_",
+                             "vllm:request_queue_time_seconds_", "vllm:time_to_first_token_seconds_",
+                             "vllm:e2e_request_latency_seconds_"))
 
     def compile_workers(self, cpu_count: int) -> int:
         return vllm_compile_workers(cpu_count)
@@ -370,6 +395,17 @@ class Sglang(Engine):
     # sglang/srt/function_call/utils.py (0.5.23): get_json_schema_constraint 432-478 (a named function: an
     # array of its one object; maxItems 1 with parallel_tool_calls false), _get_tool_schema_defs 263-290 copies
     tool_grammar = ToolGrammar(named_is_parameters=False, moves_defs=False, bounds_parallel=True)
+    # the grammar queue's gauge, set from len(grammar_manager) at each stats log (0.5.17
+    # managers/scheduler_components/metrics_reporter.py:656, 873, 1145)
+    metrics = ServerMetrics("sglang:num_running_reqs", "sglang:cuda_graph_passes_total",
+                            "sglang:inter_token_latency_seconds", "sglang:generation_tokens_total",
+                            "sglang:num_grammar_queue_reqs")
+    # kept from /server_info (http_server.py:781-800 in 0.5.17; validate/sweep.py server_provenance)
+    server_args_kept = ("grammar_backend", "attention_backend", "sampling_backend", "disable_overlap_schedule",
+                        "max_running_requests", "chunked_prefill_size", "cuda_graph_max_bs", "disable_cuda_graph",
+                        "constrained_json_disable_any_whitespace", "mem_fraction_static", "context_length",
+                        "schedule_policy", "stream_interval", "decode_log_interval", "max_total_num_tokens",
+                        "load_format", "reasoning_parser", "speculative_algorithm")
 
     def compile_workers(self, cpu_count: int) -> int:
         return sglang_compile_workers(cpu_count)
@@ -470,6 +506,8 @@ class LlamaCpp(Engine):
     loop = "llamacpp_loop"
     compiles_before_scheduling = False
     drafts = False  # llamacpp_loop samples one token a slot a step
+    metrics = ServerMetrics("llamacpp:requests_processing", "llamacpp:n_decode_total", None,
+                            "llamacpp:tokens_predicted_total")
 
     def compile_workers(self, cpu_count: int) -> int:
         return 1  # no compile pool: the grammar is built at launch

@@ -18,37 +18,19 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from ..model.engines import ENGINES
+
 # summed over: the model, the engine index, histogram bounds; SGLang's per-rank and per-stream labels
 # (0.5.17 observability/metrics_collector.py:1082-1092, tokenizer_manager.py:681-684, :1720-1723)
 IGNORED_LABELS = {"model_name", "engine", "le", "quantile", "engine_type", "tp_rank", "pp_rank", "moe_ep_rank",
                   "dp_rank", "priority", "is_streaming"}
 
-# per engine: (running gauge, steps counter, itl histogram base, generated tokens counter)
-ENGINE_METRICS = {
-    "vllm": ("vllm:num_requests_running", "vllm:iteration_tokens_total_count",
-             "vllm:inter_token_latency_seconds", "vllm:generation_tokens_total"),
-    "sglang": ("sglang:num_running_reqs", "sglang:cuda_graph_passes_total", "sglang:inter_token_latency_seconds",
-               "sglang:generation_tokens_total"),
-    "llamacpp": ("llamacpp:requests_processing", "llamacpp:n_decode_total", None,
-                 "llamacpp:tokens_predicted_total"),
-}
-
-# per engine: the gauge of requests waiting for their grammar (vLLM counts them among the deferred
-# waiting requests; SGLang's grammar queue, set from len(grammar_manager) at each stats log:
-# 0.5.17 managers/scheduler_components/metrics_reporter.py:656, 873, 1145)
-GRAMMAR_WAIT_GAUGE = {"vllm": "vllm:num_requests_waiting_by_reason{reason=deferred}",
-                      "sglang": "sglang:num_grammar_queue_reqs"}
-
-# counters kept as window deltas when the engine has them: vLLM's speculative-decoding counters
-# (num_drafts, num_draft_tokens, num_accepted_tokens, accepted_tokens_per_pos{position}) give the
-# draft acceptance rate, an input of the model; its prefix-cache counters (queries, hits: prompt
-# tokens looked up and found) give the share of each prompt that is not computed; the prompt and
-# scheduled-token totals and the prefill / queue time histograms say what the steps carried.
-EXTRA_COUNTER_PREFIXES = {"vllm": ("vllm:spec_decode_num_", "vllm:prefix_cache_", "vllm:prompt_tokens_total",
-                                   "vllm:iteration_tokens_total_sum", "vllm:request_prefill_time_seconds_",
-                                   "vllm:request_queue_time_seconds_",
-                                   "vllm:time_to_first_token_seconds_", "vllm:e2e_request_latency_seconds_"),
-                          "sglang": (), "llamacpp": ()}
+# each engine's series by its name (model/engines.py, ServerMetrics on its class: the citations are there):
+# (running gauge, steps counter, itl histogram base, generated tokens counter), the grammar-wait gauge, more counters
+ENGINE_METRICS = {n: (e.metrics.running, e.metrics.steps, e.metrics.itl_histogram, e.metrics.generated)
+                  for n, e in ENGINES.items()}
+GRAMMAR_WAIT_GAUGE = {n: e.metrics.grammar_wait for n, e in ENGINES.items() if e.metrics.grammar_wait}
+EXTRA_COUNTER_PREFIXES = {n: e.metrics.extra_counter_prefixes for n, e in ENGINES.items()}
 
 
 def parse_metrics(text: str) -> dict[str, float]:

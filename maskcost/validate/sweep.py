@@ -25,6 +25,7 @@ from ..calibrate.schemas import SchemaEntry
 from .client import RequestRecord, RequestSpec, ServerError, closed_loop, get_json, scrape
 from ..records import client_busy, itl_ms, raw_records_path, read_raw_records, read_summaries  # noqa: F401
 from .metrics import ENGINE_METRICS, GRAMMAR_WAIT_GAUGE, detect_engine, window_stats
+from ..model.engines import ENGINES
 from .gpubusy import GpuMeter
 from .servercpu import cpu_seconds, cpus_over, server_pids
 
@@ -177,14 +178,6 @@ def _engine_summary(engine: str, samples: list[tuple[float, float, float]], ws, 
     return eng
 
 
-# the SGLang server args a result depends on, kept from /server_info (http_server.py:781-800 in 0.5.17)
-SGLANG_SERVER_ARGS = ("grammar_backend", "attention_backend", "sampling_backend", "disable_overlap_schedule",
-                      "max_running_requests", "chunked_prefill_size", "cuda_graph_max_bs", "disable_cuda_graph",
-                      "constrained_json_disable_any_whitespace", "mem_fraction_static", "context_length",
-                      "schedule_policy", "stream_interval", "decode_log_interval", "max_total_num_tokens",
-                      "load_format", "reasoning_parser", "speculative_algorithm")
-
-
 def server_provenance(base_url: str) -> dict[str, Any]:
     prov: dict[str, Any] = {"base_url": base_url}
     try:
@@ -194,7 +187,7 @@ def server_provenance(base_url: str) -> dict[str, Any]:
         try:  # SGLang: /server_info has its version and the resolved server args
             info = get_json(base_url, "/server_info")
             prov["version"] = {"version": info.get("version"), "engine": "sglang"}
-            prov["server_args"] = {k: info[k] for k in SGLANG_SERVER_ARGS if k in info}
+            prov["server_args"] = {k: info[k] for k in ENGINES["sglang"].server_args_kept if k in info}
         except ServerError:
             pass
     models = get_json(base_url, "/v1/models")
