@@ -26,9 +26,8 @@ def short_batch(summary: dict[str, Any]) -> bool:
     token, eager
     (Sglang0517), so its ITL holds those steps more than its decode steps (SGLang 0.5.17 run 2: 64
     running at 192 offered, ITL 24 ms, against 71 running at 128 offered, 11 ms)."""
-    from ..model.engines import ENGINES
-    from ..records import server_engine
-    engine = ENGINES.get(server_engine(summary) or "")
+    from ..model.engines import served_by
+    engine = served_by(summary)
     if engine is None or not engine.prefill_apart:
         return False
     cap = summary.get("provenance", {}).get("server", {}).get("server_args", {}).get("max_running_requests")

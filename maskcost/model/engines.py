@@ -521,6 +521,13 @@ for _e in (Vllm(), Vllm033(), Vllm033BatchedFill(), Sglang(), Sglang0517(), Llam
 ENGINES: dict[str, Engine] = {name: next(iter(v.values())) for name, v in VERSIONS.items()}
 
 
+def served_by(summary: dict) -> Engine | None:
+    """The policy of the engine a sweep point's server said it is (records.server_engine); None where it
+    said none, or one not modelled."""
+    from ..records import server_engine
+    return ENGINES.get(server_engine(summary) or "")
+
+
 def engine_policy(name: str, version: str | None = None) -> Engine:
     """The policy of `name` at `version` (None: its default); a version not modelled is a ValueError."""
     by_version = VERSIONS[name]

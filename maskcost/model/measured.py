@@ -6,9 +6,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from ..records import server_engine
 from .config import Workload, prefix_cached_tokens
-from .engines import ENGINES
+from .engines import served_by
 
 
 def measured_prompt(ss: list[dict[str, Any]], shared: bool) -> tuple[int, int]:
@@ -25,7 +24,7 @@ def measured_prompt(ss: list[dict[str, Any]], shared: bool) -> tuple[int, int]:
     fr = [s["engine"]["prompt_cached_fraction"] for s in ss if s["engine"].get("prompt_cached_fraction") is not None]
     if fr:
         cached = round(prompt * statistics.mean(fr))
-    elif (engine := ENGINES.get(server_engine(ss[0]) or "")) is not None and engine.caches_prompt_to_the_token:
+    elif (engine := served_by(ss[0])) is not None and engine.caches_prompt_to_the_token:
         cached = prompt - 1  # (SGLang's radix cache, page size 1: model/engines.py)
     else:
         cached = prefix_cached_tokens(prompt)

@@ -25,12 +25,7 @@ from ..model.engines import ENGINES
 IGNORED_LABELS = {"model_name", "engine", "le", "quantile", "engine_type", "tp_rank", "pp_rank", "moe_ep_rank",
                   "dp_rank", "priority", "is_streaming"}
 
-# each engine's series by its name (model/engines.py, ServerMetrics on its class: the citations are there):
-# (running gauge, steps counter, itl histogram base, generated tokens counter), the grammar-wait gauge, more counters
-ENGINE_METRICS = {n: (e.metrics.running, e.metrics.steps, e.metrics.itl_histogram, e.metrics.generated)
-                  for n, e in ENGINES.items()}
-GRAMMAR_WAIT_GAUGE = {n: e.metrics.grammar_wait for n, e in ENGINES.items() if e.metrics.grammar_wait}
-EXTRA_COUNTER_PREFIXES = {n: e.metrics.extra_counter_prefixes for n, e in ENGINES.items()}
+# each engine's series: ENGINES[name].metrics (model/engines.py, ServerMetrics on its class, beside its citations)
 
 
 def parse_metrics(text: str) -> dict[str, float]:
@@ -48,8 +43,8 @@ def parse_metrics(text: str) -> dict[str, float]:
 
 
 def detect_engine(m: dict[str, float]) -> str | None:
-    for name, (running, *_rest) in ENGINE_METRICS.items():
-        if running in m:
+    for name, e in ENGINES.items():
+        if e.metrics.running in m:
             return name
     return None
 
@@ -85,7 +80,8 @@ class WindowStats:
 
 
 def window_stats(engine: str, before: dict[str, float], after: dict[str, float], window_s: float) -> WindowStats:
-    _running, steps_key, itl_base, gen_key = ENGINE_METRICS[engine]
+    series = ENGINES[engine].metrics
+    steps_key, itl_base, gen_key = series.steps, series.itl_histogram, series.generated
 
     def delta(key: str | None) -> float | None:
         if key is None or key not in before or key not in after:
@@ -104,7 +100,7 @@ def window_stats(engine: str, before: dict[str, float], after: dict[str, float],
     itl_sum, itl_n = delta(itl_base and itl_base + "_sum"), delta(itl_base and itl_base + "_count")
     gen = delta(gen_key)
     counters = {k: after[k] - before.get(k, 0.0) for k in after
-                if k.startswith(EXTRA_COUNTER_PREFIXES[engine]) and not k.endswith("_created")}
+                if k.startswith(series.extra_counter_prefixes) and not k.endswith("_created")}
     return WindowStats(window_s, steps,
                        window_s * 1e3 / steps if steps else None,
                        itl_sum * 1e3 / itl_n if itl_sum is not None and itl_n else None,

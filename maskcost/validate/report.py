@@ -12,7 +12,7 @@ from ..profile import Profile
 from ..model.config import EngineConfig
 from ..model.measured import measured_workload, profile_schema_ids
 from ..model.predict import run_point_band
-from ..records import CLIENT_BUSY_PCT
+from ..records import CLIENT_BUSY_PCT, client_busy
 from .sweep import itl_ms
 
 
@@ -425,7 +425,7 @@ def _measured_lines(rows: list[dict[str, Any]], out: Path) -> list[str]:
                      "holds the host's work in the server's step; a host-bound step leaves the GPU idle): " + ", ".join(
                          f"{r['arm']} {r['concurrency']} {_f(r['metrics']['GPU busy']['measured'], 2)} / "
                          f"{_f(r['metrics']['GPU busy']['predicted'], 2)}" for r in gpu))
-    busy = [r for r in rows if (r.get("client_cpu_pct") or 0) > CLIENT_BUSY_PCT]
+    busy = [r for r in rows if client_busy(r)]
     if busy:
         lines.append(f"- The client was over {CLIENT_BUSY_PCT:.0f}% busy per process at "
                      + ", ".join(f"{r['arm']} {r['concurrency']} ({r['client_cpu_pct']:.0f}%)" for r in busy)

@@ -24,7 +24,7 @@ from ..calibrate.host import cpu_model, package_versions, usable_cpus
 from ..calibrate.schemas import SchemaEntry
 from .client import RequestRecord, RequestSpec, ServerError, closed_loop, get_json, scrape
 from ..records import client_busy, itl_ms, raw_records_path, read_raw_records, read_summaries  # noqa: F401
-from .metrics import ENGINE_METRICS, GRAMMAR_WAIT_GAUGE, detect_engine, window_stats
+from .metrics import detect_engine, window_stats
 from ..model.engines import ENGINES
 from .gpubusy import GpuMeter
 from .servercpu import cpu_seconds, cpus_over, server_pids
@@ -98,8 +98,8 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
         engine = detect_engine(first)
         if engine is None:
             raise ServerError(f"{base_url}/metrics: no vLLM, SGLang or llama.cpp running-request gauge")
-        running_key = ENGINE_METRICS[engine][0]
-        wait_key = GRAMMAR_WAIT_GAUGE.get(engine)  # None: the engine has no such gauge (llama.cpp)
+        running_key = ENGINES[engine].metrics.running
+        wait_key = ENGINES[engine].metrics.grammar_wait  # None: the engine has no such gauge (llama.cpp)
         samples: list[tuple[float, float, float]] = []
         state: dict[str, Any] = {"done": False, "before": first, "t_start": time.perf_counter()}
 
