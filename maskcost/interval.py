@@ -23,7 +23,6 @@ record and checked against it by the tests.
 """
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections import Counter
@@ -33,18 +32,18 @@ from typing import Callable
 
 import numpy as np
 
+from .record import RECORD, read_record
+
 LEVEL = 0.8  # the interval's target coverage
 MODES = ("nothing_read", "calibration_read", "speed_read")
-# the record's column of each mode's prediction, and (the read modes) where its speed came from
-COLUMNS = {"nothing_read": ("predicted_bench_itl_ms", None),
-           "calibration_read": ("predicted_read_itl_ms", "calibration"),
-           "speed_read": ("predicted_read_itl_ms", "earlier_points")}
+# each mode's prediction: whether it read the speed from the server, and (the read modes) where from
+MODE_READS = {"nothing_read": (False, None), "calibration_read": (True, "calibration"),
+              "speed_read": (True, "earlier_points")}
 MODE_WORDS = {"nothing_read": "nothing read", "calibration_read": "speed read at calibration",
               "speed_read": "speed read from a report"}
 # what predict says its speed came from -> the mode of its points' interval
 READS = {None: "nothing_read", "calibration": "calibration_read", "report": "speed_read"}
 WIDEN = tuple(round(1 + 0.05 * i, 2) for i in range(61))  # 1.0 .. 4.0
-RECORD = Path(__file__).resolve().parent.parent / "validation" / "scored_points.csv"
 SHIPPED = Path(__file__).resolve().parent / "profiles" / "intervals.json"
 
 
@@ -76,14 +75,11 @@ class Interval:
 def read_errors(path: Path = RECORD) -> dict[tuple[str, str], list[tuple[str, float]]]:
     """(engine, mode) -> [(machine, ln(measured / predicted))] over the record's registered points."""
     out: dict[tuple[str, str], list[tuple[str, float]]] = {}
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            if row["registered"] != "1" or row["arm"] != "schema_on":
-                continue
-            for mode, (col, read_from) in COLUMNS.items():
-                if row[col] and (read_from is None or row["speed_read_from"] == read_from):
-                    out.setdefault((row["engine"], mode), []).append(
-                        (row["machine"], math.log(float(row["measured_itl_ms"]) / float(row[col]))))
+    for p in read_record(path):
+        for mode, (read, read_from) in MODE_READS.items():
+            predicted = p.predicted_read_itl_ms if read else p.predicted_bench_itl_ms
+            if p.registered and predicted is not None and (read_from is None or p.speed_read_from == read_from):
+                out.setdefault((p.engine, mode), []).append((p.machine, math.log(p.measured_itl_ms / predicted)))
     return out
 
 

@@ -655,15 +655,13 @@ def load_profile(path: str | Path) -> Profile:
     return profile_from_dict(d, where=str(path))
 
 
-# the profile a command takes without --profile: the embedded H200 / vLLM 0.25.1 one, and for SGLang
-# alone the shipped SGLang 0.5.17 calibration (validation/h200-sglang-0.5.17/, run 2)
-ENGINE_PROFILES = {"sglang": "sglang-0.5.17-h200.json.gz"}
+# the profiles shipped in the package; which one a command takes without --profile is the engine's (its class's
+# shipped_profile: model/engines.py shipped_profile_path), the embedded H200 / vLLM 0.25.1 one by default
+DEFAULT_PROFILE = "default.json.gz"
 
 
-def default_profile_path(engines: list[str] | tuple[str, ...] = ()) -> Path:
-    """The embedded profile; `engines` only SGLang: the shipped SGLang one."""
-    only = set(engines)
-    name = ENGINE_PROFILES.get(next(iter(only)), "default.json.gz") if len(only) == 1 else "default.json.gz"
+def default_profile_path(name: str = DEFAULT_PROFILE) -> Path:
+    """The shipped profile file `name` (default: the embedded one)."""
     return Path(__file__).resolve().parent / "profiles" / name
 
 

@@ -59,9 +59,52 @@ def server_engine(summary: dict[str, Any]) -> str | None:
     return v.get("engine") if isinstance(v, dict) else None
 
 
+_NUMBER = {"type": "number"}
+_COUNT = {"type": "integer", "minimum": 0}
+# What every reader of a sweep summary line relies on (validate/sweep.py writes it; calibrate, report and the
+# model's measured workloads read it): checked once here, at the boundary, so the readers can trust it. Every
+# summary in validation/ passes (tests/test_records.py); fields added later (prompt_tokens_mean,
+# client_cpu_pct, the engine's server_cpu, gpu_busy, counters) are optional, as old records lack them.
+SUMMARY_SCHEMA = {
+    "type": "object",
+    "required": ["point", "arm", "concurrency", "repeat", "requests", "errors", "output_tokens_mean",
+                 "itl_ms_mean", "engine", "config"],
+    "properties": {
+        "point": {"type": "string", "minLength": 1},
+        "arm": {"enum": ["on", "off"]},
+        "concurrency": {"type": "integer", "minimum": 1},
+        "repeat": _COUNT, "requests": _COUNT, "errors": _COUNT,
+        "output_tokens_mean": _NUMBER, "prompt_tokens_mean": _NUMBER, "itl_ms_mean": _NUMBER,
+        "client_cpu_pct": {"type": ["number", "null"]},
+        "config": {"type": "object"},
+        "provenance": {"type": "object"},
+        "engine": {
+            "type": "object",
+            "required": ["running_mean", "window_s", "steps", "step_ms", "itl_ms"],
+            "properties": {"running_mean": _NUMBER, "window_s": _NUMBER, "steps": _NUMBER,
+                           "step_ms": {"type": ["number", "null"]}, "itl_ms": {"type": ["number", "null"]},
+                           "window_start_unix_s": _NUMBER, "server_cpu": {"type": "object"},
+                           "gpu_busy": {"type": ["object", "null"]}, "counters": {"type": "object"}},
+        },
+    },
+}
+
+
+def _summary_error(summary: Any) -> str | None:
+    """What is wrong with one summary line against SUMMARY_SCHEMA, in a few words; None: nothing."""
+    import jsonschema
+    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(SUMMARY_SCHEMA).iter_errors(summary))
+    if err is None:
+        return None
+    where = "/".join(str(p) for p in err.absolute_path)
+    return f"{where + ': ' if where else ''}{err.message[:160]}"
+
+
 def read_summaries(path: str | Path) -> list[dict[str, Any]]:
-    """The summary lines of a sweep file (one JSON object per finished point). Sweeps written
-    before summaries carried `prompt_tokens_mean` get it from their raw records, where present."""
+    """The summary lines of a sweep file (one JSON object per finished point), each checked against
+    SUMMARY_SCHEMA (a line that is not one: a one-line ValueError naming the file, the line and what is
+    wrong). Sweeps written before summaries carried `prompt_tokens_mean` get it from their raw records,
+    where present."""
     out = []
     for n, line in enumerate(Path(path).read_text().splitlines(), 1):
         if line.strip():
@@ -69,6 +112,9 @@ def read_summaries(path: str | Path) -> list[dict[str, Any]]:
                 out.append(json.loads(line))
             except json.JSONDecodeError:
                 raise ValueError(f"sweep {path}:{n}: not JSON lines (a `maskcost sweep` summary file)") from None
+            wrong = _summary_error(out[-1])
+            if wrong:
+                raise ValueError(f"sweep {path}:{n}: not a `maskcost sweep` summary ({wrong})")
     missing = {s["point"] for s in out if "prompt_tokens_mean" not in s}
     raw = raw_records_path(path)
     if missing and raw.exists():

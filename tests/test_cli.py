@@ -49,8 +49,8 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "modelled for 0.25.1, 0.33.0" in r.stderr
     r = mc("calibrate", "--blackbox", "--out", str(tmp_path / "p.json"), "--forward-sweep", str(tmp_path / "x"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1
-    from maskcost.profile import default_profile_path
-    r = mc("calibrate", "--engine-from", str(default_profile_path(["sglang"])), "--fit-rows", str(tmp_path / "s.jsonl"),
+    from maskcost.model.engines import shipped_profile_path
+    r = mc("calibrate", "--engine-from", str(shipped_profile_path(["sglang"])), "--fit-rows", str(tmp_path / "s.jsonl"),
            "--out", str(tmp_path / "p.json"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "go with --engine-only" in r.stderr
     r = mc("predict", "--scheduler", "tcp://127.0.0.1:1", "--concurrency", "2")
@@ -115,8 +115,11 @@ def test_predict_reads_the_cpu_speed_from_reports(tmp_path):
 def test_calibrate_engine_only_replaces_the_sync_curve_and_keeps_the_rest(tmp_path):
     from maskcost.profile import default_profile_path, load_profile
     sweep = tmp_path / "sync.jsonl"
-    sweep.write_text("\n".join(json.dumps({"point": f"off-c{c}-r0", "arm": "off", "concurrency": c, "engine": {
-        "running_mean": float(c), "step_ms": 6.0 + c / 10, "itl_ms": 6.0 + c / 10}}) for c in (1, 8, 64)))
+    sweep.write_text("\n".join(json.dumps({
+        "point": f"off-c{c}-r0", "arm": "off", "concurrency": c, "repeat": 0, "requests": 4 * c, "errors": 0,
+        "output_tokens_mean": 128.0, "itl_ms_mean": 6.0 + c / 10, "config": {}, "engine": {
+            "running_mean": float(c), "step_ms": 6.0 + c / 10, "itl_ms": 6.0 + c / 10, "window_s": 10.0,
+            "steps": 10000 / (6.0 + c / 10)}}) for c in (1, 8, 64)))
     out = tmp_path / "p.json.gz"
     r = mc("calibrate", "--engine-only", "--engine-from", str(default_profile_path()), "--sync-sweep", str(sweep),
            "--out", str(out))

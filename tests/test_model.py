@@ -830,3 +830,18 @@ def test_engine_policies_use_only_the_declared_view_of_the_simulation():
     assert used and used <= declared, sorted(used - declared)
     sim = Simulation(Costs(constant_profile(), "xgrammar"), EngineConfig(), Workload(concurrency=1, requests=2))
     assert all(hasattr(sim, a) for a in declared)
+
+
+def test_the_profile_a_command_takes_is_the_engine_versions_own():
+    """Each engine class names the profile shipped for it (model/engines.py shipped_profile): SGLang's for
+    both its versions, the embedded one for vLLM's, and for several engines or one with none shipped."""
+    from maskcost.model.engines import VERSIONS, shipped_profile_path
+    from maskcost.profile import load_profile
+    for version in VERSIONS["sglang"]:
+        assert shipped_profile_path(["sglang"], version).name == "sglang-0.5.17-h200.json.gz"
+    assert load_profile(shipped_profile_path(["sglang"])).name == "sglang-0.5.17-h200"
+    for version in VERSIONS["vllm"]:
+        assert shipped_profile_path(["vllm"], version).name == "default.json.gz"
+    assert shipped_profile_path(["llamacpp"]).name == shipped_profile_path(["vllm", "sglang"]).name == "default.json.gz"
+    with pytest.raises(ValueError, match="modelled for"):
+        shipped_profile_path(["sglang"], "0.4.0")

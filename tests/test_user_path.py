@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from maskcost.calibrate.backends import make_backend
 from maskcost.calibrate.fill import trace_schema
 from maskcost.calibrate.pool import advanced_matchers, measure_vllm_pool
+from maskcost.model.engines import shipped_profile_path
 from maskcost.profile import (ProfileError, default_profile_path, load_profile, profile_from_dict,
                                         profile_to_dict, save_profile)
 from maskcost.calibrate.run import calibrate_backends
@@ -465,7 +466,7 @@ def test_a_profile_finds_its_vocabulary_by_content():
         profile_vocab("no/such/folder", llama3.size, "0" * 64)
     with pytest.raises(TokenizerError, match="neither a bundled vocabulary"):
         profile_vocab("no/such/folder", llama3.size, None)  # an older profile without the digest
-    shipped = load_profile(default_profile_path(["sglang"]))
+    shipped = load_profile(shipped_profile_path(["sglang"]))
     assert shipped.tokenizer == "llama3-8b" and shipped.tokenizer_sha256 == llama3.sha256
     assert load_profile(default_profile_path()).tokenizer_sha256 == llama3.sha256
 
@@ -577,7 +578,7 @@ def test_calibrate_batch_fill_measures_xgrammars_batch_api_and_the_variant_runs_
     xgrammar matchers; the profile carries it and --engine-version 0.33.0+batched-fill runs on it."""
     from maskcost.cli import main
     out = tmp_path / "bf.json.gz"
-    assert main(["calibrate", "--batch-fill", "--engine-from", str(default_profile_path(("vllm",))),
+    assert main(["calibrate", "--batch-fill", "--engine-from", str(shipped_profile_path(("vllm",))),
                  "--tier", "flat", "nested", "--out", str(out)]) == 0
     p = load_profile(out)
     saving = p.backends["xgrammar"].batch_fill_saving_us

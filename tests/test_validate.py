@@ -488,9 +488,10 @@ def test_a_backend_whose_modelled_fill_takes_no_factor_is_not_fitted():
     from pathlib import Path
 
     from maskcost.model.config import EngineConfig
-    from maskcost.profile import MeasuredSpeed, default_profile_path, load_profile
+    from maskcost.model.engines import shipped_profile_path
+    from maskcost.profile import MeasuredSpeed, load_profile
     from maskcost.validate.server_calibration import fit_backend_fill
-    p = load_profile(default_profile_path(("sglang",)))
+    p = load_profile(shipped_profile_path(("sglang",)))
     point = read_summaries(Path(__file__).parent / "data" / "sglang-llguidance-c64.jsonl")  # a real SGLang point
     p = replace(p, measured_speed=MeasuredSpeed(1.0, "xgrammar", "test", ((64, 1.0),)))
     cfg = EngineConfig(engine="sglang", engine_version="0.5.17", backend="xgrammar", max_num_seqs=256)

@@ -1,6 +1,7 @@
 """Every scored schema-on ITL point behind the README's "How good is it" table (and SGLang's post hoc
 run 3), one row a point, from the committed records: writes validation/scored_points.csv and prints
-per-session medians beside the README's figures.
+per-session medians beside the README's figures (those it printed before the README's table was made from
+this file by maskcost/record.py: main at 7a50a44, where P-Z's were medians of score.md's rounded errors).
 
 usage (from the repository root): python3 validation/scored_points.py   (stdlib + numpy; no model run)
 

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from .backends import Backend
 from .host import usable_cpus
 from ..profile import PoolPoint
-from ..model.engines import VLLM_FILL_CHUNK_ROWS
+from ..model.engines import Vllm
 
 
 def list_schedule_us(job_us: Sequence[float], workers: int) -> float:
@@ -36,7 +36,8 @@ def _timed(fn, repeats: int) -> float:
 
 def _chunks(rows: int) -> list[list[int]]:
     """vLLM's fill tasks over `rows` bitmask rows: 16 rows each, in order."""
-    return [list(range(i, min(i + VLLM_FILL_CHUNK_ROWS, rows))) for i in range(0, rows, VLLM_FILL_CHUNK_ROWS)]
+    k = Vllm.fill_chunk_rows
+    return [list(range(i, min(i + k, rows))) for i in range(0, rows, k)]
 
 
 def _distinct(matchers: list[Any], rows: Sequence[int]) -> None:

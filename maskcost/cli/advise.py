@@ -167,11 +167,12 @@ def cmd_advise(args) -> int:
 def _load_engines(args, engines: list[str]) -> tuple[dict, dict]:
     """Each engine's profile with the user's schemas traced for it, and its own copy of the flags (which
     load_inputs completes: the profile's measured speed); the search's defaults set on args."""
-    from ..profile import default_profile_path, load_profile
+    from ..model.engines import shipped_profile_path
+    from ..profile import load_profile
     if len(engines) > 1 and args.profile:
         raise ValueError("advise --engine with several engines takes each one's shipped profile: give --profile with "
                          "one engine at a time")
-    profiles = {e: load_profile(args.profile or default_profile_path((e,))) for e in engines}
+    profiles = {e: load_profile(args.profile or shipped_profile_path((e,), args.engine_version if len(engines) == 1 else None)) for e in engines}
     for b in args.backend or ():
         lacking = [p.name for p in profiles.values() if b not in p.backends]
         if lacking:

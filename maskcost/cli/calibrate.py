@@ -77,6 +77,9 @@ def cmd_calibrate(args) -> int:
     if not entries:
         raise UsageError("calibrate: no schemas (give --schema, --tier or --corpus)")
     outputs = recorded_outputs(Path(args.outputs), vocab) if args.outputs else None
+    if outputs is not None and not {e.schema_id for e in entries} & set(outputs):
+        raise UsageError(f"--outputs {args.outputs}: no valid output of the schemas given (it has valid outputs of "
+                         f"{len(outputs)} schema ids{': ' + ', '.join(sorted(outputs)[:5]) if outputs else ''})")
     notes: list[str] = list(args.note or [])
     if args.base_url:
         return _calibrate_live(args, vocab, entries, out, notes)

@@ -165,8 +165,9 @@ def _host_profile(c, path: Path, out: Path) -> Path:
     if not c.profile:
         return out / "host.json.gz"
     if c.profile == "shipped":
-        from ..profile import default_profile_path
-        return default_profile_path([c.arm_list()[0].server.engine])
+        from ..model.engines import shipped_profile_path
+        server = c.arm_list()[0].server
+        return shipped_profile_path([server.engine], server.engine_version)
     if not (path.parent / c.profile).is_file():
         from .common import UsageError
         raise UsageError(f"campaign run: {path}: profile {c.profile}: no such file beside the campaign (a profile "

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import itertools
 
-from ..profile import Profile, default_profile_path, load_profile
+from ..model.engines import shipped_profile_path
+from ..profile import Profile, load_profile
 
 def _profile(args) -> Profile:
-    p = load_profile(args.profile or default_profile_path(getattr(args, "engine", ())))
+    p = load_profile(args.profile or shipped_profile_path(getattr(args, "engine", ()),
+                                                         getattr(args, "engine_version", None)))
     for b in args.backend:
         if b not in p.backends:
             raise ValueError(f"--backend {b}: the profile '{p.name}' has no {b} costs (it has "

@@ -123,17 +123,30 @@ def _at_read_speeds(args, rows, profile, cfg, measured, predicted, speed: float,
 
 def _fit_engine_fill(args, profile, cfg, rows, probe, speed: float) -> None:
     """report --fit-engine-fill OUT: the in-engine fill factors fitted on the probe's timings, written to OUT."""
-    from ..model.engines import vllm_fill_pool_workers
+    from ..model.engines import ENGINES
     from ..profile import save_profile
     from ..validate.inengine import describe, fit_engine_fill
     fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {args.probe}) "
                              f"over the model's fill at "
                              f"{'the meter speed of each point' if args.speed_from_meter else f'--cpu-speed {speed:.3f}'}, sweeps "
                              f"{' '.join(args.sweep)}", probe,
-                             min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores), args.fit_with_loop,
+                             ENGINES["vllm"].fill_pool_lanes(cfg), args.fit_with_loop,  # the probe is vLLM's
                              args.fit_serial_by_rows)
     save_profile(fitted, args.fit_engine_fill)
     print(f"wrote {args.fit_engine_fill}: {cfg.backend} {describe(fitted.backends[cfg.backend].engine_fill)}")
+
+
+def _predicted_points(path: str) -> list[dict]:
+    """The points of a `maskcost predict --json` file (a one-line error where it is not one)."""
+    from ..inputs import read_json
+    doc = read_json(path, "--predicted ")
+    points = doc.get("points") if isinstance(doc, dict) else None
+    if not isinstance(points, list) or not all(isinstance(q, dict) and isinstance(q.get("config"), dict)
+                                               and isinstance(q["config"].get("engine"), dict)
+                                               and isinstance(q.get("concurrency"), int) for q in points):
+        raise ValueError(f"--predicted {path}: not a `maskcost predict --json` file (no list of points, each "
+                         f"with its concurrency and config)")
+    return points
 
 
 def cmd_report(args) -> int:
@@ -142,6 +155,9 @@ def cmd_report(args) -> int:
     probed = _fit_flags(args)
     profile = _profile(args)
     measured = [s for p in args.sweep for s in read_summaries(p)]
+    if not measured:
+        raise ValueError(f"--sweep {' '.join(args.sweep)}: no points (a `maskcost sweep` file has one line a "
+                         f"finished point)")
     speed = _report_speed(args, profile, measured)
     meter = None
     if args.hostmeter:
@@ -149,7 +165,7 @@ def cmd_report(args) -> int:
         meter = read_meter(args.hostmeter)
     args.cpu_speed = [speed]
     cfg = _engine_configs(args, profile)[0]
-    predicted = json.loads(Path(args.predicted).read_text())["points"] if args.predicted else None
+    predicted = _predicted_points(args.predicted) if args.predicted else None
     if args.fit_frontend:
         profile = _fit_frontend(args, profile, cfg, measured, speed)
     if args.fit_engine_fill:

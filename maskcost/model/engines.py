@@ -13,9 +13,12 @@ from __future__ import annotations
 import bisect
 import heapq
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
+
+from ..profile import default_profile_path
 
 if TYPE_CHECKING:  # annotations only: config.py imports this module
     from .config import EngineConfig
@@ -41,45 +44,8 @@ class SimulationView(Protocol):
 
     def abort(self, rid: int) -> None: ...
 
-# ------------------------------------------------------------------ vLLM 0.25.1
-# vllm/v1/structured_output/__init__.py:61-69 (v0.25.1): the pool exists only if
-# max_num_seqs > 128; a step uses it only with > 128 structured rows and no speculative decoding
-# configured (lines 236-239); each task fills 16 rows; max(1, min(cpu_count // 2, 8)) threads,
-# cpu_count = multiprocessing.cpu_count(), the whole host (not the cgroup or affinity).
-VLLM_PARALLEL_FILL_THRESHOLD = 128
-VLLM_FILL_CHUNK_ROWS = 16
-VLLM_FILL_POOL_MAX_WORKERS = 8
-# vllm/v1/core/sched/scheduler.py: each step probes every request still waiting for its grammar
-# with future.result(timeout=1e-4) on the engine thread (engines.md, "extra CPU costs").
-VLLM_COMPILE_PROBE_MS = 0.1
-
-
-def vllm_fill_pool_workers(cpu_count: int) -> int:
-    return max(1, min(cpu_count // 2, VLLM_FILL_POOL_MAX_WORKERS))
-
-
-def vllm_pool_exists(max_num_seqs: int) -> bool:
-    return max_num_seqs > VLLM_PARALLEL_FILL_THRESHOLD
-
-
-def vllm_uses_pool(max_num_seqs: int, structured_rows: int, spec_tokens: int) -> bool:
-    return (vllm_pool_exists(max_num_seqs) and structured_rows > VLLM_PARALLEL_FILL_THRESHOLD
-            and spec_tokens == 0)
-
-
-# vllm/v1/structured_output/__init__.py:71-78: compile pool of max(1, (cpu_count + 1) // 2) threads.
-def vllm_compile_workers(cpu_count: int) -> int:
-    return max(1, (cpu_count + 1) // 2)
-
-
 # ------------------------------------------------------------------ SGLang 0.5.23 (0.5.17: the same constants,
 # environ.py:301-302 and base_grammar_backend.py:171 there)
-# sglang/srt/constrained/base_grammar_backend.py:204-206: ThreadPoolExecutor() default,
-# min(32, cpu_count + 4) workers.
-def sglang_compile_workers(cpu_count: int) -> int:
-    return min(32, cpu_count + 4)
-
-
 # llguidance python_ext/src/llmatcher.rs (v1.7.6, ~31-44): rayon pool of
 # clamp(available_parallelism * 80 / 100, 1, 32) threads; available_parallelism follows affinity.
 # llguidance 1.9.1 (SGLang 0.5.17's, LLExecutor() with no argument): the same, "80% of the available
@@ -149,6 +115,9 @@ class Engine:
     drafts: ClassVar[bool] = True  # speculative decoding modelled (EngineConfig.spec_tokens)
     metrics: ClassVar[ServerMetrics]
     server_args_kept: ClassVar[tuple[str, ...]] = ()  # the server's resolved args a result depends on, where it tells
+    # the profile shipped for this version (profiles/), the nearest release's where it has none of its own;
+    # None: none (the embedded default is taken, shipped_profile_path)
+    shipped_profile: ClassVar[str | None] = None
 
     def compile_workers(self, cpu_count: int) -> int:
         raise NotImplementedError
@@ -237,6 +206,17 @@ class Vllm(Engine):
     operation, not modelled apart."""
     name, version = "vllm", "0.25.1"
     api_server_queue = True
+    shipped_profile = "default.json.gz"  # the embedded one: H200, vLLM 0.25.1 (validation/h200-vllm-0.25.1/)
+    # vllm/v1/structured_output/__init__.py:61-69 (v0.25.1): the fill pool exists only if max_num_seqs > 128;
+    # a step uses it only with > 128 structured rows and no speculative decoding configured (lines 236-239);
+    # each task fills 16 rows; max(1, min(cpu_count // 2, 8)) threads, cpu_count =
+    # multiprocessing.cpu_count(), the whole host (not the cgroup or affinity)
+    parallel_fill_threshold: ClassVar[int] = 128
+    fill_chunk_rows: ClassVar[int] = 16
+    fill_pool_max_workers: ClassVar[int] = 8
+    # vllm/v1/core/sched/scheduler.py: each step probes every request still waiting for its grammar
+    # with future.result(timeout=1e-4) on the engine thread (engines.md, "extra CPU costs")
+    compile_probe_ms: ClassVar[float] = 0.1
     # vllm/tool_parsers/utils.py (0.25.1): get_json_schema_from_tools 380-420 (a named function: its
     # parameters alone, 403-413), _get_tool_schema_defs 331-347 pops the $defs; parallel_tool_calls unread
     tool_grammar = ToolGrammar(named_is_parameters=True, moves_defs=True, bounds_parallel=False)
@@ -254,7 +234,18 @@ class Vllm(Engine):
                              "vllm:e2e_request_latency_seconds_"))
 
     def compile_workers(self, cpu_count: int) -> int:
-        return vllm_compile_workers(cpu_count)
+        # vllm/v1/structured_output/__init__.py:71-78: compile pool of max(1, (cpu_count + 1) // 2) threads
+        return max(1, (cpu_count + 1) // 2)
+
+    def fill_pool_workers(self, cpu_count: int) -> int:
+        return max(1, min(cpu_count // 2, self.fill_pool_max_workers))
+
+    def fill_pool_lanes(self, cfg: EngineConfig) -> int:
+        """The fill pool's threads that can run at once: its workers, on the usable cores."""
+        return max(1, min(self.fill_pool_workers(cfg.cpu_count), cfg.usable_cores))
+
+    def pool_exists(self, max_num_seqs: int) -> bool:
+        return max_num_seqs > self.parallel_fill_threshold
 
     def caches_grammar(self, backend: str) -> bool:
         return backend != "guidance"  # vLLM's guidance backend builds a new matcher (and grammar) per request
@@ -270,23 +261,22 @@ class Vllm(Engine):
         return cfg.async_scheduling
 
     def compile_wait_ms(self, sim: SimulationView, t0: float) -> float:
-        return VLLM_COMPILE_PROBE_MS * len(sim.pending)
+        return self.compile_probe_ms * len(sim.pending)
 
     def uses_pool(self, cfg: EngineConfig, structured_rows: int, spec_tokens: int) -> bool:
-        return vllm_uses_pool(cfg.max_num_seqs, structured_rows, spec_tokens)
+        return self.pool_exists(cfg.max_num_seqs) and structured_rows > self.parallel_fill_threshold \
+            and spec_tokens == 0
 
     def cores_read(self, cfg: EngineConfig, rows: int, compiles: int | None) -> tuple:
         # and the fill pool's lanes (pool_fill), where a batch can be large enough to use it
-        lanes = (max(1, min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores)),) \
-            if self.uses_pool(cfg, rows, cfg.spec_tokens) else ()
+        lanes = (self.fill_pool_lanes(cfg),) if self.uses_pool(cfg, rows, cfg.spec_tokens) else ()
         return super().cores_read(cfg, rows, compiles) + lanes
 
     def holds_outputs(self) -> bool:
         return True
 
     def pool_threads(self, cfg: EngineConfig) -> int:
-        return max(1, min(vllm_fill_pool_workers(cfg.cpu_count), cfg.usable_cores)) \
-            if vllm_pool_exists(cfg.max_num_seqs) and not cfg.spec_tokens else 0
+        return self.fill_pool_lanes(cfg) if self.pool_exists(cfg.max_num_seqs) and not cfg.spec_tokens else 0
 
     def pool_fill(self, sim: SimulationView, row_ms: np.ndarray, workers: int, t0: float) -> float:
         """vLLM's fill ThreadPoolExecutor, begun at t0: chunks of 16 rows in submission order, each taken
@@ -295,11 +285,12 @@ class Vllm(Engine):
         costs = sim.costs
         inengine = costs.engine_pool_excess is not None
         scale = costs.pool_task_factor if inengine else 1.0
-        whole = len(row_ms) // VLLM_FILL_CHUNK_ROWS  # each chunk's sum (as row_ms[i:i + 16].sum(), to the bit)
-        sums = row_ms[:whole * VLLM_FILL_CHUNK_ROWS].reshape(whole, VLLM_FILL_CHUNK_ROWS).sum(axis=1)
+        k = self.fill_chunk_rows
+        whole = len(row_ms) // k  # each chunk's sum (as row_ms[i:i + 16].sum(), to the bit)
+        sums = row_ms[:whole * k].reshape(whole, k).sum(axis=1)
         chunks = (sums * scale if scale != 1.0 else sums).tolist()
-        if len(row_ms) % VLLM_FILL_CHUNK_ROWS:
-            chunks.append(scale * float(row_ms[whole * VLLM_FILL_CHUNK_ROWS:].sum()))
+        if len(row_ms) % k:
+            chunks.append(scale * float(row_ms[whole * k:].sum()))
         lanes = max(1, min(workers, sim.cfg.usable_cores))  # as in cores_read
         if sim.record_trace:
             free = [(0.0, lane) for lane in range(lanes)]
@@ -326,7 +317,7 @@ class Vllm(Engine):
              t0: float) -> tuple[float, float, float]:
         if not use_pool:
             return super().fill(sim, row_ms, fill_ms, use_pool, t0)
-        wait = self.pool_fill(sim, row_ms, vllm_fill_pool_workers(sim.cfg.cpu_count), t0)
+        wait = self.pool_fill(sim, row_ms, self.fill_pool_workers(sim.cfg.cpu_count), t0)
         if sim.costs.fill_pool_factor != 1.0:  # the pool inside a live engine (profile engine_fill)
             wait += (sim.costs.fill_pool_factor - 1.0) * wait
         if sim.record_trace:
@@ -387,6 +378,8 @@ class Sglang(Engine):
     the grammar queue and its time-out, the mask applied to every row of the batch, llguidance's
     batched fill on a rayon pool (all rows plain GuidanceGrammar, no drafts)."""
     name, version = "sglang", "0.5.23"
+    # SGLang 0.5.17's (validation/h200-sglang-0.5.17/, run 2: xgrammar 0.2.1's traces), for 0.5.23 too
+    shipped_profile = "sglang-0.5.17-h200.json.gz"
     # managers/scheduler.py get_next_batch_to_run (0.5.23 :3993, 0.5.17 :3034-3043): "Run prefill first
     # if possible": a new prefill batch runs as a step of its own and the running batch's decode waits;
     # decode and prefill share a batch only with --enable-mixed-chunk (server_args.py:967-971, False)
@@ -408,7 +401,9 @@ class Sglang(Engine):
                         "load_format", "reasoning_parser", "speculative_algorithm")
 
     def compile_workers(self, cpu_count: int) -> int:
-        return sglang_compile_workers(cpu_count)
+        # sglang/srt/constrained/base_grammar_backend.py:204-206: ThreadPoolExecutor() default,
+        # min(32, cpu_count + 4) workers
+        return min(32, cpu_count + 4)
 
     def compile_wait_ms(self, sim: SimulationView, t0: float) -> float:
         if not sim.pending:
@@ -526,6 +521,14 @@ def served_by(summary: dict) -> Engine | None:
     said none, or one not modelled."""
     from ..records import server_engine
     return ENGINES.get(server_engine(summary) or "")
+
+
+def shipped_profile_path(engines: list[str] | tuple[str, ...] = (), version: str | None = None) -> Path:
+    """The profile a command takes without --profile: the one shipped for the engine at `version` (None: its
+    default) where `engines` is one engine with one; else the embedded default (H200, vLLM 0.25.1)."""
+    only = set(engines)
+    name = engine_policy(next(iter(only)), version).shipped_profile if len(only) == 1 else None
+    return default_profile_path(name) if name else default_profile_path()
 
 
 def engine_policy(name: str, version: str | None = None) -> Engine:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..calibrate.pool import list_schedule_us
 from ..profile import EngineCpuPoint, EngineFill, EngineFillPoint, PoolExcessPoint, Profile
-from ..model.engines import VLLM_PARALLEL_FILL_THRESHOLD
+from ..model.engines import Vllm
 from .probe import ENV_DIR
 
 # a point's fill kind counts only with this many probed calls in its windows
@@ -107,11 +107,11 @@ def _tasks_inside(t_start: np.ndarray, s: np.ndarray, d_ms: np.ndarray) -> tuple
 def pool_fills(probe: dict[str, np.ndarray]) -> np.ndarray:
     """The whole-step fills (grammar_bitmask) that used vLLM's pool: a pool task started inside the
     call. Not the row count: with spec decoding configured, or max_num_seqs <= 128, more than
-    VLLM_PARALLEL_FILL_THRESHOLD rows fill serially (model/engines.py vllm_uses_pool)."""
+    Vllm.parallel_fill_threshold rows fill serially (model/engines.py Vllm.uses_pool)."""
     fill = probe["name"] == "StructuredOutputManager.grammar_bitmask"
     t_start, _ = _pool_tasks(probe)
     lo, hi = _tasks_inside(t_start, probe["start_s"], probe["dur_ms"])
-    return fill & (hi > lo) & (probe["n"] > VLLM_PARALLEL_FILL_THRESHOLD)
+    return fill & (hi > lo) & (probe["n"] > Vllm.parallel_fill_threshold)
 
 
 def window_stats(probe: dict[str, np.ndarray], windows: list[tuple[float, float]]) -> dict[str, dict[str, float]]:

@@ -1,0 +1,158 @@
+"""The validation record as data: every pre-registered scored point, typed, and the README's table of how
+good the model is, rendered from them.
+
+The record is `validation/scored_points.csv` (one row a scored schema-on point; its columns are written
+down in `validation/scored_points.py`, which built it from the campaigns' folders). Each check below is a
+set of its sessions; the table gives, for each check and backend, the median |ITL error| of its points
+with the host's speed read from the target server and with nothing read, and each run's own median beside
+it. `python -m maskcost.record` writes the table into README.md between its two markers;
+tests/test_record.py fails where the committed README is not what the record renders. Points whose
+predictions were made after the sweep (registered 0) are left out of the table.
+"""
+from __future__ import annotations
+
+import csv
+import re
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORD = ROOT / "validation" / "scored_points.csv"
+README = ROOT / "README.md"
+BEGIN, END = "<!-- how-good: made by python -m maskcost.record -->", "<!-- how-good: end -->"
+
+
+@dataclass(frozen=True)
+class ScoredPoint:
+    """One pre-registered schema-on point: the engine's measured ITL and what the model predicted."""
+    engine: str
+    engine_version: str
+    backend: str
+    session: str
+    machine: str
+    concurrency: int
+    cores: int
+    measured_itl_ms: float
+    predicted_bench_itl_ms: float | None  # nothing read from the target server
+    predicted_read_itl_ms: float | None  # the host's speed read from it
+    speed_read_from: str | None  # calibration | earlier_points
+    registered: bool
+
+    def error_pct(self, read: bool) -> float | None:
+        """100 (predicted / measured - 1) of one mode; None where the point has no such prediction."""
+        p = self.predicted_read_itl_ms if read else self.predicted_bench_itl_ms
+        return None if p is None else 100 * (p / self.measured_itl_ms - 1)
+
+
+def _number(text: str) -> float | None:
+    return float(text) if text else None
+
+
+def read_record(path: Path = RECORD) -> list[ScoredPoint]:
+    """Every row of the record (registered or not), typed; a row that is not one: a one-line ValueError."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    out = []
+    for n, r in enumerate(rows, 2):
+        try:
+            out.append(ScoredPoint(r["engine"], r["engine_version"], r["backend"], r["session"], r["machine"],
+                                   int(r["concurrency"]), int(r["cores"]), float(r["measured_itl_ms"]),
+                                   _number(r["predicted_bench_itl_ms"]), _number(r["predicted_read_itl_ms"]),
+                                   r["speed_read_from"] or None, r["registered"] == "1"))
+        except (KeyError, ValueError, TypeError) as e:
+            raise ValueError(f"{path}:{n}: not a scored point ({e})") from None
+    return out
+
+
+@dataclass(frozen=True)
+class Check:
+    """A set of the record's sessions scored together (its runs: the sessions matching `sessions`)."""
+    label: str  # the engine and what was checked
+    where: str  # the machines and how the prediction was made
+    sessions: str  # a regular expression on ScoredPoint.session
+    read_words: str = ""  # where the read speed came from, where not the README's first way
+
+
+CHECKS = (
+    Check("vLLM 0.25.1", "H200, 16-core Xeon, nine sessions (P-Z): the embedded profile's host type",
+          r"vllm/[p-z]", "the server's earlier points"),
+    Check("vLLM 0.25.1, a user-made profile", "fresh H200 machines, the three GPU-host commands, 3 schemas "
+          "without examples (newcomer runs 1-3)", r"vllm/newcomer/run\d", "calibrate --base-url"),
+    Check("vLLM 0.25.1, tool calling (`--tools`)", "a fresh H200 machine, the three commands with `--tools`",
+          r"vllm/tools/run\d", "calibrate --base-url"),
+    Check("vLLM 0.25.1, a user-made profile on the server's own outputs", "a fresh H200 machine, 3 new schemas, "
+          "held out on 16 cores and 6 (`taskset`)", r"vllm/transfer/run\d", "calibrate --base-url"),
+    Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "five fresh H200 machines, 2 schemas "
+          "alone at 32, 128, 256 (the shape check, runs 1-5)", r"vllm/shape/run\d", "calibrate --base-url"),
+    Check("SGLang 0.5.17", "H200, calibrated on the device (runs 1, 2, 4)", r"sglang/run\d",
+          "calibrate --base-url"),
+    Check("SGLang 0.5.17, the shipped profile", "three fresh H200 machines, nothing calibrated there",
+          r"sglang/transfer/run\d", "one short sweep of the server"),
+    Check("llama.cpp, GBNF", "2-core CPU (CI), a black-box profile of the same server", r"llamacpp/cpu",
+          "calibrated on it"),
+)
+BACKEND_WORDS = {"xgrammar": "xgrammar", "guidance": "llguidance", "gbnf": "GBNF"}
+
+
+def _run_name(session: str) -> str:
+    """A session's short name: its last part (a P-Z session's letter in capitals)."""
+    last = session.rsplit("/", 1)[-1]
+    return last.upper() if len(last) == 1 else last
+
+
+def _median_cell(points: list[ScoredPoint], read: bool) -> str:
+    """The median |error| over the points and their count, each run's own median beside it where there are
+    several runs."""
+    runs: dict[str, list[float]] = {}
+    for p in points:
+        if (e := p.error_pct(read)) is not None:
+            runs.setdefault(p.session, []).append(abs(e))
+    errs = [e for v in runs.values() for e in v]
+    if not errs:
+        return "-"
+    each = f"; {', '.join(f'{_run_name(r)} {statistics.median(v):.1f}' for r, v in sorted(runs.items()))}" \
+        if len(runs) > 1 else ""
+    return f"{statistics.median(errs):.1f}% of {len(errs)}{each}"
+
+
+def table_rows(points: list[ScoredPoint]) -> list[str]:
+    """The table's markdown lines: a header, then a row per check and backend, in CHECKS order."""
+    rows = ["| check | backend | machines | median \\|ITL error\\|, the host's speed read from the server | "
+            "nothing read |", "|---|---|---|---|---|"]
+    kept = [p for p in points if p.registered]
+    for c in CHECKS:
+        mine = [p for p in kept if re.fullmatch(c.sessions, p.session)]
+        for i, backend in enumerate(sorted({p.backend for p in mine}, key=list(BACKEND_WORDS).index)):
+            pts = [p for p in mine if p.backend == backend]
+            read = _median_cell(pts, True)
+            check = f"{c.label}: {c.where}" if i == 0 else ""
+            rows.append(f"| {check} | {BACKEND_WORDS[backend]} | {len({p.machine for p in pts})} | "
+                        f"{read}{f' ({c.read_words})' if read != '-' else ''} | {_median_cell(pts, False)} |")
+    return rows
+
+
+def render(points: list[ScoredPoint]) -> str:
+    return "\n".join([BEGIN, *table_rows(points), END])
+
+
+def readme_block(text: str) -> str:
+    """The README's table between its markers (a ValueError where they are missing)."""
+    m = re.search(re.escape(BEGIN) + r".*?" + re.escape(END), text, re.S)
+    if m is None:
+        raise ValueError(f"{README}: no how-good markers ({BEGIN} ... {END})")
+    return m.group(0)
+
+
+def main() -> int:
+    text = README.read_text()
+    new = text.replace(readme_block(text), render(read_record()))
+    if new != text:
+        README.write_text(new)
+    print(f"{README}: the how-good table {'rewritten' if new != text else 'already the record'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,36 @@
+"""The record as data (maskcost/record.py): the README's how-good table is what the committed record renders."""
+import pytest
+
+from maskcost import record
+from maskcost.record import ScoredPoint
+
+
+def _point(session: str, measured: float, bench: float | None, read: float | None, registered: bool = True):
+    return ScoredPoint("vllm", "0.25.1", "xgrammar", session, session, 64, 16, measured, bench, read,
+                       "calibration" if read else None, registered)
+
+
+def test_the_readme_table_is_what_the_record_renders():
+    text = record.README.read_text()
+    assert record.readme_block(text) == record.render(record.read_record()), \
+        "README's how-good table is not the record's: run python -m maskcost.record"
+
+
+def test_a_cell_is_the_median_over_points_with_each_run_beside_it():
+    """Two runs: run1 errors +10% and -30%, run2 +20%: pooled |errors| 10, 30, 20 -> 20.0; run1's own
+    median 20.0, run2's 20.0; the bench cell has one point (-50%) and one run, so no run list."""
+    pts = [_point("vllm/shape/run1", 100, None, 110), _point("vllm/shape/run1", 100, 50, 70),
+           _point("vllm/shape/run2", 100, None, 120), _point("vllm/shape/run2", 100, None, 500, registered=False)]
+    kept = [p for p in pts if p.registered]
+    assert record._median_cell(kept, True) == "20.0% of 3; run1 20.0, run2 20.0"
+    assert record._median_cell(kept, False) == "50.0% of 1"
+    rows = record.table_rows(pts)  # the unregistered point (+400%) does not enter
+    shape = [r for r in rows if "(the shape check" in r]
+    assert len(shape) == 1 and "20.0% of 3" in shape[0] and "| 2 |" in shape[0]
+
+
+def test_a_row_that_is_not_a_scored_point_is_named(tmp_path):
+    f = tmp_path / "r.csv"
+    f.write_text(record.RECORD.read_text().splitlines()[0] + "\nvllm,0.25.1,xgrammar,s,m,x,schema_on,many\n")
+    with pytest.raises(ValueError, match=r"r.csv:2: not a scored point"):
+        record.read_record(f)
