@@ -241,76 +241,37 @@ def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep,
                            out: Path) -> int:
     """Re-measure only the engine side of a profile (a server started with other flags): keep the
     host, grammar costs and apply cost of --engine-from, replace the forward curve (with its
-    prefill and context terms) and/or its sync points from schema-off sweeps of that server."""
-    from dataclasses import replace
-
-    from ..calibrate.engine import forward_points_kept
-    from ..profile import profile_from_dict, profile_to_dict, save_profile
+    prefill and context terms) and/or its sync points from schema-off sweeps of that server
+    (calibrate/refit.py)."""
+    from ..calibrate.refit import ServerSweeps, engine_side
     from ..calibrate.run import argv
+    from ..profile import profile_from_dict, profile_to_dict, save_profile
     if base is None or (forward_sweep is None and not sync_sweep and not args.fit_rows):
         raise UsageError("calibrate --engine-only: give --engine-from PROFILE and --forward-sweep, --sync-sweep "
                          "and/or --fit-rows SWEEP.jsonl")
-    if (prefill_sweep or context_sweep or eager_sweep) and forward_sweep is None:
-        raise UsageError("calibrate --engine-only: --prefill-sweep, --context-sweep and --eager-sweep need the --forward-sweep "
-                         "of the same server (their reference)")
-    fw = _new_forward(args, base, forward_sweep, prefill_sweep, context_sweep, eager_sweep) \
-        if forward_sweep is not None else base.forward
-    if sync_sweep:
-        sync, left = forward_points_kept(sync_sweep)
-        fw = replace(fw, sync_points=sync,
-                     source=f"{fw.source} Sync points (--no-async-scheduling): {args.sync_sweep}"
-                            + (f", left out (batch not full): {', '.join(left)}." if left else "."))
-    if args.frontend:
-        if forward_sweep is None:
-            raise UsageError("calibrate --frontend: fitted on the --forward-sweep; give it")
-        from ..calibrate.engine import fit_frontend
-        fw = fit_frontend(replace(base, forward=fw), forward_sweep, log=lambda m: print(m, file=sys.stderr))
-        fw = replace(fw, source=f"{fw.source} API server: {fw.frontend_token_us:.0f} us per streamed token, "
-                                f"{fw.frontend_request_ms:.2f} ms per request, fitted on the forward sweep's TTFT "
-                                f"and running counts (calibrate.engine.fit_frontend).")
-    prov = {**base.provenance, "engine_only": {"command": " ".join(argv()), "utc": time.strftime(
-        "%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "notes": list(args.note or [])}}
-    p = replace(base, name=args.name or base.name, forward=fw, provenance=prov)
+    if args.frontend and forward_sweep is None:
+        raise UsageError("calibrate --frontend: fitted on the --forward-sweep; give it")
+    sweeps = ServerSweeps(forward_sweep, tuple(filter(None, [args.forward_sweep])), sync_sweep,
+                          tuple(filter(None, [args.sync_sweep])), prefill_sweep, tuple(args.prefill_sweep or ()),
+                          context_sweep, tuple(args.context_sweep or ()), eager_sweep, tuple(args.eager_sweep or ()),
+                          args.engine_note or "")
+    prov = {"command": " ".join(argv()), "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "notes": list(args.note or [])}
+    try:
+        p = engine_side(base, sweeps, args.frontend, args.name, prov, log=lambda m: print(m, file=sys.stderr))
+    except ValueError as e:
+        raise UsageError(f"calibrate --engine-only: {e}") from None
     if args.fit_rows:
         p = _fit_rows(args, p)
     profile_from_dict(profile_to_dict(p))
     save_profile(p, out)
+    fw = p.forward
     print(f"wrote {out}: {base.name}'s host and grammar costs, forward {len(fw.points)} points, "
           f"sync {len(fw.sync_points)} points, prefill {len(fw.prefill_points)} points, context "
           f"{fw.context_us_per_ktoken:.1f} us per 1k tokens beyond {fw.context_ref_tokens:.0f} per row, "
           f"API server {fw.frontend_token_us:.0f} us per token + {fw.frontend_request_ms:.2f} ms per request, "
           f"eager one-token prefill {fw.eager_prefill_ms:.2f} ms more")
     return 0
-
-
-def _new_forward(args, base, forward_sweep, prefill_sweep, context_sweep, eager_sweep):
-    """calibrate --engine-only: the forward curve from the new schema-off sweeps; what this command does not
-    re-measure (prefill points, context slope, API server, eager prefill, sync points) stays the base's."""
-    from dataclasses import replace
-
-    from ..calibrate.engine import forward_from_summaries
-    srcs = [f"schema-off sweep {args.forward_sweep}"] + \
-        ([f"prefill: concurrency-1 TTFT of unique prompts, {' '.join(args.prefill_sweep)}"] if prefill_sweep else []) + \
-        ([f"context: long prefix-cached prompts, {' '.join(args.context_sweep)}"] if context_sweep else []) + \
-        ([f"eager prefill: concurrency-1 TTFT, the same prompt against fresh ones, {' '.join(args.eager_sweep)}"]
-         if eager_sweep else [])
-    try:
-        fw = forward_from_summaries(forward_sweep, f"{'; '.join(srcs)}. {args.engine_note or ''}",
-                                    (), prefill_sweep, context_sweep, eager_sweep)
-    except ValueError as e:
-        raise UsageError(f"calibrate --engine-only: {e}") from None
-    b = base.forward
-    keep = ({} if prefill_sweep else {"prefill_points": b.prefill_points}) | \
-        ({} if context_sweep else {"context_us_per_ktoken": b.context_us_per_ktoken,
-                                   "context_points": b.context_points,
-                                   "context_ref_tokens": fw.context_ref_tokens or b.context_ref_tokens}) | \
-        ({} if args.frontend else {"frontend_token_us": b.frontend_token_us,
-                                   "frontend_request_ms": b.frontend_request_ms}) | \
-        ({} if eager_sweep else {"eager_prefill_ms": b.eager_prefill_ms})
-    fw = replace(fw, sync_points=b.sync_points, frontend_structured_ms=b.frontend_structured_ms, **keep)
-    if not any(s["arm"] == "off" and s["concurrency"] == 1 for s in forward_sweep) and not eager_sweep:
-        fw = replace(fw, ttft_fixed_ms=b.ttft_fixed_ms)  # measured at concurrency 1 only
-    return fw
 
 
 def _calibrate_blackbox(args, base, forward_sweep, out: Path) -> int:
