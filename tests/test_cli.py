@@ -196,7 +196,7 @@ def test_predict_schema_of_an_id_the_profile_holds_is_its_own_or_renamed(tmp_pat
 
 def test_predict_streams_its_points_and_resume_runs_only_the_rest(tmp_path):
     from maskcost.cli import build_parser
-    from maskcost.cli.engine_args import _engine_configs, _profile
+    from maskcost.cli.engine_args import _engine_configs, _profile, given_or_own_speeds
     from maskcost.cli.predict import _workloads
     from maskcost.model.predict import point_key
     out = tmp_path / "grid.json"
@@ -209,7 +209,7 @@ def test_predict_streams_its_points_and_resume_runs_only_the_rest(tmp_path):
     a = build_parser().parse_args([*args, "--json", str(tmp_path / "b.json")])
     profile = _profile(a)
     ids = tuple(sorted(set(profile.schema_ids("xgrammar")) & set(profile.schema_ids("guidance"))))
-    combos = [(c, w) for c in _engine_configs(a, profile) for w in _workloads(a, ids)]
+    combos = [(c, w) for c in _engine_configs(a, profile, given_or_own_speeds(a, profile)) for w in _workloads(a, ids)]
     assert len(combos) == len(full) == 4
     marked = dict(full[0], itl_ms_mean=-1.0)  # a point read back is not run again
     (tmp_path / "b.json.partial.jsonl").write_text(

@@ -10,7 +10,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from .engine_args import _add_engine_args, default_speed, engine_config
+from .engine_args import _add_engine_args, engine_config
 from .predict import _workloads, add_workload_args, load_inputs
 
 # the search when a flag does not narrow it
@@ -23,7 +23,7 @@ SHOWN = 8  # configurations listed a side (all are in --json)
 MIN_REQUESTS = 1000
 
 
-def _configs(args, profile) -> list:
+def _configs(args, profile, speeds) -> list:
     """Every configuration searched: engine versions, backends, max-num-seqs, cores (a host of that many:
     cpu_count the same, unless --cpu-count), speculative tokens, async scheduling on and off."""
     from ..model.config import EngineConfig
@@ -31,8 +31,7 @@ def _configs(args, profile) -> list:
     if len(args.cpu_count or []) > 1 or len(args.cpu_speed or []) > 1:
         raise ValueError("advise: one --cpu-count and one --cpu-speed (the search is over the other flags)")
     from ..model.costs import Costs
-    speed = args.cpu_speed[0] if args.cpu_speed else default_speed(profile)
-    pool = getattr(args, "cpu_speed_pool", None) if not args.cpu_speed else None
+    speed, pool = speeds.cpu[0], speeds.pool
     costs = {b: Costs(profile, b) for b in args.backend}
     out, left = [], set()
     for engine in args.engine:
@@ -198,11 +197,11 @@ def _search(args, flags: dict, loaded: dict, wls) -> list[dict]:
     points = []
     for e, got_in in loaded.items():
         prof = got_in.profile
-        cfgs = _configs(flags[e], prof)
+        cfgs = _configs(flags[e], prof, got_in.speeds)
         print(f"searching {e} {', '.join(sorted({c.policy.version for c in cfgs}))} "
               f"({len(cfgs)} configurations; model/engines.py)")
         got = grid(prof, cfgs, wls, band=False, progress=not args.quiet)
-        attach(got, read="calibration" if prof.measured_speed is not None and not got_in.given_speed else None)
+        attach(got, read=got_in.speeds.read)
         points += got
     return points
 

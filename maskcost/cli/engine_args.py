@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+from dataclasses import dataclass
 
 from ..model.engines import shipped_profile_path
 from ..profile import Profile, load_profile
@@ -22,6 +23,28 @@ def default_speed(profile: Profile) -> float:
     """The CPU speed a run takes without --cpu-speed: the server's own, read at calibration, where the
     profile has it (profile.measured_speed); else the profile host's (1.0)."""
     return profile.measured_speed.cpu_speed if profile.measured_speed is not None else 1.0
+
+
+@dataclass(frozen=True)
+class Speeds:
+    """The CPU speeds a command's points run at, resolved once from its flags and the profile (predict's and
+    advise's load_inputs, report's _report_speed) and then only read."""
+    cpu: tuple[float, ...]  # the host's: one, or a grid (predict --cpu-speed A B)
+    pool: float | None = None  # the fill pool's where it was read apart (a profile's measured speed); None: cpu's
+    # where the speed was read from the target server: "report" (--cpu-speed-from-report), "calibration" (the
+    # profile's own measured speed), None (nothing read: the profile host's, or --cpu-speed given by hand)
+    read: str | None = None
+
+
+def given_or_own_speeds(args, profile: Profile) -> Speeds:
+    """--cpu-speed as given; else the profile's own measured speed (the host's and the pool's, said); else the
+    profile host's."""
+    if args.cpu_speed:
+        return Speeds(tuple(args.cpu_speed))
+    if profile.measured_speed is None:
+        return Speeds((1.0,))
+    print(_speed_line(profile))
+    return Speeds((profile.measured_speed.cpu_speed,), profile.measured_speed.pool_speed, "calibration")
 
 
 def _speed_line(profile: Profile) -> str:
@@ -54,7 +77,7 @@ def engine_config(args, **choice):
                            "xgrammar_cache_mb": args.xgrammar_cache_mb, **choice})
 
 
-def _engine_configs(args, profile: Profile):
+def _engine_configs(args, profile: Profile, speeds: Speeds):
     cores_list = args.cores or [profile.host.nproc]
     out = []
     for engine in args.engine:
@@ -65,13 +88,12 @@ def _engine_configs(args, profile: Profile):
                     for cpu_count in (args.cpu_count or [profile.host.os_cpu_count]):
                         for k in args.spec_tokens:
                             for speed, replicas, quota in itertools.product(
-                                    args.cpu_speed or [default_speed(profile)], getattr(args, "replicas", None) or [1],
+                                    speeds.cpu, getattr(args, "replicas", None) or [1],
                                     getattr(args, "cpu_quota", None) or [None]):
-                                pool = getattr(args, "cpu_speed_pool", None)  # set where the profile's own ran
                                 out.append(engine_config(args, engine=engine, engine_version=version,
                                                          backend=backend, max_num_seqs=mns,
                                                          cpu_count=cpu_count, usable_cores=cores, spec_tokens=k,
-                                                         cpu_speed=speed, cpu_speed_pool=pool,
+                                                         cpu_speed=speed, cpu_speed_pool=speeds.pool,
                                                          replicas=replicas, cpu_quota=quota,
                                                          replica_gpu=getattr(args, "replica_gpu", "own")))
     return out

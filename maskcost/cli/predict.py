@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .common import UsageError, add_tool_args, tool_entries
-from .engine_args import (SOURCE_WORDS, _add_engine_args, _add_speed_source, _engine_configs, _profile,
-                          _speed_line, engine_version)
+from .engine_args import (SOURCE_WORDS, Speeds, _add_engine_args, _add_speed_source, _engine_configs, _profile,
+                          engine_version, given_or_own_speeds)
 
 PRECISION_CAP = 10  # with --precision and no --requests, a point runs at most this many times the default
 
@@ -155,7 +155,7 @@ class Inputs(NamedTuple):
     schema_ids: tuple[str, ...]
     local: list
     speed_from: dict[str, Any] | None  # --cpu-speed-from-report: the reports and the speed read from them
-    given_speed: bool  # --cpu-speed given by hand
+    speeds: Speeds  # the CPU speeds the points run at, and where they were read
 
 
 def load_inputs(args, profile=None, say_mechanisms: bool = True) -> Inputs:
@@ -163,20 +163,19 @@ def load_inputs(args, profile=None, say_mechanisms: bool = True) -> Inputs:
     files added, the schema ids to run, what was added, and where the CPU speed comes from (printed as
     it is decided). predict and advise share it."""
     profile = profile or _profile(args)
-    speed_from, given_speed = None, bool(args.cpu_speed)
+    speed_from = None
     if getattr(args, "cpu_speed_from_report", None):
         if args.cpu_speed:
             raise ValueError("--cpu-speed-from-report: give it or --cpu-speed, not both")
         from ..validate.hostspeed import speed_from_reports
-        speed, speeds = speed_from_reports(args.cpu_speed_from_report, profile, args.speed_source)
-        args.cpu_speed = [speed]
-        speed_from = {"reports": args.cpu_speed_from_report, "source": args.speed_source, "speeds": speeds,
+        speed, read = speed_from_reports(args.cpu_speed_from_report, profile, args.speed_source)
+        speeds = Speeds((speed,), None, "report")
+        speed_from = {"reports": args.cpu_speed_from_report, "source": args.speed_source, "speeds": read,
                       "median": speed}
-        print(f"cpu speed: {speed:.3f}, the median {SOURCE_WORDS[args.speed_source]} speed of {len(speeds)} points "
-              f"({min(speeds):.3f}-{max(speeds):.3f}) of {', '.join(args.cpu_speed_from_report)}")
-    elif not args.cpu_speed and profile.measured_speed is not None:
-        print(_speed_line(profile))
-        args.cpu_speed_pool = profile.measured_speed.pool_speed
+        print(f"cpu speed: {speed:.3f}, the median {SOURCE_WORDS[args.speed_source]} speed of {len(read)} points "
+              f"({min(read):.3f}-{max(read):.3f}) of {', '.join(args.cpu_speed_from_report)}")
+    else:
+        speeds = given_or_own_speeds(args, profile)
     schema_ids = tuple(args.schema_id or ())
     local: list = []
     if args.schema or args.tools:
@@ -195,17 +194,17 @@ def load_inputs(args, profile=None, say_mechanisms: bool = True) -> Inputs:
     for engine in args.engine if say_mechanisms else ():
         version, why = engine_version(args, profile, engine)
         print(f"mechanisms: {engine} {version} ({why}; model/engines.py)")
-    return Inputs(profile, schema_ids, local, speed_from, given_speed)
+    return Inputs(profile, schema_ids, local, speed_from, speeds)
 
 
 def cmd_predict(args) -> int:
     from ..model.predict import grid, plot_overhead
-    profile, schema_ids, local, speed_from, given_speed = load_inputs(args)
+    profile, schema_ids, local, speed_from, speeds = load_inputs(args)
     if args.scheduler and args.executor != "dask":
         raise ValueError(f"--scheduler {args.scheduler}: only with --executor dask")
     stream, done = _partial(args, profile)
     try:
-        points = grid(profile, _engine_configs(args, profile), _workloads(args, schema_ids),
+        points = grid(profile, _engine_configs(args, profile, speeds), _workloads(args, schema_ids),
                       trace_out=Path(args.trace) if args.trace else None, band=args.band, done=done,
                       on_point=_streamer(stream) if stream else None, executor=args.executor,
                       scheduler=args.scheduler)
@@ -215,8 +214,7 @@ def cmd_predict(args) -> int:
     from ..interval import attach
     # the interval of a prediction whose speed was read from the target server (a report's points, or the
     # speed the calibration read) is the narrower one; a --cpu-speed given by hand counts as nothing read
-    attach(points, read="report" if speed_from else
-           "calibration" if profile.measured_speed is not None and not given_speed else None)
+    attach(points, read=speeds.read)
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
           f"{profile.forward.source[:90]}...)")
     print_table(points)

@@ -8,8 +8,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .engine_args import (_add_engine_args, _add_speed_source, _engine_configs, _profile, _speed_line,
-                          default_speed)
+from .engine_args import (Speeds, _add_engine_args, _add_speed_source, _engine_configs, _profile,
+                          given_or_own_speeds)
 
 # what `report` runs with: the campaign tools (`fit`) off
 FIT_OFF = {"fit_engine_fill": None, "fit_frontend": None, "fit_serial_by_rows": False, "fit_with_loop": False,
@@ -59,24 +59,21 @@ def _fit_flags(args) -> list[str]:
     return probed
 
 
-def _report_speed(args, profile, measured: list[dict]) -> float:
+def _report_speed(args, profile, measured: list[dict]) -> Speeds:
     """The speed the model runs the points at: --cpu-speed, else the sweep's bench against the profile's
-    (--cpu-speed-from-sweep), else the profile's measured speed (its pool speed set on args too), else 1."""
-    speed = args.cpu_speed[0] if args.cpu_speed else default_speed(profile)
-    if not args.cpu_speed and not args.cpu_speed_from_sweep and profile.measured_speed is not None:
-        print(_speed_line(profile))
-        args.cpu_speed_pool = profile.measured_speed.pool_speed
-    if args.cpu_speed_from_sweep:
-        import statistics
-        benches = [s["provenance"]["client_host"]["bench_us"] for s in measured
-                   if "bench_us" in s["provenance"]["client_host"]]
-        if not benches:
-            raise ValueError(f"--cpu-speed-from-sweep: no point of {', '.join(args.sweep)} carries bench_us "
-                             f"(sweep with --host-bench)")
-        speed = profile.host.bench_us / statistics.median(benches)
-        print(f"cpu speed vs the profile's host: {speed:.3f} (bench_us {statistics.median(benches):.0f} "
-              f"here, {profile.host.bench_us:.0f} there)")
-    return speed
+    (--cpu-speed-from-sweep), else the profile's measured speed (and its pool speed), else 1."""
+    if not args.cpu_speed_from_sweep:
+        return given_or_own_speeds(args, profile)
+    import statistics
+    benches = [s["provenance"]["client_host"]["bench_us"] for s in measured
+               if "bench_us" in s["provenance"]["client_host"]]
+    if not benches:
+        raise ValueError(f"--cpu-speed-from-sweep: no point of {', '.join(args.sweep)} carries bench_us "
+                         f"(sweep with --host-bench)")
+    speed = profile.host.bench_us / statistics.median(benches)
+    print(f"cpu speed vs the profile's host: {speed:.3f} (bench_us {statistics.median(benches):.0f} "
+          f"here, {profile.host.bench_us:.0f} there)")
+    return Speeds((speed,))
 
 
 def _fit_frontend(args, profile, cfg, measured: list[dict], speed: float):
@@ -158,13 +155,13 @@ def cmd_report(args) -> int:
     if not measured:
         raise ValueError(f"--sweep {' '.join(args.sweep)}: no points (a `maskcost sweep` file has one line a "
                          f"finished point)")
-    speed = _report_speed(args, profile, measured)
+    speeds = _report_speed(args, profile, measured)
+    speed = speeds.cpu[0]
     meter = None
     if args.hostmeter:
         from ..validate.hostmeter import read_meter, speed_of
         meter = read_meter(args.hostmeter)
-    args.cpu_speed = [speed]
-    cfg = _engine_configs(args, profile)[0]
+    cfg = _engine_configs(args, profile, speeds)[0]
     predicted = _predicted_points(args.predicted) if args.predicted else None
     if args.fit_frontend:
         profile = _fit_frontend(args, profile, cfg, measured, speed)
