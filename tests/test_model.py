@@ -631,7 +631,7 @@ def test_quiet_runs_of_steady_steps_are_the_event_by_event_steps(monkeypatch):
         out = []
         for cfg, wl in cases:
             s = Simulation(Costs(p, cfg.backend, cfg.cpu_speed), cfg, wl).run()
-            out.append((np.array(s.steps, float), s.done_t, s.first_t, s.frontend_free_at))
+            out.append((np.array(s.steps, float), s.done_t, s.first_t, s.api and s.api.free_at))
         return out
     calls = []
     quiet_run = Simulation._quiet_run
@@ -696,7 +696,7 @@ def test_outputs_released_ahead_of_the_clock_are_the_waited_for_ones(monkeypatch
         ahead.append(now is not None and now > self.env.now), release(self, now)))
 
     def sims():
-        return [(np.array(s.steps, float), s.done_t, s.first_t, s.frontend_free_at) for s in
+        return [(np.array(s.steps, float), s.done_t, s.first_t, s.api and s.api.free_at) for s in
                 (Simulation(Costs(p, cfg.backend), cfg, wl).run() for cfg, wl in cases)]
     a = sims()
     assert sum(ahead) > 1000

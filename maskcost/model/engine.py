@@ -20,13 +20,15 @@ event at the run's end itself (At). A client is a callback on its request's done
 from __future__ import annotations
 
 import math
-from collections import OrderedDict, deque
+from collections import deque
 from dataclasses import dataclass
 from heapq import heappush
 
 import numpy as np
 import simpy
 
+from .api_server import ApiServer
+from .compiler import GrammarCompiler
 from .config import EngineConfig, Workload, length_distribution, reasoning_distribution
 from .costs import Costs
 from .step import CpuTerms, StepRecord, StepTimes, gpu_end as gpu_end_at, serial_cpu, step_end
@@ -79,16 +81,16 @@ class Simulation:
         self.done_events: dict[int, simpy.Event] = {}
         self.engine = cfg.policy  # what differs between the engines (model/engines.py)
         self.costs = self.engine.adapt_costs(costs, cfg)
+        self.steps: list = []  # StepRecord
+        self.record_trace = record_trace
+        self.max_trace_steps = max_trace_steps
+        self.events: list[TraceEvent] = []
         self._compiler()
         self._frontend()
         self.issued = 0
         self.t_last_issue = 0.0
         self.stopped = False  # Workload.precision met: no more requests
-        self.steps: list = []  # StepRecord
         self.itl_w: list[tuple[float, float, np.ndarray]] = []  # (step start ms, period ms, tokens per row) for spec decoding
-        self.record_trace = record_trace
-        self.max_trace_steps = max_trace_steps
-        self.events: list[TraceEvent] = []
         self.env.process(getattr(self, self.engine.loop)())
         n = wl.requests
         if wl.concurrency is not None:  # the clients start at 0, after the engine loop, in order
@@ -177,31 +179,20 @@ class Simulation:
         self.free_slots = list(range(m))[::-1]
 
     def _compiler(self) -> None:
-        """The grammar compiler: its pool (the engine's workers), cache and the requests awaiting it."""
-        self.compile_pool = simpy.Resource(self.env, capacity=self.engine.compile_workers(self.cfg.cpu_count))
-        self.cache: OrderedDict[str, int] = OrderedDict()
-        self.cache_bytes = 0
-        self.inflight: dict[str, simpy.Event] = {}
-        self.pending: dict[int, int] = {}  # request -> polls while waiting for its grammar
-        self.compile_end: dict[str, float] = {}
-        self.compiled_bases: set[str] = set()  # schemas compiled at least once (any variant)
+        """The grammar compiler: its pool (the engine's workers), cache and the requests awaiting it
+        (model/compiler.py)."""
+        self.compiler = GrammarCompiler(self.env, self.costs, self.cfg, self.engine, self.event)
+        self.pending = self.compiler.pending  # (SimulationView: what an engine's compile wait reads)
+        self.compile_end = self.compiler.compile_end
 
     def _frontend(self) -> None:
-        """The API server: one asyncio loop, first come first served, for admissions and streamed outputs
-        (ForwardCurve.frontend_*, host work: its times scale with the CPU speed like the rest,
-        Costs.cpu_scale; validation/h200-vllm-0.25.1/y: a slow host's loop saturates sooner): a single
-        server with known job times, so a job ends at max(now, when the one before it ends) + its time;
-        frontend_free_at None: not modelled. And the outputs the engine holds back."""
-        fw = self.costs.profile.forward
-        self.frontend_token_us = fw.frontend_token_us
-        self.frontend_free_at = 0.0 if (fw.frontend_token_us or fw.frontend_request_ms or fw.frontend_structured_ms) \
-            and self.cfg.api_server_queue else None
+        """The API server (model/api_server.py; None: not modelled), and the outputs the engine holds back."""
+        self.api = ApiServer(self.costs, self.event if self.record_trace else None) \
+            if ApiServer.modelled(self.costs, self.cfg.api_server_queue) else None
         # vLLM with async scheduling and a grammar in the batch: step N's outputs leave the engine
         # only when step_with_batch_queue returns, after the deferred fill and sample of step N+1
         # (vllm/v1/engine/core.py:519-633, then _process_engine_step puts them on the output queue)
         self.held: tuple[np.ndarray, np.ndarray, int] | None = None
-        # host CPU time of the API server and the compile pool (model/host_share.py reads them)
-        self.frontend_busy_ms = self.compile_busy_ms = 0.0
 
     # ------------------------------------------------------------ clients
 
@@ -253,47 +244,22 @@ class Simulation:
         sid = self.req_schema[rid]
         return f"{sid}#unique{rid}" if self.wl.unique_schemas else sid
 
-    def _cached(self, key: str) -> bool:
-        if not self.engine.caches_grammar(self.cfg.backend):
-            return False
-        if key in self.cache:
-            self.cache.move_to_end(key)
-            return True
-        return False
-
-    def _store(self, key: str, nbytes: int) -> None:
-        if not self.engine.caches_grammar(self.cfg.backend):
-            return
-        self.cache[key] = nbytes
-        self.cache_bytes += nbytes
-        limit = self.engine.cache_limit_bytes(self.cfg)
-        if limit is not None:  # LRU by bytes
-            while self.cache_bytes > limit and len(self.cache) > 1:
-                _, b = self.cache.popitem(last=False)
-                self.cache_bytes -= b
-
     # A request's way in, as callbacks on the events it waits for (a request has no thread of its own):
     # the API server's admission job (parse, template, tokenize; a schema: validate), then its grammar
     # (compiled in the compile pool, or found in the cache), then the scheduler's waiting queue.
     def _admit(self, rid: int) -> None:
-        if self.frontend_free_at is None:
+        if self.api is None:
             self._reach_engine(rid)
             return
-        fw = self.costs.profile.forward
-        ms = fw.frontend_request_ms + (fw.frontend_structured_ms if self.structured[rid] else 0.0)
-        self.env.timeout(self._frontend_job("admit request", ms * self.costs.cpu_scale)).callbacks.append(
+        self.env.timeout(self.api.admit(bool(self.structured[rid]), self.env.now)).callbacks.append(
             lambda _ev: self._reach_engine(rid))
 
     def _reach_engine(self, rid: int) -> None:
         if self.structured[rid] and self.cfg.compiles_before_scheduling:
             key = self.grammar_key(rid)
-            if not self._cached(key):
-                self.pending[rid] = 0
-                ev = self.inflight.get(key)
-                if ev is None:
-                    ev = self.inflight[key] = self.env.event()
-                    self.env.process(self.compile_worker(key, self.req_schema[rid], ev))
-                ev.callbacks.append(lambda _ev: self._grammar_ready(rid))
+            if not self.compiler.cached(key):
+                self.compiler.wait_for(rid, key, self.req_schema[rid]).callbacks.append(
+                    lambda _ev: self._grammar_ready(rid))
                 return
         self._schedulable(rid)
 
@@ -306,27 +272,6 @@ class Simulation:
         self.waiting.append(rid)
         if not self.wakeup.triggered:
             self.wakeup.succeed()
-
-    def compile_worker(self, key: str, sid: str, done: simpy.Event):
-        cc = self.costs.compile[sid]
-        # xgrammar's compiler keeps a rule-level cache: a near-identical variant of a schema it has
-        # compiled before (unique-schema traffic) costs the measured variant time, not a cold compile
-        variant = (self.cfg.backend == "xgrammar" and key != sid and sid in self.compiled_bases
-                   and cc.variant_ms is not None)
-        with self.compile_pool.request() as slot:
-            yield slot
-            busy = self.compile_pool.count
-            base_ms = cc.variant_ms if variant else cc.cold_ms
-            dur = base_ms * self.costs.cpu_scale * max(1.0, busy / self.cfg.usable_cores)
-            self.compile_end[key] = self.env.now + dur
-            self.compile_busy_ms += dur
-            self.event("compile", "compile pool", self.env.now, dur)
-            yield self.env.timeout(dur)
-        self._store(key, cc.memory_bytes)
-        self.compiled_bases.add(sid)
-        self.inflight.pop(key, None)
-        self.compile_end.pop(key, None)
-        done.succeed()
 
     # ------------------------------------------------------------ engine loop
     def event(self, name: str, lane: str, start: float, dur: float) -> None:
@@ -567,7 +512,7 @@ class Simulation:
                 # with the API server between, what the release does is to queue a job at `now` and an
                 # event after it: with no other event due up to then, neither needs the clock to be there
                 # (the same times, and the same order of events: none comes between)
-                if self.frontend_free_at is None or self.env.peek() <= now:
+                if self.api is None or self.env.peek() <= now:
                     yield self.env.timeout(fill_end - t0)
             self._release_held(now)
         return now
@@ -602,7 +547,7 @@ class Simulation:
         hold = bool(S) and async_on and engine.holds_outputs()
         none = rids[:0]
         held = self.held
-        append, frontend = self.steps.append, self.frontend_free_at is not None
+        append, api = self.steps.append, self.api
         n_active = self.n_active
         ran, t = 0, t0
         for i in range(J):
@@ -621,8 +566,8 @@ class Simulation:
             now = released + (t_end - released) if t_end > released else released
             if now >= horizon:  # an event first: engine_loop runs this step
                 break
-            if held is not None and frontend:
-                self._stream_job(held[2], released)
+            if held is not None and api is not None:
+                api.stream(held[2], released)
             period = now - t
             append(StepRecord(t, period, B, S, 0, forward_ms, fill_ms, pool_wait_ms, apply_ms, adv_ms, 0.0,
                               overhead_ms, False, thread_fill_ms, n_active, n_dec, n_dec, period - forward_ms))
@@ -630,8 +575,8 @@ class Simulation:
                 held = (none, none, B)
             else:
                 held = None
-                if frontend:
-                    self._stream_job(B, now)
+                if api is not None:
+                    api.stream(B, now)
             ran, t = ran + 1, now
         if not ran:
             return 0, t0
@@ -735,29 +680,13 @@ class Simulation:
     def _emit(self, firsts: np.ndarray, done: np.ndarray, tokens: int, now: float | None = None) -> None:
         """A step's outputs leave the engine: to the clients, through the API server's queue. `now`: the
         time they leave where the engine is ahead of the clock (engine_loop; with the API server only)."""
-        if self.frontend_free_at is None:
+        if self.api is None:
             self._deliver(firsts, done)
         else:  # the API server streams the step's tokens after what it has queued; clients hear then
             now = self.env.now if now is None else now
-            delay = self._stream_job(tokens, now)
+            delay = self.api.stream(tokens, now)
             if firsts.size or done.size:  # else no client hears anything it acts on: no event
                 At(self.env, now + delay).callbacks.append(lambda _ev: self._deliver(firsts, done))
-
-    def _stream_job(self, tokens: int, now: float) -> float:
-        """The API server's job streaming a step's `tokens`, queued at `now`; the delay from now until it ends."""
-        dur = tokens * self.frontend_token_us * self.costs.cpu_scale / 1e3
-        return self._frontend_job("stream step outputs", dur, now)
-
-    def _frontend_job(self, name: str, dur: float, now: float | None = None) -> float:
-        """Queue a job on the API server at `now` (default: the simulation's); the delay from then until it ends."""
-        now = self.env.now if now is None else now
-        free = self.frontend_free_at
-        start = free if free > now else now
-        self.frontend_free_at = start + dur
-        self.frontend_busy_ms += dur
-        if self.record_trace:
-            self.event(name, "API server", start, dur)
-        return self.frontend_free_at - now
 
     def _deliver(self, firsts: np.ndarray, done: np.ndarray) -> None:
         self.first_t[firsts] = self.env.now

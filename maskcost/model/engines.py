@@ -135,7 +135,7 @@ class Engine:
         `rows` structured rows and at most `compiles` grammars (None: no bound) can be compiling at
         once: two configs that differ only in those two and give the same tuple run the same
         simulation (predict.sim_key; test_points_that_share_a_sim_key_are_the_same_simulation).
-        Here: the compile pool (Simulation.compile_worker), its capacity as far as it can fill, and the
+        Here: the compile pool (model/compiler.py), its capacity as far as it can fill, and the
         cores it is slowed by only where it can hold more compiles than there are cores."""
         if not self.compiles_before_scheduling:
             return ()

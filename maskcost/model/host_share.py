@@ -87,8 +87,9 @@ def demand(sim: Simulation) -> Demand:
     waits = np.where(pool, col["pool_wait_ms"], col["thread_fill_ms"] if batched else 0.0)
     pool_fill = col["fill_ms"] if batched else np.where(pool, col["fill_ms"], 0.0)
     return Demand(engine_thread=float((col["period_ms"] - waits).sum()) / t_end,
-                  api_server=sim.frontend_busy_ms / t_end, fill_pool=float(pool_fill.sum()) / t_end,
-                  compile_pool=sim.compile_busy_ms / t_end, gpu=min(1.0, float(col["forward_ms"].sum()) / t_end))
+                  api_server=(sim.api.busy_ms if sim.api is not None else 0.0) / t_end,
+                  fill_pool=float(pool_fill.sum()) / t_end, compile_pool=sim.compiler.busy_ms / t_end,
+                  gpu=min(1.0, float(col["forward_ms"].sum()) / t_end))
 
 
 def next_share(cfg: EngineConfig, d: Demand) -> Share:

@@ -1,0 +1,46 @@
+"""The API server as the simulation has it (vLLM's; ForwardCurve.frontend_*: calibrate fits them): one
+asyncio loop, first come first served, for admissions and streamed outputs. A single server with known
+job times, so a job ends at max(now, when the one before it ends) + its time. Its times are host work and
+scale with the CPU speed like the rest (Costs.cpu_scale; validation/h200-vllm-0.25.1/y: a slow host's
+loop saturates sooner)."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from .costs import Costs
+
+
+class ApiServer:
+    def __init__(self, costs: "Costs", event: Callable[[str, str, float, float], None] | None) -> None:
+        fw = costs.profile.forward
+        self.token_us, self.request_ms, self.structured_ms = \
+            fw.frontend_token_us, fw.frontend_request_ms, fw.frontend_structured_ms  # at the profile host's speed
+        self.cpu_scale = costs.cpu_scale
+        self.event = event  # the trace's span writer, where one is recorded
+        self.free_at = 0.0  # when the job queued last ends
+        self.busy_ms = 0.0  # its host CPU time (model/host_share.py reads it)
+
+    @staticmethod
+    def modelled(costs: "Costs", api_server_queue: bool) -> bool:
+        """Whether the profile has the API server's costs and the engine's were fitted with it."""
+        fw = costs.profile.forward
+        return bool(fw.frontend_token_us or fw.frontend_request_ms or fw.frontend_structured_ms) and api_server_queue
+
+    def job(self, name: str, dur: float, now: float) -> float:
+        """Queue a job of `dur` ms at `now`; the delay from then until it ends."""
+        start = self.free_at if self.free_at > now else now
+        self.free_at = start + dur
+        self.busy_ms += dur
+        if self.event is not None:
+            self.event(name, "API server", start, dur)
+        return self.free_at - now
+
+    def admit(self, structured: bool, now: float) -> float:
+        """A request's admission (parse, template, tokenize; a schema: validate); the delay until it is done."""
+        ms = self.request_ms + (self.structured_ms if structured else 0.0)
+        return self.job("admit request", ms * self.cpu_scale, now)
+
+    def stream(self, tokens: int, now: float) -> float:
+        """Streaming a step's `tokens`; the delay until it is done."""
+        return self.job("stream step outputs", tokens * self.token_us * self.cpu_scale / 1e3, now)
