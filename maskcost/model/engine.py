@@ -1,4 +1,5 @@
-"""The engine step as simpy processes: clients, compile workers, the engine loop, fill workers.
+"""The engine step as simpy processes: the engine loop and its fill, beside the clients (model/clients.py),
+the grammar compiler (model/compiler.py) and the API server (model/api_server.py).
 
 Each engine step (vLLM v1 0.25.1 / SGLang 0.5.23; facts and citations: engines.md; what differs
 between the engines, one class each: model/engines.py):
@@ -15,7 +16,7 @@ gathered with numpy: a step of 256 rows costs a few vector operations, not 256 P
 changes only as slots change (which slots decode, their summed context) is kept, not summed again.
 A run of steps with the same rows that no other event falls into (a long answer at low concurrency)
 is arithmetic, not events: engine_loop computes it in one go (_quiet_run) and waits once, for an
-event at the run's end itself (At). A client is a callback on its request's done event, not a process.
+event at the run's end itself (At).
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ import numpy as np
 import simpy
 
 from .api_server import ApiServer
+from .clients import Clients
 from .compiler import GrammarCompiler
 from .config import EngineConfig, Workload, length_distribution, reasoning_distribution
 from .costs import Costs
@@ -78,7 +80,6 @@ class Simulation:
         self._slots(cfg.max_num_seqs)
         self.waiting: deque[int] = deque()
         self.wakeup = self.env.event()
-        self.done_events: dict[int, simpy.Event] = {}
         self.engine = cfg.policy  # what differs between the engines (model/engines.py)
         self.costs = self.engine.adapt_costs(costs, cfg)
         self.steps: list = []  # StepRecord
@@ -87,18 +88,11 @@ class Simulation:
         self.events: list[TraceEvent] = []
         self._compiler()
         self._frontend()
-        self.issued = 0
-        self.t_last_issue = 0.0
-        self.stopped = False  # Workload.precision met: no more requests
         self.itl_w: list[tuple[float, float, np.ndarray]] = []  # (step start ms, period ms, tokens per row) for spec decoding
         self.env.process(getattr(self, self.engine.loop)())
-        n = wl.requests
-        if wl.concurrency is not None:  # the clients start at 0, after the engine loop, in order
-            start = self.env.event()
-            start.callbacks.extend([self._client] * min(wl.concurrency, n))
-            start.succeed()
-        else:
-            self.env.process(self.poisson_arrivals())
+        # the clients start at 0, after the engine loop (model/clients.py)
+        self.clients = Clients(self.env, wl, self.rng, self._admit, self.arrival, self.steps, self.engine.prefill_apart)
+        self.clients.start()
 
     def _checked_schemas(self) -> list[str]:
         """The workload's schema ids (all the profile's where it names none); ValueError naming the first
@@ -193,50 +187,6 @@ class Simulation:
         # only when step_with_batch_queue returns, after the deferred fill and sample of step N+1
         # (vllm/v1/engine/core.py:519-633, then _process_engine_step puts them on the output queue)
         self.held: tuple[np.ndarray, np.ndarray, int] | None = None
-
-    # ------------------------------------------------------------ clients
-
-    def _precise_enough(self) -> bool:
-        """Workload.precision: the ITL mean of the steps since the ramp known to +- precision x itself
-        (metrics.itl_ci95_ms over the steps' ITL gaps, metrics.itl_samples)."""
-        from .metrics import RAMP_FRACTION, itl_ci95_ms, itl_samples, step_columns
-        if not self.steps:
-            return False
-        col = step_columns(self.steps)  # the same gaps as the summary's (SGLang: prefill waits included)
-        itl, w = itl_samples(col, col["t_start_ms"] >= RAMP_FRACTION * self.env.now, self.engine.prefill_apart)
-        if not itl.size:
-            return False
-        ci = itl_ci95_ms(itl, w)
-        return ci is not None and ci <= self.wl.precision * float(np.average(itl, weights=w))
-
-    def _next_request(self) -> int | None:
-        if self.issued >= self.wl.requests or self.stopped:
-            return None
-        wl = self.wl
-        if wl.precision is not None:
-            c = wl.concurrency or 50
-            if self.issued >= max(2 * c, 100) and self.issued % max(c, 50) == 0 and self._precise_enough():
-                self.stopped = True
-                return None
-        rid = self.issued
-        self.issued += 1
-        self.t_last_issue = self.env.now
-        self.arrival[rid] = self.env.now
-        self._admit(rid)
-        return rid
-
-    def _client(self, _ev: simpy.Event) -> None:
-        """A closed-loop client: it sends its next request when its last one is answered (a callback on
-        that request's done event: a client does nothing else, so it needs no process of its own)."""
-        rid = self._next_request()
-        if rid is not None:
-            ev = self.done_events[rid] = self.env.event()
-            ev.callbacks.append(self._client)
-
-    def poisson_arrivals(self):
-        rate_per_ms = self.wl.rate_per_s / 1e3
-        while self._next_request() is not None:
-            yield self.env.timeout(self.rng.exponential(1.0 / rate_per_ms))
 
     # ------------------------------------------------------------ grammar compile
     def grammar_key(self, rid: int) -> str:
@@ -695,9 +645,7 @@ class Simulation:
 
     def _finish(self, rid: int) -> None:
         self.done_t[rid] = self.env.now
-        ev = self.done_events.pop(rid, None)
-        if ev is not None:
-            ev.succeed()
+        self.clients.answered(rid)
 
     def abort(self, rid: int) -> None:
         """SGLang: 'Grammar preprocessing timed out' after its poll limit (engines.Sglang.compile_wait_ms)."""

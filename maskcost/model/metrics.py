@@ -92,7 +92,8 @@ def itl_samples(col: dict[str, np.ndarray], win: np.ndarray, prefill_apart: bool
 def summarize(sim: Simulation) -> dict[str, Any]:
     col = step_columns(sim.steps)
     n_steps = len(col["period_ms"])
-    t_hi = sim.t_last_issue if sim.t_last_issue > 0 else float(col["t_start_ms"][-1] + col["period_ms"][-1])
+    last = sim.clients.t_last_issue
+    t_hi = last if last > 0 else float(col["t_start_ms"][-1] + col["period_ms"][-1])
     t_lo = RAMP_FRACTION * t_hi
     def in_window(t0: np.ndarray | float, period: np.ndarray | float) -> np.ndarray | bool:
         return (t0 >= t_lo) & (t0 + period <= t_hi)
@@ -128,8 +129,8 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "out_tok_per_s": tokens / span * 1e3 if span > 0 else None,
         "running_mean": running_mean,
         "structured_rows_mean": float(np.mean(col["structured_rows"][win])),
-        "output_tokens_mean": float(np.mean(sim.out_len[:max(sim.issued, 1)])),
-        "requests_run": int(sim.issued),  # fewer than Workload.requests where its precision was met first
+        "output_tokens_mean": float(np.mean(sim.out_len[:max(sim.clients.issued, 1)])),
+        "requests_run": int(sim.clients.issued),  # fewer than Workload.requests where its precision was met first
         "straddle_rate": _straddle_rate(sim),
         "aborted": int(sim.aborted.sum()),
         "steps": n_steps,
