@@ -657,7 +657,7 @@ SLOT_CASES.append((EngineConfig(spec_tokens=3), Workload(concurrency=64, request
 
 
 def test_the_slot_state_kept_as_slots_change_is_what_the_slots_hold(monkeypatch):
-    """Simulation keeps the decoding slots (s_decoding) and their context (ctx_dec: prompt + position
+    """The scheduler keeps the decoding slots (decoding) and their context (ctx_dec: prompt + position
     summed over the rows that have emitted) as slots change instead of summing the slots every step:
     after every step, and every run of steady steps, they are what the slot arrays say (chunked and
     drawn prompts, SGLang's prefill apart, reasoning rows, held-long outputs, drafts)."""
@@ -666,9 +666,10 @@ def test_the_slot_state_kept_as_slots_change_is_what_the_slots_hold(monkeypatch)
     checked = []
 
     def check(self):
-        assert np.array_equal(self.s_decoding, self.s_active & (self.s_prefill == 0))
-        dec = self.s_decoding
-        assert self.ctx_dec == int(self.s_prompt[dec].sum() + self.s_pos[dec].sum())
+        sl = self.slots
+        assert np.array_equal(sl.decoding, sl.active & (sl.prefill == 0))
+        dec = sl.decoding
+        assert sl.ctx_dec == int(sl.prompt[dec].sum() + sl.pos[dec].sum())
         checked.append(1)
     end_step, quiet_run = Simulation._end_step, Simulation._quiet_run
     monkeypatch.setattr(Simulation, "_end_step", lambda self, *a, **k: (end_step(self, *a, **k), check(self)))

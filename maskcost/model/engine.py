@@ -1,5 +1,6 @@
-"""The engine step as simpy processes: the engine loop and its fill, beside the clients (model/clients.py),
-the grammar compiler (model/compiler.py) and the API server (model/api_server.py).
+"""The engine step as simpy processes: the engine loop and its fill, beside the scheduler and its slots
+(model/scheduler.py), the clients (model/clients.py), the grammar compiler (model/compiler.py) and the API
+server (model/api_server.py); a step's times are model/step.py's arithmetic.
 
 Each engine step (vLLM v1 0.25.1 / SGLang 0.5.23; facts and citations: engines.md; what differs
 between the engines, one class each: model/engines.py):
@@ -11,9 +12,6 @@ CPU branch (advance + fill + the engine's own per-step CPU work that async sched
 hides) races the GPU forward, and sampling of the whole batch waits for it. Without it (sync
 step), the fill overlaps the forward but the advance and the engine's CPU work are serial.
 
-Running requests live in slot arrays (one slot per max_num_seqs) so that a step's rows are
-gathered with numpy: a step of 256 rows costs a few vector operations, not 256 Python calls; what
-changes only as slots change (which slots decode, their summed context) is kept, not summed again.
 A run of steps with the same rows that no other event falls into (a long answer at low concurrency)
 is arithmetic, not events: engine_loop computes it in one go (_quiet_run) and waits once, for an
 event at the run's end itself (At).
@@ -21,7 +19,6 @@ event at the run's end itself (At).
 from __future__ import annotations
 
 import math
-from collections import deque
 from dataclasses import dataclass
 from heapq import heappush
 
@@ -30,6 +27,7 @@ import simpy
 
 from .api_server import ApiServer
 from .clients import Clients
+from .scheduler import Scheduler
 from .compiler import GrammarCompiler
 from .config import EngineConfig, Workload, length_distribution, reasoning_distribution
 from .costs import Costs
@@ -77,10 +75,10 @@ class Simulation:
         self.rng = np.random.default_rng(wl.seed)
         self.schema_ids = self._checked_schemas()
         self._draw_requests(wl.requests)
-        self._slots(cfg.max_num_seqs)
-        self.waiting: deque[int] = deque()
-        self.wakeup = self.env.event()
         self.engine = cfg.policy  # what differs between the engines (model/engines.py)
+        self.slots = Scheduler(self.env, cfg.max_num_seqs, cfg.max_num_batched_tokens, cfg.spec_tokens,
+                               self.engine.prefill_apart, self.req_prefill, self.req_prompt, self.structured,
+                               self._release_held)
         self.costs = self.engine.adapt_costs(costs, cfg)
         self.steps: list = []  # StepRecord
         self.record_trace = record_trace
@@ -151,27 +149,6 @@ class Simulation:
         self.req_prompt = np.full(n, wl.prompt_tokens) if draw_prompt is None else draw_prompt(self.rng, n)
         self.req_prefill = self.req_prompt - np.minimum(wl.prompt_cached_tokens, self.req_prompt - 1)
 
-    def _slots(self, m: int) -> None:
-        """The engine's max_num_seqs slots, all free."""
-        self.s_active = np.zeros(m, bool)
-        self.n_active = 0  # self.s_active.sum()
-        # the decode rows change only when a prompt's last chunk runs or a slot is freed: until then a
-        # step without prompt chunks has the last such step's rows (_next_step)
-        self.rows_version = 0
-        self._steady: tuple = (-1, None)
-        self.s_rid = np.zeros(m, int)
-        self.s_pos = np.zeros(m, int)
-        self.s_prefill = np.zeros(m, int)  # prompt tokens still to compute
-        self.s_decoding = np.zeros(m, bool)  # s_active & (s_prefill == 0), kept as slots change
-        # the context of the rows that have emitted and still run, sum of prompt + position (an int, kept
-        # as they change): what a step's decode rows attend over (engine_loop)
-        self.ctx_dec = 0
-        self._ar = np.arange(m)  # (a step's row indices: is_new)
-        self._masks: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}  # _next_step, read-only
-        self.prefilling: deque[int] = deque()  # slots with prompt left, in admission order
-        self.s_prompt = np.zeros(m, int)
-        self.free_slots = list(range(m))[::-1]
-
     def _compiler(self) -> None:
         """The grammar compiler: its pool (the engine's workers), cache and the requests awaiting it
         (model/compiler.py)."""
@@ -211,17 +188,12 @@ class Simulation:
                 self.compiler.wait_for(rid, key, self.req_schema[rid]).callbacks.append(
                     lambda _ev: self._grammar_ready(rid))
                 return
-        self._schedulable(rid)
+        self.slots.schedulable(rid)
 
     def _grammar_ready(self, rid: int) -> None:
         self.pending.pop(rid, None)
         if not self.aborted[rid]:
-            self._schedulable(rid)
-
-    def _schedulable(self, rid: int) -> None:
-        self.waiting.append(rid)
-        if not self.wakeup.triggered:
-            self.wakeup.succeed()
+            self.slots.schedulable(rid)
 
     # ------------------------------------------------------------ engine loop
     def event(self, name: str, lane: str, start: float, dur: float) -> None:
@@ -229,87 +201,13 @@ class Simulation:
         if self.record_trace and len(self.steps) < self.max_trace_steps and dur > 0:
             self.events.append(TraceEvent(name, lane, start, dur))
 
-    def _schedule(self) -> tuple[np.ndarray, list[tuple[int, int]]]:
-        """vLLM v1's scheduler (vllm/v1/core/sched/scheduler.py, chunked prefill always on): the
-        running requests first (a decode row takes 1 + spec tokens of the step's token budget, an
-        unfinished prompt the rest of it, in admission order), then the waiting ones while a slot
-        and budget remain; a prompt takes min(what is left of it, the budget left) tokens.
-        Returns the decode slots and the (slot, tokens) prefill chunks."""
-        budget = self.cfg.max_num_batched_tokens
-        dec = self.s_decoding.nonzero()[0]
-        budget -= dec.size * (1 + self.cfg.spec_tokens)
-        chunks = []
-        for s in self.prefilling:
-            if budget <= 0:
-                break
-            c = min(int(self.s_prefill[s]), budget)
-            chunks.append((s, c))
-            budget -= c
-        while self.waiting and self.free_slots and budget > 0:
-            rid = self.waiting.popleft()
-            s = self.free_slots.pop()
-            self.s_active[s], self.s_rid[s], self.s_pos[s] = True, rid, 0
-            self.n_active += 1
-            self.s_prefill[s], self.s_prompt[s] = self.req_prefill[rid], self.req_prompt[rid]
-            self.prefilling.append(s)
-            c = min(int(self.s_prefill[s]), budget)
-            chunks.append((s, c))
-            budget -= c
-        return dec, chunks
-
-    def _next_step(self):
-        """The next step, sleeping while nothing is runnable: the slots that emit a token (decode
-        rows, then prompts whose last chunk is in this step), their requests, which of them emit
-        their first token, which are structured; the prompt tokens computed; the rows in a
-        non-final prefill chunk (no token, no bitmask row: engines.md, structured_output_request_ids); the
-        decode slots (the first of the slots that emit); the prompt tokens of the rows that emit their first."""
-        while True:
-            if self._steady[0] == self.rows_version and not self.prefilling and not (self.waiting and self.free_slots):
-                return self._steady[1]  # no prompt to schedule: the last such step's rows
-            dec, chunks = self._schedule()
-            if chunks and self.engine.prefill_apart:
-                dec = dec[:0]  # SGLang: the prefill batch runs alone; the decode rows wait for the next step
-            if dec.size or chunks:
-                final, joined, prompt_tokens = [], 0, 0
-                for s, c in chunks:
-                    prompt_tokens += c
-                    self.s_prefill[s] -= c
-                    if self.s_prefill[s] == 0:
-                        final.append(s)
-                for s in final:
-                    self.prefilling.remove(s)
-                    self.s_decoding[s] = True
-                    joined += int(self.s_prompt[s])
-                if final:
-                    self.rows_version += 1
-                act = np.concatenate([dec, np.array(final, int)]) if final else dec
-                rids = self.s_rid[act]
-                shape = (act.size, dec.size)  # is_new and (all structured) struct depend on it alone
-                masks = self._masks.get(shape)
-                if masks is None:
-                    masks = self._masks[shape] = (self._ar[:act.size] >= dec.size, np.ones(act.size, bool))
-                is_new = masks[0]
-                step = (act, rids, is_new, masks[1] if self.all_structured else self.structured[rids],
-                        prompt_tokens, len(chunks) - len(final), dec, joined)
-                if not chunks:
-                    self._steady = (self.rows_version, step)  # dec.size > 0 here
-                return step
-            self._release_held()  # nothing to run: the engine returns what it holds
-            self.wakeup = self.env.event()
-            yield self.wakeup
-
-    def _context_tokens(self, dec_slots: np.ndarray) -> float:
-        """Context the step's decode rows attend over, prompt + tokens generated so far summed: every
-        row that has emitted and runs (ctx_dec), where the step's decode rows are not held back."""
-        return float(self.ctx_dec) if dec_slots.size else 0.0
-
     # A step: the GPU's forward and the CPU branch run together (a sync step with the probe's curve: its
     # schedule, launch, sample and update in series with the forward; the fill overlaps it). Nothing else
     # acts on a step while it runs, so its parts are times, not events: the engine waits once for the CPU
     # work up to the end of the fill (when the previous step's held outputs leave), and once for the rest
     # (the forward's end, the mask, a sync step's serial work).
     def engine_loop(self):
-        """The engine's steps, one after another: each takes the rows _next_step admits, runs the GPU's
+        """The engine's steps, one after another: each takes the rows the scheduler admits (Scheduler.next_step), runs the GPU's
         forward beside the CPU's work (the advance, the fill, the engine's own), waits for both and the
         mask, and ends the step (_end_step); a run of steady steps is computed in one go (_quiet_run)."""
         env, cfg, costs, engine = self.env, self.cfg, self.costs, self.engine
@@ -317,18 +215,19 @@ class Simulation:
         rows: _Rows | None = None
         by_counts: dict[tuple[int, int], tuple] = {}
         while True:
-            act, rids, is_new, struct, prefill_tokens, partial, dec_slots, joined = yield from self._next_step()
+            act, rids, is_new, struct, prefill_tokens, partial, dec_slots, joined = yield from self.slots.next_step()
             t0 = env.now
-            if rows is None or act is not rows.act:  # new rows (else the last step's: _next_step)
+            if rows is None or act is not rows.act:  # new rows (else the last step's: Scheduler.next_step)
                 rows = self._rows(act, rids, struct, dec_slots, by_counts)
-                context = self._context_tokens(dec_slots)
+                context = self.slots.context_tokens(dec_slots)
             elif k:  # (a step of the same rows: no row joined)
-                context = float(self.ctx_dec)
+                context = float(self.slots.ctx_dec)
             else:  # the same rows as the last step, each one token further on
                 context += rows.n_dec
             B, S, n_dec = rows.B, rows.S, rows.n_dec
             # a run of such steps that nothing else acts on: computed in one go (_quiet_run), one event
-            if not k and self._steady[1] is not None and act is self._steady[1][0] and not rows.use_pool and self._quiet():
+            steady = self.slots.steady[1]
+            if not k and steady is not None and act is steady[0] and not rows.use_pool and self._quiet():
                 ran, t_end = self._quiet_run(t0, act, rids, context, (rows.s_slots, rows.off, rows.n) if S else None,
                                              rows.grammar_cpu, rows.cpu_terms, rows.apply_plain_ms)
                 if ran:
@@ -395,7 +294,7 @@ class Simulation:
         r.ones = np.ones(r.B, int) if cfg.spec_tokens else None  # (without drafts _end_step advances each row by 1)
         r.S = int(r.s_slots.size)
         if r.S:
-            srid = self.s_rid[r.s_slots] if srid is None else srid
+            srid = self.slots.rid[r.s_slots] if srid is None else srid
             r.off, r.n = self.req_off[srid], self.req_n[srid]
             r.rlen = self.reason_len[srid] if self.reasoning else None
         terms = by_counts.get((r.B, r.S))
@@ -428,7 +327,7 @@ class Simulation:
         over each draft and back, plus the engine's own fitted work per structured row), in ms."""
         costs, tr, k = self.costs, self.costs.traces, self.cfg.spec_tokens
         off, n = rows.off, rows.n
-        pos = self.s_pos[rows.s_slots] - rows.rlen if self.reasoning else self.s_pos[rows.s_slots]  # < 0: reasoning
+        pos = self.slots.pos[rows.s_slots] - rows.rlen if self.reasoning else self.slots.pos[rows.s_slots]  # < 0: reasoning
 
         def at(values, p):  # a row's cost at answer position p; none while it reasons
             if not self.reasoning:
@@ -498,7 +397,7 @@ class Simulation:
         none = rids[:0]
         held = self.held
         append, api = self.steps.append, self.api
-        n_active = self.n_active
+        n_active = self.slots.n_active
         ran, t = 0, t0
         for i in range(J):
             fill_ms = adv_ms = 0.0
@@ -530,8 +429,8 @@ class Simulation:
             ran, t = ran + 1, now
         if not ran:
             return 0, t0
-        self.s_pos[act] += ran
-        self.ctx_dec += ran * B
+        self.slots.pos[act] += ran
+        self.slots.ctx_dec += ran * B
         self.held = held
         return ran, t
 
@@ -541,7 +440,7 @@ class Simulation:
         Costs.forward_ms), at most 8192 structured rows' worth; 0 where fewer than 3 fit (it would not pay)."""
         shortest = 0.5 * self.costs.forward_ms(B)
         fit = (horizon - t0) / shortest if shortest > 0 else math.inf
-        steps_left = int((self.out_len[rids] - self.s_pos[act]).min()) - 1  # the next one ends a row
+        steps_left = int((self.out_len[rids] - self.slots.pos[act]).min()) - 1  # the next one ends a row
         if fit < 3 or steps_left < 3:
             return 0
         return int(min(steps_left, max(8, 8192 // max(S, 1)), fit + 1))
@@ -561,7 +460,7 @@ class Simulation:
             return fwd, None, None, None
         s_slots, off, n = srows
         S, scale = int(s_slots.size), costs.cpu_scale
-        here = off[None, :] + (self.s_pos[s_slots][None, :] + j[:, None]) % n[None, :]
+        here = off[None, :] + (self.slots.pos[s_slots][None, :] + j[:, None]) % n[None, :]
         row_ms = costs.fill_row_ms[here]
         advs = (costs.traces.accept_us[here].sum(axis=1) * scale / 1e3 + S * costs.engine_row_ms * scale).tolist()
         return fwd, row_ms, row_ms.sum(axis=1).tolist(), advs
@@ -574,12 +473,12 @@ class Simulation:
         step_ms = costs.blackbox.step_us * costs.cpu_scale / 1e3
         launch_ms = costs.blackbox.launch_ms * costs.cpu_scale
         while True:
-            act, rids, is_new, struct, prefill_tokens, partial, _, _ = yield from self._next_step()
+            act, rids, is_new, struct, prefill_tokens, partial, _, _ = yield from self.slots.next_step()
             t0 = env.now
             S, B = int(struct.sum()), int(act.size)
             launch = launch_ms * int((struct & is_new).sum())
             forward_ms = costs.forward_ms(B + partial, prefill_tokens, int((~is_new).sum()),
-                                          self._context_tokens(act[~is_new]))
+                                          self.slots.context_tokens(act[~is_new]))
             fill_ms = step_ms + S * row_ms if S else 0.0
             self.event("grammar build", "server thread", t0, launch)
             self.event("decode", "server thread", t0 + launch, forward_ms)
@@ -592,29 +491,16 @@ class Simulation:
 
     def _end_step(self, act: np.ndarray, rids: np.ndarray, is_new: np.ndarray, toks: np.ndarray | None, st: StepTimes,
                   hold: bool = False, n_dec: int | None = None, joined: int | None = None) -> None:
-        """Advance the step's requests, record the step, free the slots of finished requests.
+        """Record the step, advance its requests and free the slots of finished ones (Scheduler.advance).
         hold: the outputs wait for the next step's fill (self.held); n_dec: act's decode rows (its
         first n_dec; the rest emit their first token) and joined: the prompt tokens of the rest, where
-        the caller knows them (_next_step)."""
+        the caller knows them (Scheduler.next_step)."""
         spec = self.cfg.spec_tokens
-        pos = self.s_pos[act] + (toks if spec else 1)
-        self.s_pos[act] = pos
         n_dec = act.size - int(np.count_nonzero(is_new)) if n_dec is None else n_dec
-        self.steps.append(StepRecord(*st, self.n_active, n_dec, int(toks[~is_new].sum()) if spec else n_dec,
+        self.steps.append(StepRecord(*st, self.slots.n_active, n_dec, int(toks[~is_new].sum()) if spec else n_dec,
                                      st.period_ms - st.forward_ms))
-        # the context: every row one token (or its accepted drafts) on; a prompt's first token joins it
-        if joined is None:
-            joined = int(self.s_prompt[act[n_dec:]].sum()) if n_dec < act.size else 0
-        self.ctx_dec += (int(toks.sum()) if spec else act.size) + joined
-        ended = act[pos >= self.out_len[rids]]
-        firsts, done = rids[is_new], self.s_rid[ended]  # (copies: fancy indexing)
-        if ended.size:
-            self.rows_version += 1
-        for s in ended.tolist():  # the engine frees the slot now; the client hears of it when the API server streams it
-            self.s_active[s] = self.s_decoding[s] = False
-            self.n_active -= 1
-            self.ctx_dec -= int(self.s_prompt[s]) + int(self.s_pos[s])
-            self.free_slots.append(s)
+        done = self.slots.advance(act, rids, toks if spec else None, n_dec, joined, self.out_len)
+        firsts = rids[is_new]  # (a copy: boolean indexing)
         self._release_held()
         n_tok = int(toks.sum()) if spec else act.size
         if hold:
