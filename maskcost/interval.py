@@ -185,13 +185,42 @@ def table_rows(intervals: list[Interval]) -> list[str]:
     return rows
 
 
+ENGINE_WORDS = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp"}
+README_BEGIN, README_END = "<!-- interval: made by python -m maskcost.interval -->", "<!-- interval: end -->"
+
+
+def readme_words(intervals: list[Interval]) -> str:
+    """The README's sentence on the intervals, between its markers: each measured one (coverage under LEVEL
+    in bold), then those too few machines measure."""
+    said = [f"{ENGINE_WORDS[i.engine]}, {MODE_WORDS[i.mode]}: x{i.lo_ratio:.2f}-x{i.hi_ratio:.2f} of the "
+            f"predicted ITL, " + (f"**{100 * i.lomo_coverage:.0f}%**" if i.lomo_coverage < LEVEL else
+                                  f"{100 * i.lomo_coverage:.0f}%") + f" coverage over {i.points} points on {i.machines} machines"
+            for i in intervals if i.lomo_coverage is not None]
+    few = [f"{ENGINE_WORDS[i.engine]}, {MODE_WORDS[i.mode]}" for i in intervals if i.lomo_coverage is None]
+    text = "; ".join(said) + "." + (f" Too few machines to leave one out ({'; '.join(few)}: one machine each): "
+                                    f"such a point takes its engine's nothing-read interval, or none." if few else "")
+    return f"{README_BEGIN}\n{text}\n{README_END}"
+
+
+def readme_block(text: str) -> str:
+    import re
+    m = re.search(re.escape(README_BEGIN) + r".*?" + re.escape(README_END), text, re.S)
+    if m is None:
+        raise ValueError(f"README.md: no interval markers ({README_BEGIN} ... {README_END})")
+    return m.group(0)
+
+
 def main() -> None:
-    """Regenerate profiles/intervals.json from the record and print docs/validation.md's table of it."""
+    """Regenerate profiles/intervals.json from the record, the README's sentence on it, and print
+    docs/validation.md's table of it."""
+    from .record import README
     got = build_all()
     SHIPPED.write_text(json.dumps({"level": LEVEL, "rule": "maskcost/interval.py (module docstring)",
                                    "intervals": [asdict(i) for i in got]}, indent=1) + "\n")
+    text = README.read_text()
+    README.write_text(text.replace(readme_block(text), readme_words(got)))
     print("\n".join(table_rows(got)))
-    print(f"wrote {SHIPPED}")
+    print(f"wrote {SHIPPED} and the interval sentence of {README}")
 
 
 if __name__ == "__main__":

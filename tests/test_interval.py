@@ -18,6 +18,9 @@ def test_the_shipped_intervals_are_what_the_record_builds():
         assert iv.machines >= 3 and iv.lomo_coverage is not None and iv.lo_ratio < 1 < iv.hi_ratio
     docs = (interval.RECORD.parent.parent / "docs" / "validation.md").read_text()
     assert all(row in docs for row in interval.table_rows(interval.build_all()))  # the docs' table is the record's
+    readme = (interval.RECORD.parent.parent / "README.md").read_text()
+    assert interval.readme_block(readme) == interval.readme_words(interval.build_all()), \
+        "README's interval sentence is not the record's: run python -m maskcost.interval"
     assert got["vllm", "speed_read"].hi_ratio / got["vllm", "speed_read"].lo_ratio < \
         got["vllm", "nothing_read"].hi_ratio / got["vllm", "nothing_read"].lo_ratio  # a speed read narrows it
     # the speed calibrate reads: the model too fast more often than not on the record's machines
