@@ -273,7 +273,7 @@ class ServerSpeed:
 @dataclass(frozen=True)
 class EngineSpeeds:
     """How the engine's speed varied between servers of the profile's host type, against their
-    bench (validation sweeps; validation/h200-vllm-0.25.1/l/engine_speeds.py): predict gives the
+    bench (validation sweeps; validation/h200-vllm-0.25.1/l/engine_speeds.py at bbd463b): predict gives the
     ITL between the slowest and the fastest, cpu_speed times each ratio."""
     source: str
     servers: tuple[ServerSpeed, ...]

@@ -5,7 +5,7 @@ this file by maskcost/record.py: main at 7a50a44, where P-Z's were medians of sc
 
 usage (from the repository root): python3 validation/scored_points.py   (stdlib + numpy; no model run)
 
-Sign convention (maskcost/validate/report.py `_err`, validation/h200-vllm-0.25.1/tracking_report.py,
+Sign convention (maskcost/validate/report.py `_err`, validation/h200-vllm-0.25.1/tracking_report.py at bbd463b,
 the SGLang score.json files): a signed error is 100 * (predicted - measured) / measured, i.e.
 100 * (predicted / measured - 1): positive = the model predicted a slower (larger) ITL than the engine
 ran. err_bench_pct and err_read_pct here are computed with that formula from the two ITL columns.
