@@ -14,5 +14,5 @@ def read_json(path: str | Path, label: str, error: type[Exception] = ValueError)
     except OSError as e:
         raise error(f"{label}{path}: cannot read ({e.strerror or e})") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        where = f" at line {e.lineno}" if isinstance(e, json.JSONDecodeError) else ""
+        where = f": line {e.lineno}, column {e.colno}" if isinstance(e, json.JSONDecodeError) else ""
         raise error(f"{label}{path}: not JSON ({getattr(e, 'msg', None) or e.reason}{where})") from None

@@ -651,7 +651,7 @@ def load_profile(path: str | Path) -> Profile:
     try:
         d = json.loads(raw)
     except json.JSONDecodeError as e:
-        raise ProfileError(f"{path}: not JSON ({e.msg} at line {e.lineno})") from None
+        raise ProfileError(f"{path}: not JSON ({e.msg}: line {e.lineno}, column {e.colno})") from None
     return profile_from_dict(d, where=str(path))
 
 
