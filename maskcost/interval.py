@@ -32,6 +32,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import record
 from .record import RECORD, read_record
 
 LEVEL = 0.8  # the interval's target coverage
@@ -203,24 +204,20 @@ def readme_words(intervals: list[Interval]) -> str:
 
 
 def readme_block(text: str) -> str:
-    import re
-    m = re.search(re.escape(README_BEGIN) + r".*?" + re.escape(README_END), text, re.S)
-    if m is None:
-        raise ValueError(f"README.md: no interval markers ({README_BEGIN} ... {README_END})")
-    return m.group(0)
+    """The README's interval sentence, markers included."""
+    return record.readme_block(text, README_BEGIN, README_END)
 
 
 def main() -> None:
     """Regenerate profiles/intervals.json from the record, the README's sentence on it, and print
     docs/validation.md's table of it."""
-    from .record import README
     got = build_all()
     SHIPPED.write_text(json.dumps({"level": LEVEL, "rule": "maskcost/interval.py (module docstring)",
                                    "intervals": [asdict(i) for i in got]}, indent=1) + "\n")
-    text = README.read_text()
-    README.write_text(text.replace(readme_block(text), readme_words(got)))
+    text = record.README.read_text()
+    record.README.write_text(text.replace(readme_block(text), readme_words(got)))
     print("\n".join(table_rows(got)))
-    print(f"wrote {SHIPPED} and the interval sentence of {README}")
+    print(f"wrote {SHIPPED} and the interval sentence of {record.README}")
 
 
 if __name__ == "__main__":

@@ -137,11 +137,12 @@ def render(points: list[ScoredPoint]) -> str:
     return "\n".join([BEGIN, *table_rows(points), END])
 
 
-def readme_block(text: str) -> str:
-    """The README's table between its markers (a ValueError where they are missing)."""
-    m = re.search(re.escape(BEGIN) + r".*?" + re.escape(END), text, re.S)
+def readme_block(text: str, begin: str = BEGIN, end: str = END) -> str:
+    """The README's block between two markers (default: the how-good table's), markers included; a
+    ValueError where they are missing."""
+    m = re.search(re.escape(begin) + r".*?" + re.escape(end), text, re.S)
     if m is None:
-        raise ValueError(f"{README}: no how-good markers ({BEGIN} ... {END})")
+        raise ValueError(f"{README}: no markers {begin} ... {end}")
     return m.group(0)
 
 
