@@ -26,12 +26,14 @@ BEGIN, END = "<!-- how-good: made by python -m maskcost.record -->", "<!-- how-g
 
 @dataclass(frozen=True)
 class ScoredPoint:
-    """One pre-registered schema-on point: the engine's measured ITL and what the model predicted."""
+    """One scored point of the record: the engine's measured ITL and what the model predicted (`registered`:
+    the prediction was committed before the sweep ran; the table and the intervals take only those)."""
     engine: str
     engine_version: str
     backend: str
     session: str
     machine: str
+    arm: str  # schema_on (schema-off points calibrate the forward curve and are never scored)
     concurrency: int
     cores: int
     measured_itl_ms: float
@@ -58,7 +60,7 @@ def read_record(path: Path = RECORD) -> list[ScoredPoint]:
     for n, r in enumerate(rows, 2):
         try:
             out.append(ScoredPoint(r["engine"], r["engine_version"], r["backend"], r["session"], r["machine"],
-                                   int(r["concurrency"]), int(r["cores"]), float(r["measured_itl_ms"]),
+                                   r["arm"], int(r["concurrency"]), int(r["cores"]), float(r["measured_itl_ms"]),
                                    _number(r["predicted_bench_itl_ms"]), _number(r["predicted_read_itl_ms"]),
                                    r["speed_read_from"] or None, r["registered"] == "1"))
         except (KeyError, ValueError, TypeError) as e:
@@ -121,7 +123,7 @@ def table_rows(points: list[ScoredPoint]) -> list[str]:
     """The table's markdown lines: a header, then a row per check and backend, in CHECKS order."""
     rows = ["| check | backend | machines | median \\|ITL error\\|, the host's speed read from the server | "
             "nothing read |", "|---|---|---|---|---|"]
-    kept = [p for p in points if p.registered]
+    kept = [p for p in points if p.registered and p.arm == "schema_on"]
     for c in CHECKS:
         mine = [p for p in kept if re.fullmatch(c.sessions, p.session)]
         for i, backend in enumerate(sorted({p.backend for p in mine}, key=list(BACKEND_WORDS).index)):

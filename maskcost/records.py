@@ -60,6 +60,7 @@ def server_engine(summary: dict[str, Any]) -> str | None:
 
 
 _NUMBER = {"type": "number"}
+_NUMBER_OR_NULL = {"type": ["number", "null"]}  # null: the sweep had nothing to average (no request answered)
 _COUNT = {"type": "integer", "minimum": 0}
 # What every reader of a sweep summary line relies on (validate/sweep.py writes it; calibrate, report and the
 # model's measured workloads read it): checked once here, at the boundary, so the readers can trust it. Every
@@ -74,15 +75,15 @@ SUMMARY_SCHEMA = {
         "arm": {"enum": ["on", "off"]},
         "concurrency": {"type": "integer", "minimum": 1},
         "repeat": _COUNT, "requests": _COUNT, "errors": _COUNT,
-        "output_tokens_mean": _NUMBER, "prompt_tokens_mean": _NUMBER, "itl_ms_mean": _NUMBER,
-        "client_cpu_pct": {"type": ["number", "null"]},
+        "output_tokens_mean": _NUMBER_OR_NULL, "prompt_tokens_mean": _NUMBER_OR_NULL, "itl_ms_mean": _NUMBER_OR_NULL,
+        "client_cpu_pct": _NUMBER_OR_NULL,
         "config": {"type": "object"},
         "provenance": {"type": "object"},
         "engine": {
             "type": "object",
             "required": ["running_mean", "window_s", "steps", "step_ms", "itl_ms"],
-            "properties": {"running_mean": _NUMBER, "window_s": _NUMBER, "steps": _NUMBER,
-                           "step_ms": {"type": ["number", "null"]}, "itl_ms": {"type": ["number", "null"]},
+            "properties": {"running_mean": _NUMBER_OR_NULL, "window_s": _NUMBER, "steps": _NUMBER_OR_NULL,
+                           "step_ms": _NUMBER_OR_NULL, "itl_ms": _NUMBER_OR_NULL,
                            "window_start_unix_s": _NUMBER, "server_cpu": {"type": "object"},
                            "gpu_busy": {"type": ["object", "null"]}, "counters": {"type": "object"}},
         },

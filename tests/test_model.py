@@ -666,7 +666,7 @@ def test_the_slot_state_kept_as_slots_change_is_what_the_slots_hold(monkeypatch)
     checked = []
 
     def check(self):
-        sl = self.slots
+        sl = self.scheduler
         assert np.array_equal(sl.decoding, sl.active & (sl.prefill == 0))
         dec = sl.decoding
         assert sl.ctx_dec == int(sl.prompt[dec].sum() + sl.pos[dec].sum())

@@ -6,7 +6,7 @@ from maskcost.record import ScoredPoint
 
 
 def _point(session: str, measured: float, bench: float | None, read: float | None, registered: bool = True):
-    return ScoredPoint("vllm", "0.25.1", "xgrammar", session, session, 64, 16, measured, bench, read,
+    return ScoredPoint("vllm", "0.25.1", "xgrammar", session, session, "schema_on", 64, 16, measured, bench, read,
                        "calibration" if read else None, registered)
 
 

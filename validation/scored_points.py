@@ -69,11 +69,13 @@ run1/B-first/posthoc-llguidance-vs-A-profile/) and run 3x (exploratory, no predi
 (earlier model versions and other speed rules; pre-registered from D on, in d/-o/ report*/ and
 m/ n/ o/score.md; not in the README's table).
 
-P-Z: no JSON holds the scored predictions; the README's medians were taken over score.md's per-point
-errors, rounded to whole % (t/pooled.py). This script recomputes measured ITL from the sweep summaries
-(*.jsonl, schema-on points in window order, as tracking_report.py) and both predictions from the grids,
-takes only the rule's speeds (and checks the errors) from score.md's first table, and prints the medians
-of its own errors unrounded and rounded as score.md prints them (these equal the README's).
+P-Z: no JSON holds the scored predictions; the README's medians were once taken over score.md's per-point
+errors, rounded to whole % (t/pooled.py at bbd463b). This script recomputes measured ITL from the sweep
+summaries (*.jsonl, schema-on points in window order, as tracking_report.py at bbd463b) and both
+predictions from the grids, takes only the rule's speeds (and checks the errors) from score.md's first
+table, and prints the medians of its own errors unrounded and rounded as score.md prints them (the latter
+equal the README's figures before its table was made from this file, by maskcost/record.py; the "README"
+column it prints is those figures).
 """
 from __future__ import annotations
 

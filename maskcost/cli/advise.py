@@ -164,8 +164,8 @@ def cmd_advise(args) -> int:
 
 
 def _load_engines(args, engines: list[str]) -> tuple[dict, dict]:
-    """Each engine's profile with the user's schemas traced for it, and its own copy of the flags (which
-    load_inputs completes: the profile's measured speed); the search's defaults set on args."""
+    """Each engine's profile with the user's schemas traced for it (load_inputs: with the speeds it runs
+    at), and its own copy of the flags; the search's defaults set on args."""
     from ..model.engines import shipped_profile_path
     from ..profile import load_profile
     if len(engines) > 1 and args.profile:

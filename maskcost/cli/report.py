@@ -140,9 +140,10 @@ def _predicted_points(path: str) -> list[dict]:
     points = doc.get("points") if isinstance(doc, dict) else None
     if not isinstance(points, list) or not all(isinstance(q, dict) and isinstance(q.get("config"), dict)
                                                and isinstance(q["config"].get("engine"), dict)
-                                               and isinstance(q.get("concurrency"), int) for q in points):
+                                               and isinstance(q.get("concurrency"), (int, type(None)))
+                                               for q in points):
         raise ValueError(f"--predicted {path}: not a `maskcost predict --json` file (no list of points, each "
-                         f"with its concurrency and config)")
+                         f"with its config and concurrency)")
     return points
 
 

@@ -76,7 +76,7 @@ class Simulation:
         self.schema_ids = self._checked_schemas()
         self._draw_requests(wl.requests)
         self.engine = cfg.policy  # what differs between the engines (model/engines.py)
-        self.slots = Scheduler(self.env, cfg.max_num_seqs, cfg.max_num_batched_tokens, cfg.spec_tokens,
+        self.scheduler = Scheduler(self.env, cfg.max_num_seqs, cfg.max_num_batched_tokens, cfg.spec_tokens,
                                self.engine.prefill_apart, self.req_prefill, self.req_prompt, self.structured,
                                self._release_held)
         self.costs = self.engine.adapt_costs(costs, cfg)
@@ -188,12 +188,12 @@ class Simulation:
                 self.compiler.wait_for(rid, key, self.req_schema[rid]).callbacks.append(
                     lambda _ev: self._grammar_ready(rid))
                 return
-        self.slots.schedulable(rid)
+        self.scheduler.schedulable(rid)
 
     def _grammar_ready(self, rid: int) -> None:
         self.pending.pop(rid, None)
         if not self.aborted[rid]:
-            self.slots.schedulable(rid)
+            self.scheduler.schedulable(rid)
 
     # ------------------------------------------------------------ engine loop
     def event(self, name: str, lane: str, start: float, dur: float) -> None:
@@ -215,18 +215,18 @@ class Simulation:
         rows: _Rows | None = None
         by_counts: dict[tuple[int, int], tuple] = {}
         while True:
-            act, rids, is_new, struct, prefill_tokens, partial, dec_slots, joined = yield from self.slots.next_step()
+            act, rids, is_new, struct, prefill_tokens, partial, dec_slots, joined = yield from self.scheduler.next_step()
             t0 = env.now
             if rows is None or act is not rows.act:  # new rows (else the last step's: Scheduler.next_step)
                 rows = self._rows(act, rids, struct, dec_slots, by_counts)
-                context = self.slots.context_tokens(dec_slots)
+                context = self.scheduler.context_tokens(dec_slots)
             elif k:  # (a step of the same rows: no row joined)
-                context = float(self.slots.ctx_dec)
+                context = float(self.scheduler.ctx_dec)
             else:  # the same rows as the last step, each one token further on
                 context += rows.n_dec
             B, S, n_dec = rows.B, rows.S, rows.n_dec
             # a run of such steps that nothing else acts on: computed in one go (_quiet_run), one event
-            steady = self.slots.steady[1]
+            steady = self.scheduler.steady[1]
             if not k and steady is not None and act is steady[0] and not rows.use_pool and self._quiet():
                 ran, t_end = self._quiet_run(t0, act, rids, context, (rows.s_slots, rows.off, rows.n) if S else None,
                                              rows.grammar_cpu, rows.cpu_terms, rows.apply_plain_ms)
@@ -294,7 +294,7 @@ class Simulation:
         r.ones = np.ones(r.B, int) if cfg.spec_tokens else None  # (without drafts _end_step advances each row by 1)
         r.S = int(r.s_slots.size)
         if r.S:
-            srid = self.slots.rid[r.s_slots] if srid is None else srid
+            srid = self.scheduler.rid[r.s_slots] if srid is None else srid
             r.off, r.n = self.req_off[srid], self.req_n[srid]
             r.rlen = self.reason_len[srid] if self.reasoning else None
         terms = by_counts.get((r.B, r.S))
@@ -327,7 +327,7 @@ class Simulation:
         over each draft and back, plus the engine's own fitted work per structured row), in ms."""
         costs, tr, k = self.costs, self.costs.traces, self.cfg.spec_tokens
         off, n = rows.off, rows.n
-        pos = self.slots.pos[rows.s_slots] - rows.rlen if self.reasoning else self.slots.pos[rows.s_slots]  # < 0: reasoning
+        pos = self.scheduler.pos[rows.s_slots] - rows.rlen if self.reasoning else self.scheduler.pos[rows.s_slots]  # < 0: reasoning
 
         def at(values, p):  # a row's cost at answer position p; none while it reasons
             if not self.reasoning:
@@ -397,7 +397,7 @@ class Simulation:
         none = rids[:0]
         held = self.held
         append, api = self.steps.append, self.api
-        n_active = self.slots.n_active
+        n_active = self.scheduler.n_active
         ran, t = 0, t0
         for i in range(J):
             fill_ms = adv_ms = 0.0
@@ -429,8 +429,8 @@ class Simulation:
             ran, t = ran + 1, now
         if not ran:
             return 0, t0
-        self.slots.pos[act] += ran
-        self.slots.ctx_dec += ran * B
+        self.scheduler.pos[act] += ran
+        self.scheduler.ctx_dec += ran * B
         self.held = held
         return ran, t
 
@@ -440,7 +440,7 @@ class Simulation:
         Costs.forward_ms), at most 8192 structured rows' worth; 0 where fewer than 3 fit (it would not pay)."""
         shortest = 0.5 * self.costs.forward_ms(B)
         fit = (horizon - t0) / shortest if shortest > 0 else math.inf
-        steps_left = int((self.out_len[rids] - self.slots.pos[act]).min()) - 1  # the next one ends a row
+        steps_left = int((self.out_len[rids] - self.scheduler.pos[act]).min()) - 1  # the next one ends a row
         if fit < 3 or steps_left < 3:
             return 0
         return int(min(steps_left, max(8, 8192 // max(S, 1)), fit + 1))
@@ -460,7 +460,7 @@ class Simulation:
             return fwd, None, None, None
         s_slots, off, n = srows
         S, scale = int(s_slots.size), costs.cpu_scale
-        here = off[None, :] + (self.slots.pos[s_slots][None, :] + j[:, None]) % n[None, :]
+        here = off[None, :] + (self.scheduler.pos[s_slots][None, :] + j[:, None]) % n[None, :]
         row_ms = costs.fill_row_ms[here]
         advs = (costs.traces.accept_us[here].sum(axis=1) * scale / 1e3 + S * costs.engine_row_ms * scale).tolist()
         return fwd, row_ms, row_ms.sum(axis=1).tolist(), advs
@@ -473,12 +473,12 @@ class Simulation:
         step_ms = costs.blackbox.step_us * costs.cpu_scale / 1e3
         launch_ms = costs.blackbox.launch_ms * costs.cpu_scale
         while True:
-            act, rids, is_new, struct, prefill_tokens, partial, _, _ = yield from self.slots.next_step()
+            act, rids, is_new, struct, prefill_tokens, partial, _, _ = yield from self.scheduler.next_step()
             t0 = env.now
             S, B = int(struct.sum()), int(act.size)
             launch = launch_ms * int((struct & is_new).sum())
             forward_ms = costs.forward_ms(B + partial, prefill_tokens, int((~is_new).sum()),
-                                          self.slots.context_tokens(act[~is_new]))
+                                          self.scheduler.context_tokens(act[~is_new]))
             fill_ms = step_ms + S * row_ms if S else 0.0
             self.event("grammar build", "server thread", t0, launch)
             self.event("decode", "server thread", t0 + launch, forward_ms)
@@ -497,9 +497,9 @@ class Simulation:
         the caller knows them (Scheduler.next_step)."""
         spec = self.cfg.spec_tokens
         n_dec = act.size - int(np.count_nonzero(is_new)) if n_dec is None else n_dec
-        self.steps.append(StepRecord(*st, self.slots.n_active, n_dec, int(toks[~is_new].sum()) if spec else n_dec,
+        self.steps.append(StepRecord(*st, self.scheduler.n_active, n_dec, int(toks[~is_new].sum()) if spec else n_dec,
                                      st.period_ms - st.forward_ms))
-        done = self.slots.advance(act, rids, toks if spec else None, n_dec, joined, self.out_len)
+        done = self.scheduler.advance(act, rids, toks if spec else None, n_dec, joined, self.out_len)
         firsts = rids[is_new]  # (a copy: boolean indexing)
         self._release_held()
         n_tok = int(toks.sum()) if spec else act.size

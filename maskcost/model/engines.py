@@ -1,6 +1,6 @@
 """What differs between the engines: one class each, beside the source lines it mirrors
-(../shared/reference/engines.md). The step they share (slots, scheduler, compile pool, API-server
-queue, step record, metrics) is model/engine.py's Simulation, which asks its engine here for the
+(../shared/reference/engines.md). The step they share (model/engine.py's Simulation, with its scheduler,
+grammar compiler and API server: model/scheduler.py, compiler.py, api_server.py) asks its engine here for the
 compile pool's size, the grammar cache rule, the wait for a grammar, how the bitmask is filled,
 how many rows the mask applies to, and whether a step's outputs wait for the next step's fill.
 
@@ -44,8 +44,7 @@ class SimulationView(Protocol):
 
     def abort(self, rid: int) -> None: ...
 
-# ------------------------------------------------------------------ SGLang 0.5.23 (0.5.17: the same constants,
-# environ.py:301-302 and base_grammar_backend.py:171 there)
+# ------------------------------------------------------------------ llguidance (SGLang's batched fill)
 # llguidance python_ext/src/llmatcher.rs (v1.7.6, ~31-44): rayon pool of
 # clamp(available_parallelism * 80 / 100, 1, 32) threads; available_parallelism follows affinity.
 # llguidance 1.9.1 (SGLang 0.5.17's, LLExecutor() with no argument): the same, "80% of the available

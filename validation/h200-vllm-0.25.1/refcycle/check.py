@@ -24,7 +24,7 @@ def predict(path: Path = HERE / "predicted.json") -> None:
     from maskcost.model.costs import Costs
     from maskcost.model.engine import Simulation
     from maskcost.profile import default_profile_path, load_profile
-    prof = load_profile(default_profile_path(("vllm",)))
+    prof = load_profile(default_profile_path())  # the embedded vLLM 0.25.1 one
     entries = [load_schema_file(HERE / "schemas" / f"{n}.json") for n in ("cycle_a", "cycle_c", "cycle_d")]
     prof, ids, _ = add_local_schemas(prof, entries, ["xgrammar"], None)
     costs = Costs(prof, "xgrammar")
