@@ -32,7 +32,7 @@ def short_batch(summary: dict[str, Any]) -> bool:
         return False
     cap = summary.get("provenance", {}).get("server", {}).get("server_args", {}).get("max_running_requests")
     offered = min(summary["concurrency"], cap or summary["concurrency"])
-    return summary["engine"].get("running_mean", 0.0) < FULL_BATCH_SHARE * offered
+    return (summary["engine"].get("running_mean") or 0.0) < FULL_BATCH_SHARE * offered
 
 
 def forward_points_kept(summaries: list[dict[str, Any]]) -> tuple[tuple[ForwardPoint, ...], list[str]]:
