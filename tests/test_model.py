@@ -846,3 +846,16 @@ def test_the_profile_a_command_takes_is_the_engine_versions_own():
     assert shipped_profile_path(["llamacpp"]).name == shipped_profile_path(["vllm", "sglang"]).name == "default.json.gz"
     with pytest.raises(ValueError, match="modelled for"):
         shipped_profile_path(["sglang"], "0.4.0")
+
+
+def test_an_engine_versions_library_pins_say_when_traces_are_of_another_library():
+    """Engine.library_pins (each version's wheel METADATA): SGLang 0.5.17 pins xgrammar 0.2.1, so traces of
+    0.2.7 get a note and traces of 0.2.1 none; vLLM 0.25.1 admits both; a version whose pins were not read
+    says nothing."""
+    from maskcost.model.engines import engine_policy
+    notes = engine_policy("sglang", "0.5.17").pin_notes({"xgrammar": "0.2.7", "llguidance": "1.9.1"}, "the traces")
+    assert len(notes) == 1 and "xgrammar 0.2.7" in notes[0] and "pins xgrammar==0.2.1" in notes[0]
+    assert engine_policy("sglang", "0.5.17").pin_notes({"xgrammar": "0.2.1"}, "the traces") == []
+    assert engine_policy("vllm", "0.25.1").pin_notes({"xgrammar": "0.2.7", "llguidance": "1.7.6"}, "x") == []
+    assert engine_policy("vllm", "0.25.1").pin_notes({"llguidance": "1.9.1"}, "x")[0].startswith("note: x are of llguidance 1.9.1")
+    assert engine_policy("vllm", "0.33.0").pin_notes({"xgrammar": "9.9"}, "x") == []

@@ -166,6 +166,10 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
                        usable_cores=args.server_cores or host_cpus, cpu_count=args.server_cpu_count or host_count)
     if args.outputs_per_schema < 1:
         raise UsageError(f"--outputs-per-schema {args.outputs_per_schema}: at least 1")
+    from ..calibrate.host import package_versions
+    for line in cfg.policy.pin_notes(package_versions(), "this host's traces"):  # kept in the profile's notes
+        print(line, file=sys.stderr)
+        notes.append(line.removeprefix("note: "))
     plan = LivePlan(forward_concurrency=tuple(args.concurrency), rounds=args.rounds, min_requests=args.min_requests,
                     off_tokens=args.off_tokens, speed_concurrency=tuple(args.speed_concurrency),
                     max_tokens=args.max_tokens, outputs_per_schema=args.outputs_per_schema)

@@ -158,6 +158,19 @@ class Inputs(NamedTuple):
     speeds: Speeds  # the CPU speeds the points run at, and where they were read
 
 
+def _say_pins(engine: str, version: str, profile, local: list) -> None:
+    """Where the profile's traces, or the user's schemas' traced here, are of a grammar library this engine
+    version does not run: said (Engine.pin_notes)."""
+    from ..model.engines import engine_policy
+    policy = engine_policy(engine, version)
+    notes = policy.pin_notes(dict(profile.provenance.get("packages") or {}), "the profile's traces")
+    if local:
+        from ..calibrate.host import package_versions
+        notes += policy.pin_notes(package_versions(), "your schemas' traces (made on this host)")
+    for line in notes:
+        print(line)
+
+
 def load_inputs(args, profile=None, say_mechanisms: bool = True) -> Inputs:
     """The profile (`profile`, else --profile's or the embedded one) with the user's --schema and --tools
     files added, the schema ids to run, what was added, and where the CPU speed comes from (printed as
@@ -194,6 +207,7 @@ def load_inputs(args, profile=None, say_mechanisms: bool = True) -> Inputs:
     for engine in args.engine if say_mechanisms else ():
         version, why = engine_version(args, profile, engine)
         print(f"mechanisms: {engine} {version} ({why}; model/engines.py)")
+        _say_pins(engine, version, profile, local)
     return Inputs(profile, schema_ids, local, speed_from, speeds)
 
 

@@ -117,9 +117,29 @@ class Engine:
     # the profile shipped for this version (profiles/), the nearest release's where it has none of its own;
     # None: none (the embedded default is taken, shipped_profile_path)
     shipped_profile: ClassVar[str | None] = None
+    # the grammar libraries this version's package pins (PEP 440, from its wheel's METADATA); {}: not read.
+    # A profile's traces are of the library it was calibrated with, which the pin may not admit (pin_notes)
+    library_pins: ClassVar[dict[str, str]] = {}
 
     def compile_workers(self, cpu_count: int) -> int:
         raise NotImplementedError
+
+    def pin_notes(self, packages: dict[str, str], whose: str) -> list[str]:
+        """A line for each grammar library in `packages` (name -> version) that this version's pins do not
+        admit: `whose` traces (e.g. "the profile's traces") are then of a library the engine does not run."""
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import InvalidVersion
+        out = []
+        for lib, spec in self.library_pins.items():
+            v = packages.get(lib)
+            try:
+                outside = v is not None and v not in SpecifierSet(spec)
+            except InvalidVersion:
+                outside = True
+            if outside:
+                out.append(f"note: {whose} are of {lib} {v}; {self.name} {self.version} pins {lib}{spec}: "
+                           f"its own fill and compile may cost otherwise")
+        return out
 
     # a release users run (False: a change priced before it ships, which advise searches only when asked)
     released: ClassVar[bool] = True
@@ -206,6 +226,7 @@ class Vllm(Engine):
     name, version = "vllm", "0.25.1"
     api_server_queue = True
     shipped_profile = "default.json.gz"  # the embedded one: H200, vLLM 0.25.1 (validation/h200-vllm-0.25.1/)
+    library_pins = {"xgrammar": ">=0.2.1,<1.0", "llguidance": ">=1.7.0,<1.8.0"}  # vllm-0.25.1 METADATA
     # vllm/v1/structured_output/__init__.py:61-69 (v0.25.1): the fill pool exists only if max_num_seqs > 128;
     # a step uses it only with > 128 structured rows and no speculative decoding configured (lines 236-239);
     # each task fills 16 rows; max(1, min(cpu_count // 2, 8)) threads, cpu_count =
@@ -346,6 +367,7 @@ class Vllm033(Vllm):
       compiler (:65-70), so Vllm.cache_limit_bytes holds; the full-vocabulary one serves structural
       tags (not modelled). The traces are of the xgrammar the profile was calibrated with."""
     version = "0.33.0"
+    library_pins = {}  # not read from its wheel
 
     def compile_wait_ms(self, sim: SimulationView, t0: float) -> float:
         return 0.0
@@ -379,6 +401,7 @@ class Sglang(Engine):
     name, version = "sglang", "0.5.23"
     # SGLang 0.5.17's (validation/h200-sglang-0.5.17/, run 2: xgrammar 0.2.1's traces), for 0.5.23 too
     shipped_profile = "sglang-0.5.17-h200.json.gz"
+    library_pins = {"xgrammar": "==0.2.7", "llguidance": ">=1.7.6,<2"}  # sglang-0.5.23 METADATA (engines.md)
     # managers/scheduler.py get_next_batch_to_run (0.5.23 :3993, 0.5.17 :3034-3043): "Run prefill first
     # if possible": a new prefill batch runs as a step of its own and the running batch's decode waits;
     # decode and prefill share a batch only with --enable-mixed-chunk (server_args.py:967-971, False)
@@ -479,6 +502,7 @@ class Sglang0517(Sglang):
     library it was calibrated with."""
     version = "0.5.17"
     reads_eager_prefill = True
+    library_pins = {"xgrammar": "==0.2.1"}  # its pin (validation/h200-sglang-0.5.17/README.md); llguidance's not read
 
     def prefill_extra_ms(self, costs: Costs, prefill_tokens: int) -> float:
         return costs.eager_prefill_ms if sglang_prefill_runs_eager(prefill_tokens) else 0.0
