@@ -320,3 +320,17 @@ def test_engine_side_keeps_what_its_sweeps_do_not_measure():
     assert p.forward.frontend_request_ms == base.forward.frontend_request_ms and p.backends == base.backends
     with pytest.raises(ValueError, match="need the --forward-sweep"):
         engine_side(base, ServerSweeps(prefill=pts))
+
+
+def test_straddle_counts_a_document_as_the_server_writes_it_or_as_written(tmp_path, vocab):
+    """maskcost straddle: a JSON document is re-serialized with the server's separators by default, tokenized
+    as the file holds it with --as-written (seed 004 measured files as written); the two differ on a file
+    written with other whitespace, and the report says which it did."""
+    from maskcost.calibrate.straddle import file_texts, report
+    f = tmp_path / "doc.json"
+    f.write_text('{\n  "name":"Ann",\n  "tags":["a","b"]\n}\n')
+    assert file_texts(f) == ['{"name": "Ann", "tags": ["a", "b"]}']
+    assert file_texts(f, as_written=True) == ['{\n  "name":"Ann",\n  "tags":["a","b"]\n}']
+    a, b = report([vocab], [f]), report([vocab], [f], as_written=True)
+    assert a["documents"] == "as the server writes them" and b["documents"] == "as written"
+    assert (a["files"][0]["tokens"], a["files"][0]["straddling"]) != (b["files"][0]["tokens"], b["files"][0]["straddling"])

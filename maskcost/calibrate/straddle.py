@@ -27,15 +27,17 @@ class StraddleCount:
         return self.straddling / self.tokens if self.tokens else None
 
 
-def file_texts(path: Path) -> list[str]:
+def file_texts(path: Path, as_written: bool = False) -> list[str]:
     """The output texts of a file: a sweep's raw records (JSON lines with `text`, .gz allowed), each
-    record's text; else one JSON document, written as the server writes it (', ' and ': ')."""
+    record's text; else one JSON document, written as the server writes it (', ' and ': '), or with
+    `as_written` its text as the file holds it (whitespace, separators and escapes untouched)."""
     try:
         raw = gzip.open(path, "rt").read() if path.suffix == ".gz" else path.read_text()
     except (OSError, EOFError, UnicodeDecodeError) as e:
         raise ValueError(f"{path}: cannot read ({getattr(e, 'strerror', None) or e or 'truncated'})") from None
     try:
-        return [output_text(json.loads(raw))]
+        doc = json.loads(raw)
+        return [raw.strip() if as_written else output_text(doc)]
     except json.JSONDecodeError:
         pass
     texts = []
@@ -63,10 +65,12 @@ def count(vocab: Vocab, texts: Iterable[str], name: str) -> StraddleCount:
     return StraddleCount(name, vocab.name, k, n, s)
 
 
-def report(vocabs: list[Vocab], files: list[Path]) -> dict[str, Any]:
-    """The straddle-set size of each vocabulary, and each file's counts under each of them."""
-    texts = {str(f): file_texts(f) for f in files}
-    out: dict[str, Any] = {"vocabularies": [{"vocab": v.name, "vocab_size": v.size, "straddle_set": len(v.straddle_ids)}
+def report(vocabs: list[Vocab], files: list[Path], as_written: bool = False) -> dict[str, Any]:
+    """The straddle-set size of each vocabulary, and each file's counts under each of them (a JSON document
+    re-serialized as the server writes it, or `as_written`)."""
+    texts = {str(f): file_texts(f, as_written) for f in files}
+    out: dict[str, Any] = {"documents": "as written" if as_written else "as the server writes them",
+                           "vocabularies": [{"vocab": v.name, "vocab_size": v.size, "straddle_set": len(v.straddle_ids)}
                                             for v in vocabs], "files": []}
     for f, ts in texts.items():
         for v in vocabs:
