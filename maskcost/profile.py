@@ -140,7 +140,7 @@ class EngineFill:
     in-engine / model, for serial fills and for pool fills (the median over the points that had
     them; 1.0 where none did); the model multiplies its fills by these. cpu_points: the engine
     thread's other work per step with a grammar in the batch (with async scheduling it is not
-    hidden behind the forward then: engines.md Q1); where present the model takes it in place of
+    hidden behind the forward then: docs/engines.md Q1); where present the model takes it in place of
     the advance + the schema-off sync overhead. pool_excess_points: where present, the model's
     pool fill is built from its parts, its tasks at pool_task_factor (a row filled inside a pool
     task, in-engine, over the model's row) list-scheduled plus this in-engine excess, and
@@ -239,7 +239,7 @@ class ForwardCurve:
     frontend_token_us: float = 0.0
     frontend_request_ms: float = 0.0
     # and a structured request's more (its schema's parse and the backend's validation in
-    # InputProcessor._validate_params, engines.md Q4), refitted on a schema-on sweep
+    # InputProcessor._validate_params, docs/engines.md Q4), refitted on a schema-on sweep
     # (calibrate.engine.fit_frontend_structured, fit --fit-frontend); 0 = not measured
     frontend_structured_ms: float = 0.0
     # a prefill step the engine runs without its CUDA graph (SGLang: one new token, model/engines.py

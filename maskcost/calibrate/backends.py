@@ -1,4 +1,4 @@
-"""The two grammar engines, called the way vLLM 0.25.1 calls them (engines.md Q2-Q4):
+"""The two grammar engines, called the way vLLM 0.25.1 calls them (docs/engines.md Q2-Q4):
 xgrammar through a GrammarCompiler with its cache, a fresh GrammarMatcher per request; llguidance
 through an LLMatcher per request. Fill and accept are the very calls the engine makes per row."""
 from __future__ import annotations

@@ -166,7 +166,7 @@ def forward_from_summaries(summaries: list[dict[str, Any]], source: str,
 
 def measure_apply(vocab_size: int, rows=(1, 8, 32, 64, 128, 256, 512, 1024), repeats: int = 30) -> ApplyCost:
     """Pinned int32 bitmask -> GPU (non_blocking), then xgrammar's Triton masking kernel on float32
-    logits, as vLLM's V1 runner does (engines.md Q1); wall time with a device sync, median."""
+    logits, as vLLM's V1 runner does (docs/engines.md Q1); wall time with a device sync, median."""
     from importlib import metadata
 
     import torch
@@ -286,7 +286,7 @@ def fit_frontend_structured(profile, cfg, summaries: list[dict[str, Any]], log=N
     FRONTEND_STRUCTURED_MS whose simulation (cfg: the sweep's backend, cores and CPU speed) best matches
     the TTFT p50 and running count measured at concurrency >= 8. A structured request costs the API
     server more than the schema-off sweep's (its schema is parsed, and validated by the backend in
-    InputProcessor._validate_params, engines.md Q4), and where the loop saturates, as a fast-stepping
+    InputProcessor._validate_params, docs/engines.md Q4), and where the loop saturates, as a fast-stepping
     backend's does at 160-256, that cost sets the running batch."""
     from dataclasses import replace
     pts = _frontend_points(summaries, "on")

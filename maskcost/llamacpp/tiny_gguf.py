@@ -13,7 +13,7 @@ import numpy as np
 
 from ..calibrate.tokenizer import byte_to_unicode
 
-# Llama-3 instruct chat template (as ../shared/device/make_model_dir.py writes it)
+# Llama-3 instruct chat template (Meta-Llama-3-8B-Instruct's, as the device's model folder carries it)
 CHAT_TEMPLATE = (
     "{% set loop_messages = messages %}{% for message in loop_messages %}"
     "{% set content = '<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'"

@@ -2,7 +2,7 @@
 (model/scheduler.py), the clients (model/clients.py), the grammar compiler (model/compiler.py) and the API
 server (model/api_server.py); a step's times are model/step.py's arithmetic.
 
-Each engine step (vLLM v1 0.25.1 / SGLang 0.5.23; facts and citations: engines.md; what differs
+Each engine step (vLLM v1 0.25.1 / SGLang 0.5.23; facts and citations: docs/engines.md; what differs
 between the engines, one class each: model/engines.py):
   schedule -> launch the forward (GPU lane, non-blocking) -> on the CPU: advance the matchers by
   the previous step's tokens, fill the bitmask (engine thread, or the fill pool) -> join ->

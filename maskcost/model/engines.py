@@ -1,5 +1,5 @@
 """What differs between the engines: one class each, beside the source lines it mirrors
-(../shared/reference/engines.md). The step they share (model/engine.py's Simulation, with its scheduler,
+(docs/engines.md). The step they share (model/engine.py's Simulation, with its scheduler,
 grammar compiler and API server: model/scheduler.py, compiler.py, api_server.py) asks its engine here for the
 compile pool's size, the grammar cache rule, the wait for a grammar, how the bitmask is filled,
 how many rows the mask applies to, and whether a step's outputs wait for the next step's fill.
@@ -235,7 +235,7 @@ class Vllm(Engine):
     fill_chunk_rows: ClassVar[int] = 16
     fill_pool_max_workers: ClassVar[int] = 8
     # vllm/v1/core/sched/scheduler.py: each step probes every request still waiting for its grammar
-    # with future.result(timeout=1e-4) on the engine thread (engines.md, "extra CPU costs")
+    # with future.result(timeout=1e-4) on the engine thread (docs/engines.md, "extra CPU costs")
     compile_probe_ms: ClassVar[float] = 0.1
     # vllm/tool_parsers/utils.py (0.25.1): get_json_schema_from_tools 380-420 (a named function: its
     # parameters alone, 403-413), _get_tool_schema_defs 331-347 pops the $defs; parallel_tool_calls unread
@@ -401,7 +401,7 @@ class Sglang(Engine):
     name, version = "sglang", "0.5.23"
     # SGLang 0.5.17's (validation/h200-sglang-0.5.17/, run 2: xgrammar 0.2.1's traces), for 0.5.23 too
     shipped_profile = "sglang-0.5.17-h200.json.gz"
-    library_pins = {"xgrammar": "==0.2.7", "llguidance": ">=1.7.6,<2"}  # sglang-0.5.23 METADATA (engines.md)
+    library_pins = {"xgrammar": "==0.2.7", "llguidance": ">=1.7.6,<2"}  # sglang-0.5.23 METADATA (docs/engines.md)
     # managers/scheduler.py get_next_batch_to_run (0.5.23 :3993, 0.5.17 :3034-3043): "Run prefill first
     # if possible": a new prefill batch runs as a step of its own and the running batch's decode waits;
     # decode and prefill share a batch only with --enable-mixed-chunk (server_args.py:967-971, False)

@@ -82,7 +82,7 @@ class Scheduler:
         """The next step, sleeping while nothing is runnable: the slots that emit a token (decode
         rows, then prompts whose last chunk is in this step), their requests, which of them emit
         their first token, which are structured; the prompt tokens computed; the rows in a
-        non-final prefill chunk (no token, no bitmask row: engines.md, structured_output_request_ids); the
+        non-final prefill chunk (no token, no bitmask row: docs/engines.md, structured_output_request_ids); the
         decode slots (the first of the slots that emit); the prompt tokens of the rows that emit their first."""
         while True:
             if self.steady[0] == self.rows_version and not self.prefilling and not (self.waiting and self.free_slots):

@@ -2,7 +2,7 @@
 
 Both of the simulation's engine loops (model/engine.py: engine_loop, step by step; _quiet_run, a run
 of steady steps in one go) take a step's times from these functions, so the two cannot drift apart.
-The step (engines.md; each engine's mechanisms: model/engines.py): the engine thread's serial CPU work
+The step (docs/engines.md; each engine's mechanisms: model/engines.py): the engine thread's serial CPU work
 (advance the matchers, the engine's own per-step work, a compile it waits for) starts the step; the
 GPU forward runs beside it (after it, in a sync step with a grammar row); the fill follows the serial
 work (on the engine thread or the pool: the engine policy says how long); the mask is copied and

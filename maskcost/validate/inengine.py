@@ -19,7 +19,7 @@ from .probe import ENV_DIR
 
 # a point's fill kind counts only with this many probed calls in its windows
 MIN_CALLS = 20
-# the engine thread's work per step besides the fill (engines.md Q1: step_with_batch_queue)
+# the engine thread's work per step besides the fill (docs/engines.md Q1: step_with_batch_queue)
 STEP_CPU_CALLS = ("Scheduler.schedule", "UniProcExecutor.execute_model", "UniProcExecutor.sample_tokens",
                   "Scheduler.update_from_output")
 

@@ -1,6 +1,6 @@
 """Engine metrics from /metrics, parsed with prometheus_client's own parser.
 
-vLLM (engines.md Q5): vllm:num_requests_running (gauge), vllm:inter_token_latency_seconds and
+vLLM (docs/engines.md Q5): vllm:num_requests_running (gauge), vllm:inter_token_latency_seconds and
 vllm:iteration_tokens_total (histograms: _sum/_count give exact means over a window; the
 iteration histogram's _count grows once per engine step), vllm:generation_tokens_total,
 vllm:num_requests_waiting_by_reason{reason=deferred} (includes requests waiting for a grammar).

@@ -24,7 +24,7 @@ import time
 ENV_DIR = "MASKCOST_PROBE_DIR"
 
 # (module, class, method, what n counts): the methods vLLM 0.25.1 calls per step or per request.
-# Line numbers: engines.md Q1/Q2 and the files themselves.
+# Line numbers: docs/engines.md Q1/Q2 and the files themselves.
 PROBES = (
     # engine-core thread, once per step (vllm/v1/engine/core.py:519 step_with_batch_queue)
     ("vllm.v1.engine.core", "EngineCore", "step_with_batch_queue", "model_executed"),
