@@ -15,8 +15,8 @@ BUNDLED = {
     "cl100k": ("cl100k_base", "<|endoftext|>"),
     "o200k": ("o200k_base", "<|endoftext|>"),
 }
-# Llama-3's pre-tokenizer pattern (Meta-Llama-3's tokenizer.json, which the device's model folder carries too); llguidance only
-# uses it to tokenize strings, never for masks.
+# Llama-3's pre-tokenizer pattern (Meta-Llama-3's tokenizer.json, which the device's model folder carries too);
+# llguidance only uses it to tokenize strings, never for masks.
 LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
                   r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 
