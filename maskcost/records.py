@@ -91,10 +91,15 @@ SUMMARY_SCHEMA = {
 }
 
 
+_VALIDATOR: list = []  # SUMMARY_SCHEMA's validator, built once (on the first summary read)
+
+
 def _summary_error(summary: Any) -> str | None:
     """What is wrong with one summary line against SUMMARY_SCHEMA, in a few words; None: nothing."""
     import jsonschema
-    err = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(SUMMARY_SCHEMA).iter_errors(summary))
+    if not _VALIDATOR:
+        _VALIDATOR.append(jsonschema.Draft202012Validator(SUMMARY_SCHEMA))
+    err = jsonschema.exceptions.best_match(_VALIDATOR[0].iter_errors(summary))
     if err is None:
         return None
     where = "/".join(str(p) for p in err.absolute_path)
