@@ -3,6 +3,7 @@ point) and its raw per-request file. Beside the profile at the bottom of the pac
 model's measured workloads and validate all read them; nothing here talks to a server."""
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
@@ -91,15 +92,17 @@ SUMMARY_SCHEMA = {
 }
 
 
-_VALIDATOR: list = []  # SUMMARY_SCHEMA's validator, built once (on the first summary read)
+@functools.cache
+def _validator():
+    """SUMMARY_SCHEMA's validator, built once (on the first summary read)."""
+    import jsonschema
+    return jsonschema.Draft202012Validator(SUMMARY_SCHEMA)
 
 
 def _summary_error(summary: Any) -> str | None:
     """What is wrong with one summary line against SUMMARY_SCHEMA, in a few words; None: nothing."""
     import jsonschema
-    if not _VALIDATOR:
-        _VALIDATOR.append(jsonschema.Draft202012Validator(SUMMARY_SCHEMA))
-    err = jsonschema.exceptions.best_match(_VALIDATOR[0].iter_errors(summary))
+    err = jsonschema.exceptions.best_match(_validator().iter_errors(summary))
     if err is None:
         return None
     where = "/".join(str(p) for p in err.absolute_path)
