@@ -33,7 +33,7 @@ from typing import Callable
 import numpy as np
 
 from . import record
-from .record import RECORD, read_record
+from .record import RECORD
 
 LEVEL = 0.8  # the interval's target coverage
 MODES = ("nothing_read", "calibration_read", "speed_read")
@@ -76,11 +76,10 @@ class Interval:
 def read_errors(path: Path = RECORD) -> dict[tuple[str, str], list[tuple[str, float]]]:
     """(engine, mode) -> [(machine, ln(measured / predicted))] over the record's registered points."""
     out: dict[tuple[str, str], list[tuple[str, float]]] = {}
-    for p in read_record(path):
+    for p in (p for p in record.read_record(path) if p.scored):
         for mode, (read, read_from) in MODE_READS.items():
             predicted = p.predicted_read_itl_ms if read else p.predicted_bench_itl_ms
-            if p.registered and p.arm == "schema_on" and predicted is not None and \
-                    (read_from is None or p.speed_read_from == read_from):
+            if predicted is not None and (read_from is None or p.speed_read_from == read_from):
                 out.setdefault((p.engine, mode), []).append((p.machine, math.log(p.measured_itl_ms / predicted)))
     return out
 

@@ -42,6 +42,11 @@ class ScoredPoint:
     speed_read_from: str | None  # calibration | earlier_points
     registered: bool
 
+    @property
+    def scored(self) -> bool:
+        """Whether the point counts in the table and the intervals: registered, schema on."""
+        return self.registered and self.arm == "schema_on"
+
     def error_pct(self, read: bool) -> float | None:
         """100 (predicted / measured - 1) of one mode; None where the point has no such prediction."""
         p = self.predicted_read_itl_ms if read else self.predicted_bench_itl_ms
@@ -123,7 +128,7 @@ def table_rows(points: list[ScoredPoint]) -> list[str]:
     """The table's markdown lines: a header, then a row per check and backend, in CHECKS order."""
     rows = ["| check | backend | machines | median \\|ITL error\\|, the host's speed read from the server | "
             "nothing read |", "|---|---|---|---|---|"]
-    kept = [p for p in points if p.registered and p.arm == "schema_on"]
+    kept = [p for p in points if p.scored]
     for c in CHECKS:
         mine = [p for p in kept if re.fullmatch(c.sessions, p.session)]
         for i, backend in enumerate(sorted({p.backend for p in mine}, key=list(BACKEND_WORDS).index)):

@@ -118,7 +118,6 @@ class Simulation:
         self.first_t = np.full(n, np.nan)
         self.done_t = np.full(n, np.nan)
         self.structured = self.rng.random(n) < wl.structured_fraction
-        self.all_structured = bool(self.structured.all())
         pick = self.rng.integers(0, len(ids), n).tolist() if wl.schema_order == "random" else \
             [i % len(ids) for i in range(n)]
         self.req_schema = [ids[i] for i in pick]
@@ -290,7 +289,7 @@ class Simulation:
         their traces, and the terms that depend on the counts alone (cached in `by_counts` by (B, S))."""
         cfg, costs, engine = self.cfg, self.costs, self.engine
         r = _Rows(act=act, B=int(act.size), n_dec=int(dec_slots.size))  # the decode rows: act's first n_dec
-        r.s_slots, srid = (act, rids) if self.all_structured else (act[struct], None)
+        r.s_slots, srid = (act, rids) if self.scheduler.all_structured else (act[struct], None)
         r.ones = np.ones(r.B, int) if cfg.spec_tokens else None  # (without drafts _end_step advances each row by 1)
         r.S = int(r.s_slots.size)
         if r.S:
