@@ -3,7 +3,9 @@ import pytest
 
 from maskcost.model.config import EngineConfig, Workload
 from maskcost.model.costs import Costs
-from maskcost.model.host_share import Demand, Share, next_share, simulate
+import numpy as np
+
+from maskcost.model.host_share import Demand, Share, next_share, quota_factor, simulate, throttled_ms
 from maskcost.model.metrics import summarize
 from synth import constant_profile
 
@@ -87,6 +89,27 @@ def test_a_quota_throttles_by_the_cpus_it_would_use_and_a_cpuset_by_its_lanes():
     # a quota above what the engine uses never binds
     q12, _ = run(p, 256, usable_cores=16, cpu_count=16, cpu_quota=12.0)
     assert q12["itl_ms_mean"] == pytest.approx(3.2, rel=1e-6)
+
+
+def test_a_quota_is_spent_period_by_period():
+    """cgroup cpu.max walked by hand: 100-ms periods, each with quota x 100 ms of CPU to spend."""
+    # 3 CPUs steady for 300 ms under 2: each period's 200 ms of CPU lasts 66.7 ms; 4 periods do 266.7 ms of
+    # the work, the last 33.3 ms runs in the fifth: 433.3 ms (the mean field, 3 / 2 of 300: 450)
+    assert throttled_ms(np.array([300.0]), np.array([3.0]), 2.0) == pytest.approx(400 + 100 / 3)
+    # under the quota on average and in every period: no wait (95 ms at 1 CPU and 5 ms at 9: 140 of 150)
+    dur, cpus = np.tile([95.0, 5.0], 10), np.tile([1.0, 9.0], 10)
+    assert throttled_ms(dur, cpus, 1.5) == pytest.approx(1000.0)
+    # a burst of 8 CPUs for 20 ms, then 80 ms idle, under 1 CPU: 12.5 ms spends the period's 100 ms, the
+    # engine waits to 100, the burst's last 7.5 ms runs then, and the idle 80: 187.5 ms where the mean
+    # field (1.6 CPUs over 1) says 160
+    assert throttled_ms(np.array([20.0, 80.0]), np.array([8.0, 0.0]), 1.0) == pytest.approx(187.5)
+    d = Demand(engine_thread=0.0, api_server=0.0, fill_pool=1.6, compile_pool=0.0, gpu=0.0)
+    cfg = EngineConfig(usable_cores=16, cpu_quota=1.0)
+    assert quota_factor(cfg, d) == pytest.approx(1.6)
+    assert quota_factor(cfg, d, (np.array([20.0, 80.0]), np.array([8.0, 0.0]))) == pytest.approx(1.875)
+    # the segments of a run already stretched by 1.875 are first taken back to their unthrottled lengths
+    assert quota_factor(cfg, d, (np.array([37.5, 150.0]), np.array([8.0, 0.0])), 1.875) == pytest.approx(1.875)
+    assert quota_factor(EngineConfig(), d, (np.array([20.0]), np.array([8.0]))) == 1.0  # no quota
 
 
 @pytest.mark.parametrize("kw, flag", [({"replicas": 0}, "--replicas"), ({"replica_gpu": "two"}, "--replica-gpu"),

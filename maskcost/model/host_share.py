@@ -21,11 +21,17 @@ field: each other replica is taken at its average, not step by step):
   single-engine model (what one replica alone is calibrated and checked as) is the reference: one
   replica gives factors of 1 exactly.
 - **A CPU quota** (`cpu_quota`, cgroup v2 cpu.max): the group's threads run on any usable core until
-  they have used quota x period of CPU time in the period (100 ms by default), then all wait to its
-  end. The pools are still sized from cpu_count, and they run as wide as the usable cores allow. A
-  replica that would use rho > Q CPUs gets Q / rho of its pace: every part of its step (the GPU's
-  next launch waits for the throttled engine thread) takes rho / Q as long. Over a period this is
-  the CPU budget exactly; where in the period a stall falls (a step's tail latency) is not modelled.
+  they have used quota x period of CPU time in the period (PERIOD_MS, cpu.max's default 100 ms), then
+  all wait to its end. The pools are still sized from cpu_count, and they run as wide as the usable
+  cores allow. The model walks the replica's run period by period (throttled_ms): the CPUs it keeps
+  busy through each step (its engine thread, a fill-pool burst while the engine thread waits for it,
+  the API server and the compile pool at their run's average) spend the period's budget; once it is
+  spent the replica waits to the period's end. A steady demand rho > Q runs at Q / rho of its pace
+  (the mean field); a burst (a pool of 8 threads) can spend a period's budget while the average is
+  under the quota, and then the rest of that period is lost. The factor, wall time over unthrottled
+  time, stretches every part of the next round's step alike (the GPU's next launch waits for the
+  throttled engine thread): the mean ITL is modelled, not where in a period a stall falls (a step's
+  tail), and a forward in flight is taken to stall with the host.
 
 Each round runs the replica with the factors the last one's demand gives, until no factor moves by
 more than TOLERANCE (at most MAX_ROUNDS rounds; a run that did not settle says so).
@@ -44,6 +50,7 @@ from .metrics import step_columns
 
 TOLERANCE = 0.005
 MAX_ROUNDS = 12
+PERIOD_MS = 100.0  # cgroup v2 cpu.max's default period ("max 100000" us)
 
 
 @dataclass(frozen=True)
@@ -73,29 +80,83 @@ class Share:
         return all(abs(a / b - 1.0) <= TOLERANCE for a, b in zip(asdict(self).values(), asdict(other).values()))
 
 
-def demand(sim: Simulation) -> Demand:
-    """A finished run's Demand, over the time from its start to its last step's end."""
-    if not sim.steps:
-        return Demand(0.0, 0.0, 0.0, 0.0, 0.0)
+def _step_cpu(sim: Simulation) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, float]:
+    """A run's steps as columns, and per step the engine thread's waits for other fill threads and the
+    CPU time of those threads (ms), and the run's end (ms)."""
     col = step_columns(sim.steps)
     t_end = float(col["t_start_ms"][-1] + col["period_ms"][-1])
-    if t_end <= 0:
-        return Demand(0.0, 0.0, 0.0, 0.0, 0.0)
     pool = col["pool_used"] > 0
     batched = sim.engine.fills_batched(sim)  # (SGLang's llguidance: every fill on its rayon pool)
     # the engine thread waits (not runs) while other threads fill: vLLM's pool, or the batched fill
     waits = np.where(pool, col["pool_wait_ms"], col["thread_fill_ms"] if batched else 0.0)
     pool_fill = col["fill_ms"] if batched else np.where(pool, col["fill_ms"], 0.0)
+    return col, waits, pool_fill, t_end
+
+
+def demand(sim: Simulation) -> Demand:
+    """A finished run's Demand, over the time from its start to its last step's end."""
+    if not sim.steps:
+        return Demand(0.0, 0.0, 0.0, 0.0, 0.0)
+    col, waits, pool_fill, t_end = _step_cpu(sim)
+    if t_end <= 0:
+        return Demand(0.0, 0.0, 0.0, 0.0, 0.0)
     return Demand(engine_thread=float((col["period_ms"] - waits).sum()) / t_end,
                   api_server=(sim.api.busy_ms if sim.api is not None else 0.0) / t_end,
                   fill_pool=float(pool_fill.sum()) / t_end, compile_pool=sim.compiler.busy_ms / t_end,
                   gpu=min(1.0, float(col["forward_ms"].sum()) / t_end))
 
 
-def next_share(cfg: EngineConfig, d: Demand) -> Share:
-    """The factors a replica of demand `d` meets beside cfg.replicas - 1 others like it (module doc)."""
+def cpu_segments(sim: Simulation, d: Demand) -> tuple[np.ndarray, np.ndarray]:
+    """A run's CPU use over time as segments (durations ms, CPUs busy): per step, the engine thread's
+    part (1 CPU) and the pool's burst while the engine thread waits for it (the pool's CPU time over that
+    wait), then the gap to the next step (the engine thread idle); the API server and the compile pool
+    beside them at their run's average (d)."""
+    if not sim.steps:
+        return np.zeros(0), np.zeros(0)
+    col, waits, pool_fill, t_end = _step_cpu(sim)
+    start, period = col["t_start_ms"], col["period_ms"]
+    gap = np.maximum(np.append(start[1:], t_end) - (start + period), 0.0)
+    burst = np.divide(pool_fill, waits, out=np.zeros_like(waits), where=waits > 0)
+    dur = np.column_stack([period - waits, waits, gap]).ravel()
+    cpus = np.column_stack([np.ones_like(waits), burst, np.zeros_like(waits)]).ravel()
+    return dur, cpus + d.api_server + d.compile_pool
+
+
+def throttled_ms(dur_ms: np.ndarray, cpus: np.ndarray, quota_cpus: float, period_ms: float = PERIOD_MS) -> float:
+    """The wall time the segments (durations ms, CPUs busy, as they run with no quota) take under a quota
+    of quota_cpus a period: each period's budget quota_cpus x period_ms spent as they run, and once it
+    is spent, the rest of the period waited out (the module doc). Periods begin at 0."""
+    budget = quota_cpus * period_ms
+    wall, left, period_end = 0.0, budget, period_ms
+    for du, r in zip(dur_ms.tolist(), cpus.tolist()):
+        while du > 1e-9:
+            x = min(du, period_end - wall, left / r if r > 0 else du)
+            wall, du, left = wall + x, du - x, left - r * x
+            if du > 1e-9 and left <= 1e-9 * budget:
+                wall = period_end  # throttled to the period's end
+            if wall >= period_end - 1e-9:
+                period_end, left = period_end + period_ms, budget
+    return wall
+
+
+def quota_factor(cfg: EngineConfig, d: Demand, segments: tuple[np.ndarray, np.ndarray] | None = None,
+                 ran_at: float = 1.0) -> float:
+    """How much longer a replica's run takes under cfg.cpu_quota: its segments (of a run stretched by
+    ran_at, the factor it ran at) walked period by period; without segments, the mean field max(1, rho / Q)."""
+    if cfg.cpu_quota is None:
+        return 1.0
+    if segments is None or not segments[0].size:
+        return max(1.0, d.cpus / cfg.cpu_quota)
+    dur, cpus = segments[0] / ran_at, segments[1]
+    total = float(dur.sum())
+    return max(1.0, throttled_ms(dur, cpus, cfg.cpu_quota) / total) if total > 0 else 1.0
+
+
+def next_share(cfg: EngineConfig, d: Demand, quota: float | None = None) -> Share:
+    """The factors a replica of demand `d` meets beside cfg.replicas - 1 others like it (module doc);
+    quota: its quota's factor (quota_factor), None for the mean field's."""
     rho = d.cpus
-    quota = 1.0 if cfg.cpu_quota is None else max(1.0, rho / cfg.cpu_quota)
+    quota = quota_factor(cfg, d) if quota is None else quota
     held = rho if cfg.cpu_quota is None else min(rho, cfg.cpu_quota)  # the CPUs a replica holds on average
     others = (cfg.replicas - 1) * held
     cores = float(cfg.usable_cores)
@@ -126,7 +187,8 @@ def simulate(costs: Costs, cfg: EngineConfig, wl: Workload, record_trace: bool =
         rounds += 1
         sim = Simulation(shared_costs(costs, cfg, share), cfg, wl, record_trace).run()
         d = demand(sim)
-        nxt = next_share(cfg, d)
+        q = quota_factor(cfg, d, cpu_segments(sim, d), share.quota_factor) if cfg.cpu_quota is not None else 1.0
+        nxt = next_share(cfg, d, q)
         if nxt.close_to(share):
             settled = True
             break
