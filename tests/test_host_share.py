@@ -11,7 +11,8 @@ from synth import constant_profile
 
 
 def run(profile, concurrency, structured_fraction=1.0, **ekw):
-    cfg = EngineConfig(**ekw)
+    """One replica's run; the bitmask copy's spinners left out unless asked for (each case isolates a mechanism)."""
+    cfg = EngineConfig(**{"omp_spin_ms": 0.0, **ekw})
     wl = Workload(concurrency=concurrency, requests=max(400, 4 * concurrency), prompt_tokens=1,
                   structured_fraction=structured_fraction)
     sim, share = simulate(Costs(profile, cfg.backend, cfg.cpu_speed), cfg, wl)
@@ -91,6 +92,21 @@ def test_a_quota_throttles_by_the_cpus_it_would_use_and_a_cpuset_by_its_lanes():
     assert q12["itl_ms_mean"] == pytest.approx(3.2, rel=1e-6)
 
 
+def test_the_xgrammar_bitmask_copy_leaves_the_openmp_team_spinning():
+    # 32 rows of a 4,008-int32 bitmask (128,256 int32: over torch's 32,768) copied each step of 20 ms (the
+    # forward; the fill, 0.32 ms, beside it): on 8 cores the 7 other threads of the team spin 9 ms a step
+    p = constant_profile(fill_us=10.0, forward_ms=20.0)
+    kw = dict(usable_cores=8, cpu_count=16, cpu_quota=8.0)  # a quota it never spends: the demand reported
+    _, share = run(p, 32, omp_spin_ms=9.0, **kw)
+    assert share["demand"]["copy_spin"] == pytest.approx(7 * 9.0 / 20.0, rel=0.03)
+    _, share = run(p, 32, omp_spin_ms=30.0, **kw)  # a spin longer than the step: until the next step's copy
+    assert share["demand"]["copy_spin"] == pytest.approx(7.0, rel=0.03)
+    _, share = run(p, 32, omp_spin_ms=9.0, backend="guidance", **kw)  # llguidance's bitmask is pinned: no copy
+    assert share["demand"]["copy_spin"] == 0.0
+    _, share = run(p, 8, omp_spin_ms=9.0, **kw)  # 8 rows, 32,064 int32: a serial copy
+    assert share["demand"]["copy_spin"] == 0.0
+
+
 def test_a_quota_is_spent_period_by_period():
     """cgroup cpu.max walked by hand: 100-ms periods, each with quota x 100 ms of CPU to spend."""
     # 3 CPUs steady for 300 ms under 2: each period's 200 ms of CPU lasts 66.7 ms; 4 periods do 266.7 ms of
@@ -113,7 +129,8 @@ def test_a_quota_is_spent_period_by_period():
 
 
 @pytest.mark.parametrize("kw, flag", [({"replicas": 0}, "--replicas"), ({"replica_gpu": "two"}, "--replica-gpu"),
-                                      ({"cpu_quota": 0.0}, "--cpu-quota"), ({"cpu_quota": 32.0}, "--cpu-quota")])
+                                      ({"cpu_quota": 0.0}, "--cpu-quota"), ({"cpu_quota": 32.0}, "--cpu-quota"),
+                                      ({"omp_spin_ms": -1.0}, "--omp-spin-ms")])
 def test_bad_sharing_is_one_line_naming_the_flag(kw, flag):
     with pytest.raises(ValueError, match=flag):
         EngineConfig(**kw)

@@ -95,7 +95,9 @@ def _engine_configs(args, profile: Profile, speeds: Speeds):
                                                          cpu_count=cpu_count, usable_cores=cores, spec_tokens=k,
                                                          cpu_speed=speed, cpu_speed_pool=speeds.pool,
                                                          replicas=replicas, cpu_quota=quota,
-                                                         replica_gpu=getattr(args, "replica_gpu", "own")))
+                                                         replica_gpu=getattr(args, "replica_gpu", "own"),
+                                                         **{k: getattr(args, k) for k in ("omp_spin_ms", "omp_threads")
+                                                            if getattr(args, k, None) is not None}))
     return out
 
 

@@ -311,6 +311,14 @@ def add_parser(sub) -> None:
                    help="a cgroup CPU quota on each engine (cpu.max quota / period, in CPUs; a container's --cpus), "
                         "unlike --cores its threads run on any of the cores until the quota is spent "
                         "(default: none)")
+    h.add_argument("--omp-spin-ms", type=float, default=e.omp_spin_ms, metavar="MS",
+                   help="how long an idle OpenMP thread spins on this host before it sleeps: with xgrammar on vLLM, "
+                        "the CPU each other thread of the engine's team burns after a step's bitmask copy, which "
+                        "contends with other engines and spends a quota (docs/model.md; default: "
+                        f"{e.omp_spin_ms:g}, a 16-core Xeon's)")
+    h.add_argument("--omp-threads", type=int, metavar="N",
+                   help="the engine's OpenMP team: the CPUs it could run on when it started (a later taskset does "
+                        "not resize it; default: --cores)")
     add_workload_args(p.add_argument_group("the workload (one engine's)"),
                       "closed-loop clients (default 1 8 32 64 128 160 192 256)")
     o = p.add_argument_group("output")

@@ -45,6 +45,14 @@ class EngineConfig:
     # a cgroup v2 CPU quota on each replica (cpu.max: quota / period), in CPUs; None: no quota. Unlike a
     # cpuset (usable_cores), the engine's threads run on any of the usable cores until the quota is spent
     cpu_quota: float | None = None
+    # how long an idle OpenMP thread of the engine spins after a parallel region before it sleeps (libgomp's
+    # GOMP_SPINCOUNT times the CPU's pause): the CPU each spinner of a step's bitmask copy burns
+    # (Engine.copy_spinners; model/host_share.py). Fit on a 16-core Xeon H200 host, checked on a second one
+    # (validation/h200-vllm-0.25.1/shape/posthoc/omp_spin.txt); about 5 ms on the 2-core AMD EPYC of CI
+    omp_spin_ms: float = 9.0
+    # the engine's OpenMP team: the CPUs it could run on when it started (libgomp sizes the team then; a later
+    # taskset does not); None: usable_cores
+    omp_threads: int | None = None
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -65,6 +73,10 @@ class EngineConfig:
         if self.cpu_quota is not None and not 0 < self.cpu_quota <= self.usable_cores:
             raise ValueError(f"--cpu-quota {self.cpu_quota}: CPUs in (0, --cores {self.usable_cores}] (a quota "
                              f"beyond the cores it may run on never binds)")
+        if not self.omp_spin_ms >= 0:
+            raise ValueError(f"--omp-spin-ms {self.omp_spin_ms}: must be >= 0")
+        if self.omp_threads is not None and self.omp_threads < 1:
+            raise ValueError(f"--omp-threads {self.omp_threads}: must be >= 1")
         if self.spec_method not in SPEC_METHODS:
             raise ValueError(f"--spec-method {self.spec_method}: unknown (known: {', '.join(SPEC_METHODS)})")
 

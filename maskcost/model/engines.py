@@ -97,6 +97,10 @@ class ServerMetrics:
     extra_counter_prefixes: tuple[str, ...] = ()  # more counters kept as window deltas
 
 
+# torch runs a CPU copy of at least this many elements on its OpenMP team (at::internal::GRAIN_SIZE)
+COPY_PARALLEL_ELEMENTS = 32768
+
+
 class Engine:
     """The defaults; each engine overrides what its source does differently."""
     name: ClassVar[str]
@@ -186,6 +190,12 @@ class Engine:
     def pool_threads(self, cfg: EngineConfig) -> int:
         """Threads that fill the bitmask together beside the engine thread, on the cores they may use
         (model/host_share.py: a burst of them contends with other engines); 0: none."""
+        return 0
+
+    def copy_spinners(self, cfg: EngineConfig) -> int:
+        """OpenMP threads that spin after a step's bitmask is copied into pinned memory on the host
+        (model/host_share.py: CPU they keep busy, contending with other engines and spending a quota),
+        for a step whose bitmask holds at least COPY_PARALLEL_ELEMENTS int32; 0: none."""
         return 0
 
     def fills_batched(self, sim: SimulationView) -> bool:
@@ -297,6 +307,15 @@ class Vllm(Engine):
 
     def pool_threads(self, cfg: EngineConfig) -> int:
         return self.fill_pool_lanes(cfg) if self.pool_exists(cfg.max_num_seqs) and not cfg.spec_tokens else 0
+
+    def copy_spinners(self, cfg: EngineConfig) -> int:
+        # the model runner copies the step's bitmask to the GPU through async_copy_to_gpu, whose
+        # x.pin_memory() copies an unpinned tensor into pinned memory (v1/worker/gpu/buffer_utils.py:26-41,
+        # from v1/worker/gpu/structured_outputs.py:32-36); xgrammar's allocate_token_bitmask is not pinned,
+        # llguidance's is (docs/engines.md, "The bitmask's pinned copy"). A torch CPU copy that large runs
+        # on the OpenMP team of the EngineCore (TP=1; EngineConfig.omp_threads, by default a thread a usable
+        # core), whose other threads spin after it (EngineConfig.omp_spin_ms)
+        return (cfg.omp_threads or cfg.usable_cores) - 1 if cfg.backend == "xgrammar" else 0
 
     def pool_fill(self, sim: SimulationView, row_ms: np.ndarray, workers: int, t0: float) -> float:
         """vLLM's fill ThreadPoolExecutor, begun at t0: chunks of 16 rows in submission order, each taken

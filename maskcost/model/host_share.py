@@ -14,6 +14,8 @@ field: each other replica is taken at its average, not step by step):
   (busy while it steps, in its own work or spinning on the GPU's result, CUDA's default wait where
   cores outnumber contexts), its API server, its fill pool (vLLM: min(cpu_count // 2, 8) threads;
   SGLang with llguidance: the rayon pool), its compile pool, all sized from cpu_count as if alone.
+  With xgrammar on vLLM, each step's bitmask is copied into pinned memory on the OpenMP team of the
+  usable cores, whose other threads then spin (omp_spin_ms, Engine.copy_spinners): CPU too.
   A replica's demand rho is the CPUs those threads keep busy on average (Demand, read from its run);
   the others add L = (N - 1) rho. On C cores, work that runs while rho + L threads want a core is
   slowed by max(1, (rho + L) / C), and a fill-pool burst of k threads (with the replica's own API
@@ -46,6 +48,7 @@ import numpy as np
 from .config import EngineConfig, Workload
 from .costs import Costs
 from .engine import Simulation
+from .engines import COPY_PARALLEL_ELEMENTS
 from .metrics import step_columns
 
 TOLERANCE = 0.005
@@ -61,10 +64,11 @@ class Demand:
     fill_pool: float  # CPU time of the threads that fill beside it (vLLM's pool, llguidance's batched fill): their rows
     compile_pool: float
     gpu: float  # the fraction of the time a forward is in flight
+    copy_spin: float = 0.0  # the OpenMP threads that spin after each step's bitmask copy (Engine.copy_spinners)
 
     @property
     def cpus(self) -> float:
-        return self.engine_thread + self.api_server + self.fill_pool + self.compile_pool
+        return self.engine_thread + self.api_server + self.fill_pool + self.compile_pool + self.copy_spin
 
 
 @dataclass(frozen=True)
@@ -82,9 +86,14 @@ class Share:
 
 def _step_cpu(sim: Simulation) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, float]:
     """A run's steps as columns, and per step the engine thread's waits for other fill threads and the
-    CPU time of those threads (ms), and the run's end (ms)."""
+    CPU time of those threads (ms), and the run's end (ms). The columns gain spin_ms: the CPU the
+    OpenMP team spins after the step's bitmask copy, each spinner until the next step's or omp_spin_ms."""
     col = step_columns(sim.steps)
     t_end = float(col["t_start_ms"][-1] + col["period_ms"][-1])
+    cfg = sim.cfg
+    big = col["structured_rows"] * (sim.costs.profile.bitmask_row_bytes // 4) >= COPY_PARALLEL_ELEMENTS
+    until_next = np.append(np.diff(col["t_start_ms"]), col["period_ms"][-1])
+    col["spin_ms"] = np.where(big, cfg.policy.copy_spinners(cfg) * np.minimum(cfg.omp_spin_ms, until_next), 0.0)
     pool = col["pool_used"] > 0
     batched = sim.engine.fills_batched(sim)  # (SGLang's llguidance: every fill on its rayon pool)
     # the engine thread waits (not runs) while other threads fill: vLLM's pool, or the batched fill
@@ -103,14 +112,14 @@ def demand(sim: Simulation) -> Demand:
     return Demand(engine_thread=float((col["period_ms"] - waits).sum()) / t_end,
                   api_server=(sim.api.busy_ms if sim.api is not None else 0.0) / t_end,
                   fill_pool=float(pool_fill.sum()) / t_end, compile_pool=sim.compiler.busy_ms / t_end,
-                  gpu=min(1.0, float(col["forward_ms"].sum()) / t_end))
+                  gpu=min(1.0, float(col["forward_ms"].sum()) / t_end), copy_spin=float(col["spin_ms"].sum()) / t_end)
 
 
 def cpu_segments(sim: Simulation, d: Demand) -> tuple[np.ndarray, np.ndarray]:
     """A run's CPU use over time as segments (durations ms, CPUs busy): per step, the engine thread's
     part (1 CPU) and the pool's burst while the engine thread waits for it (the pool's CPU time over that
-    wait), then the gap to the next step (the engine thread idle); the API server and the compile pool
-    beside them at their run's average (d)."""
+    wait), then the gap to the next step (the engine thread idle); the copy's spinners spread over the
+    step and its gap; the API server and the compile pool beside them at their run's average (d)."""
     if not sim.steps:
         return np.zeros(0), np.zeros(0)
     col, waits, pool_fill, t_end = _step_cpu(sim)
@@ -118,7 +127,8 @@ def cpu_segments(sim: Simulation, d: Demand) -> tuple[np.ndarray, np.ndarray]:
     gap = np.maximum(np.append(start[1:], t_end) - (start + period), 0.0)
     burst = np.divide(pool_fill, waits, out=np.zeros_like(waits), where=waits > 0)
     dur = np.column_stack([period - waits, waits, gap]).ravel()
-    cpus = np.column_stack([np.ones_like(waits), burst, np.zeros_like(waits)]).ravel()
+    spin = np.divide(col["spin_ms"], period + gap, out=np.zeros_like(waits), where=period + gap > 0)
+    cpus = (np.column_stack([np.ones_like(waits), burst, np.zeros_like(waits)]) + spin[:, None]).ravel()
     return dur, cpus + d.api_server + d.compile_pool
 
 
