@@ -163,11 +163,11 @@ def for_point(engine: str, read: str | None, shipped: dict[tuple[str, str], Inte
 def attach(points: list[dict], read: str | None) -> None:
     """Each point's ITL mean with its engine's 80% interval: `itl_ms_pi80` [low, high] and `interval`
     (the rule's figures); nothing where the record has no interval for the engine, nor for an engine that
-    shares its host (replicas, a quota: none of the record's points did)."""
+    shares its host (replicas, a quota) or spans GPUs (tensor parallel): none of the record's points did."""
     shipped = load()
     for p in points:
-        if p.get("replicas", 1) > 1 or p.get("cpu_quota") is not None:
-            continue  # the record's errors are of engines alone (model/host_share.py)
+        if p.get("replicas", 1) > 1 or p.get("cpu_quota") is not None or p.get("tensor_parallel", 1) > 1:
+            continue  # the record's errors are of engines alone on one GPU (model/host_share.py)
         iv = for_point(p["engine"], read, shipped)
         if iv is not None and p.get("itl_ms_mean") is not None:
             p["itl_ms_pi80"] = [p["itl_ms_mean"] * iv.lo_ratio, p["itl_ms_mean"] * iv.hi_ratio]

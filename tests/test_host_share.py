@@ -107,6 +107,21 @@ def test_the_xgrammar_bitmask_copy_leaves_the_openmp_team_spinning():
     assert share["demand"]["copy_spin"] == 0.0
 
 
+def test_tensor_parallel_is_one_engine_whose_forward_spans_the_gpus():
+    # schema off, every step its forward: 5 ms at TP 1, 2.5 ms at TP 2 with half the forward (the ratio)
+    p = constant_profile(forward_ms=5.0)
+    two, share = run(p, 32, structured_fraction=0.0, tensor_parallel=2, tp_forward_ratio=0.5, cpu_quota=16.0)
+    assert two["itl_ms_mean"] == pytest.approx(2.5, rel=1e-6)
+    # its two workers busy while it steps (all the time: a closed loop that never idles), its bitmask copy
+    # serial in them (no spinners, whatever the spin time), the engine thread busy as at TP 1
+    assert share["demand"]["tp_workers"] == pytest.approx(2.0, rel=0.01)
+    _, share = run(constant_profile(fill_us=10.0, forward_ms=20.0), 32, tensor_parallel=2, omp_spin_ms=9.0,
+                   usable_cores=8, cpu_quota=8.0)
+    assert share["demand"]["copy_spin"] == 0.0
+    with pytest.raises(ValueError, match="--tensor-parallel 2: modelled for vLLM only"):
+        EngineConfig(engine="sglang", tensor_parallel=2)
+
+
 def test_a_quota_is_spent_period_by_period():
     """cgroup cpu.max walked by hand: 100-ms periods, each with quota x 100 ms of CPU to spend."""
     # 3 CPUs steady for 300 ms under 2: each period's 200 ms of CPU lasts 66.7 ms; 4 periods do 266.7 ms of
@@ -130,7 +145,9 @@ def test_a_quota_is_spent_period_by_period():
 
 @pytest.mark.parametrize("kw, flag", [({"replicas": 0}, "--replicas"), ({"replica_gpu": "two"}, "--replica-gpu"),
                                       ({"cpu_quota": 0.0}, "--cpu-quota"), ({"cpu_quota": 32.0}, "--cpu-quota"),
-                                      ({"omp_spin_ms": -1.0}, "--omp-spin-ms")])
+                                      ({"omp_spin_ms": -1.0}, "--omp-spin-ms"), ({"omp_threads": 0}, "--omp-threads"),
+                                      ({"tensor_parallel": 0}, "--tensor-parallel"),
+                                      ({"tp_forward_ratio": 0.0}, "--tp-forward-ratio")])
 def test_bad_sharing_is_one_line_naming_the_flag(kw, flag):
     with pytest.raises(ValueError, match=flag):
         EngineConfig(**kw)

@@ -96,7 +96,8 @@ def _engine_configs(args, profile: Profile, speeds: Speeds):
                                                          cpu_speed=speed, cpu_speed_pool=speeds.pool,
                                                          replicas=replicas, cpu_quota=quota,
                                                          replica_gpu=getattr(args, "replica_gpu", "own"),
-                                                         **{k: getattr(args, k) for k in ("omp_spin_ms", "omp_threads")
+                                                         **{k: getattr(args, k) for k in ("omp_spin_ms", "omp_threads", "tensor_parallel",
+                                                                                  "tp_forward_ratio")
                                                             if getattr(args, k, None) is not None}))
     return out
 

@@ -61,7 +61,8 @@ def _fmt(v: Any, nd: int = 1) -> str:
 def print_table(points: list[dict[str, Any]]) -> None:
     band = any("band" in p for p in points)
     pi = any("itl_ms_pi80" in p for p in points)
-    shared = any(p.get("replicas", 1) > 1 or p.get("cpu_quota") is not None for p in points)
+    shared = any(p.get("replicas", 1) > 1 or p.get("cpu_quota") is not None or p.get("tensor_parallel", 1) > 1
+                 for p in points)
     hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}" + (f"{'host':>12}" if shared else "") + f"{'conc':>6}{'running':>8}{'ITL on':>9}{'±95%':>6}"
            + (f"{'80% interval':>15}" if pi else "") + (f"{'band':>14}" if band else "") + f"{'p50':>8}"
            f"{'p99':>8}{'ITL off':>9}{'overhd%':>9}{'tok/s on':>10}{'tok/s off':>10}{'TTFT p50':>9}"
@@ -88,15 +89,15 @@ def print_table(points: list[dict[str, Any]]) -> None:
                                                                if "interval" in p})) if pi else "") +
           ("; band = ITL on with the engine as fast / as slow as on the fastest / slowest server of the profile's "
            "host type measured, against their bench (profile.engine_speeds)" if band else "") +
-          ("; host = engines on the host x, 1gpu where they share one GPU, q = each one's CPU quota; the figures are "
+          ("; host = engines on the host x, 1gpu where they share one GPU, tp = GPUs an engine spans, q = each one's CPU quota; the figures are "
            "one engine's (no 80% interval: the record's errors are of engines alone)" if shared else ""))
 
 
 def _host(p: dict[str, Any]) -> str:
-    """The predict table's host column: replicas (and their GPU), quota."""
-    q = p.get("cpu_quota")
+    """The predict table's host column: replicas (and their GPU), tensor parallel, quota."""
+    q, tp = p.get("cpu_quota"), p.get("tensor_parallel", 1)
     return f"{p['replicas']}x" + ("/1gpu" if p["replica_gpu"] == "shared" and p["replicas"] > 1 else "") + \
-        (f" q{q:g}" if q is not None else "")
+        (f" tp{tp}" if tp > 1 else "") + (f" q{q:g}" if q is not None else "")
 
 
 def _span(lo_hi: list[float | None] | None) -> str:
@@ -316,6 +317,12 @@ def add_parser(sub) -> None:
                         "the CPU each other thread of the engine's team burns after a step's bitmask copy, which "
                         "contends with other engines and spends a quota (docs/model.md; default: "
                         f"{e.omp_spin_ms:g}, a 16-core Xeon's)")
+    h.add_argument("--tensor-parallel", type=int, default=e.tensor_parallel, metavar="N",
+                   help="one engine over N GPUs (vLLM): one scheduler and fill on the host, a worker process a GPU "
+                        f"busy while it steps (default: {e.tensor_parallel})")
+    h.add_argument("--tp-forward-ratio", type=float, default=e.tp_forward_ratio, metavar="R",
+                   help="the forward at --tensor-parallel over the profile's at the same rows, e.g. the ratio of "
+                        "two schema-off sweeps' ITL (default: 1, the profile was calibrated at that size)")
     h.add_argument("--omp-threads", type=int, metavar="N",
                    help="the engine's OpenMP team: the CPUs it could run on when it started (a later taskset does "
                         "not resize it; default: --cores)")

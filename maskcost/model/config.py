@@ -53,6 +53,11 @@ class EngineConfig:
     # the engine's OpenMP team: the CPUs it could run on when it started (libgomp sizes the team then; a later
     # taskset does not); None: usable_cores
     omp_threads: int | None = None
+    # tensor parallel: one engine whose step spans this many GPUs (one scheduler and one fill on the host;
+    # Engine.tensor_parallel_modelled), and its forward over the profile's at the same rows (1.0: the profile
+    # was calibrated at this tensor parallel size)
+    tensor_parallel: int = 1
+    tp_forward_ratio: float = 1.0
 
     def __post_init__(self) -> None:
         if self.engine not in ENGINES:
@@ -75,6 +80,12 @@ class EngineConfig:
                              f"beyond the cores it may run on never binds)")
         if not self.omp_spin_ms >= 0:
             raise ValueError(f"--omp-spin-ms {self.omp_spin_ms}: must be >= 0")
+        if self.tensor_parallel < 1 or not self.tp_forward_ratio > 0:
+            raise ValueError(f"--tensor-parallel {self.tensor_parallel} --tp-forward-ratio {self.tp_forward_ratio}: "
+                             f"a size >= 1 and a ratio > 0")
+        if self.tensor_parallel > 1 and not self.policy.tensor_parallel_modelled:
+            raise ValueError(f"--tensor-parallel {self.tensor_parallel}: modelled for vLLM only, not for "
+                             f"{self.engine} {self.policy.version}")
         if self.omp_threads is not None and self.omp_threads < 1:
             raise ValueError(f"--omp-threads {self.omp_threads}: must be >= 1")
         if self.spec_method not in SPEC_METHODS:

@@ -90,6 +90,8 @@ class Costs:
     # and the engine's own per-step CPU work measured as an ITL difference (cpu_overhead_ms: not scaled
     # by cpu_speed, it is the profile host's), as the other host work, by this
     overhead_factor: float = 1.0
+    # the forward at the engine's tensor parallel size over the profile's (EngineConfig.tp_forward_ratio)
+    forward_factor: float = 1.0
 
     def __init__(self, profile: Profile, backend: str, cpu_speed: float = 1.0) -> None:
         if backend not in profile.backends:
@@ -192,7 +194,13 @@ class Costs:
             f += max(0.0, self.prefill(prefill_tokens) - self.prefill(1.0))
         if self.context_ms_per_token and decode_rows:
             f = max(0.5 * f, f + self.context_ms_per_token * (context_tokens - decode_rows * self.context_ref))
-        return f * self.gpu_factor
+        return f * self.gpu_factor * self.forward_factor
+
+    def with_forward_factor(self, factor: float) -> "Costs":
+        """These costs with every forward `factor` times as long (another tensor parallel size)."""
+        other = copy.copy(self)
+        other.forward_factor = factor
+        return other
 
     def forward_host_ms(self, batch: np.ndarray) -> np.ndarray | None:
         """The host's part of the forward at each of these row counts (a step's requests): the schema-off

@@ -79,6 +79,8 @@ class Simulation:
         self.scheduler = Scheduler(self.env, cfg.max_num_seqs, cfg.max_num_batched_tokens, cfg.spec_tokens,
                                self.engine.prefill_apart, self.req_prefill, self.req_prompt, self.structured,
                                self._release_held)
+        if cfg.tp_forward_ratio != 1.0:
+            costs = costs.with_forward_factor(cfg.tp_forward_ratio)
         self.costs = self.engine.adapt_costs(costs, cfg)
         self.steps: list = []  # StepRecord
         self.record_trace = record_trace
@@ -454,7 +456,8 @@ class Simulation:
         if costs.context_ms_per_token and n_dec:
             ctx = context + j * float(n_dec)
             fwd = np.maximum(0.5 * fwd, fwd + costs.context_ms_per_token * (ctx - n_dec * costs.context_ref))
-        fwd = (fwd * costs.gpu_factor if costs.gpu_factor != 1.0 else fwd).tolist()
+        g = costs.gpu_factor * costs.forward_factor
+        fwd = (fwd * g if g != 1.0 else fwd).tolist()
         if srows is None:
             return fwd, None, None, None
         s_slots, off, n = srows

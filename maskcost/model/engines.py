@@ -147,6 +147,8 @@ class Engine:
 
     # a release users run (False: a change priced before it ships, which advise searches only when asked)
     released: ClassVar[bool] = True
+    # whether EngineConfig.tensor_parallel > 1 is modelled for this engine (its host side read from the source)
+    tensor_parallel_modelled: ClassVar[bool] = False
 
     def adapt_costs(self, costs: Costs, cfg: EngineConfig) -> Costs:
         """The costs as these mechanisms incur them (Simulation takes them from here); a ValueError (one line)
@@ -190,6 +192,11 @@ class Engine:
     def pool_threads(self, cfg: EngineConfig) -> int:
         """Threads that fill the bitmask together beside the engine thread, on the cores they may use
         (model/host_share.py: a burst of them contends with other engines); 0: none."""
+        return 0
+
+    def tp_worker_threads(self, cfg: EngineConfig) -> int:
+        """Host threads beyond the engine thread that stay busy while a tensor-parallel engine steps (its
+        worker processes; model/host_share.py demand); 0: none."""
         return 0
 
     def copy_spinners(self, cfg: EngineConfig) -> int:
@@ -308,6 +315,20 @@ class Vllm(Engine):
     def pool_threads(self, cfg: EngineConfig) -> int:
         return self.fill_pool_lanes(cfg) if self.pool_exists(cfg.max_num_seqs) and not cfg.spec_tokens else 0
 
+    # Tensor parallel (docs/engines.md, "The bitmask's pinned copy"): MultiprocExecutor, a worker process a
+    # GPU (vllm/config/parallel.py:871-916, v1/executor/multiproc_executor.py:176-191); the EngineCore
+    # schedules and fills as at TP=1 and sends the step and its bitmask to every worker through a shared-
+    # memory queue (distributed/device_communicators/shm_broadcast.py:733-765; a 512-row Llama-3 bitmask,
+    # 8 MB, is written and read in under 1 ms on the CI host: not modelled); each worker, and the EngineCore
+    # waiting for rank 0's output, waits in a sched_yield loop (shm_broadcast.py:126, 194-198, 690-709;
+    # multiproc_executor.py:380-387, 983-988): a core each while the engine steps. The forward is the GPUs'
+    # (EngineConfig.tp_forward_ratio). What is not modelled: the forward's input preparation moving from the
+    # EngineCore to the workers (part of the profile's per-step overhead at TP=1).
+    tensor_parallel_modelled = True
+
+    def tp_worker_threads(self, cfg: EngineConfig) -> int:
+        return cfg.tensor_parallel if cfg.tensor_parallel > 1 else 0
+
     def copy_spinners(self, cfg: EngineConfig) -> int:
         # the model runner copies the step's bitmask to the GPU through async_copy_to_gpu, whose
         # x.pin_memory() copies an unpinned tensor into pinned memory (v1/worker/gpu/buffer_utils.py:26-41,
@@ -315,7 +336,11 @@ class Vllm(Engine):
         # llguidance's is (docs/engines.md, "The bitmask's pinned copy"). A torch CPU copy that large runs
         # on the OpenMP team of the EngineCore (TP=1; EngineConfig.omp_threads, by default a thread a usable
         # core), whose other threads spin after it (EngineConfig.omp_spin_ms)
-        return (cfg.omp_threads or cfg.usable_cores) - 1 if cfg.backend == "xgrammar" else 0
+        # after it (EngineConfig.omp_spin_ms). At TP > 1 the runners are in the workers, which run with
+        # OMP_NUM_THREADS=1 (v1/executor/multiproc_executor.py:1047-1075): a serial copy, no spinner
+        if cfg.backend != "xgrammar" or cfg.tensor_parallel > 1:
+            return 0
+        return (cfg.omp_threads or cfg.usable_cores) - 1
 
     def pool_fill(self, sim: SimulationView, row_ms: np.ndarray, workers: int, t0: float) -> float:
         """vLLM's fill ThreadPoolExecutor, begun at t0: chunks of 16 rows in submission order, each taken

@@ -15,7 +15,8 @@ field: each other replica is taken at its average, not step by step):
   cores outnumber contexts), its API server, its fill pool (vLLM: min(cpu_count // 2, 8) threads;
   SGLang with llguidance: the rayon pool), its compile pool, all sized from cpu_count as if alone.
   With xgrammar on vLLM, each step's bitmask is copied into pinned memory on the OpenMP team of the
-  usable cores, whose other threads then spin (omp_spin_ms, Engine.copy_spinners): CPU too.
+  usable cores, whose other threads then spin (omp_spin_ms, Engine.copy_spinners): CPU too; so are
+  a tensor-parallel engine's worker processes, each busy while the engine steps (tp_worker_threads).
   A replica's demand rho is the CPUs those threads keep busy on average (Demand, read from its run);
   the others add L = (N - 1) rho. On C cores, work that runs while rho + L threads want a core is
   slowed by max(1, (rho + L) / C), and a fill-pool burst of k threads (with the replica's own API
@@ -65,10 +66,12 @@ class Demand:
     compile_pool: float
     gpu: float  # the fraction of the time a forward is in flight
     copy_spin: float = 0.0  # the OpenMP threads that spin after each step's bitmask copy (Engine.copy_spinners)
+    tp_workers: float = 0.0  # a tensor-parallel engine's worker processes, busy while it steps (Engine.tp_worker_threads)
 
     @property
     def cpus(self) -> float:
-        return self.engine_thread + self.api_server + self.fill_pool + self.compile_pool + self.copy_spin
+        return (self.engine_thread + self.api_server + self.fill_pool + self.compile_pool + self.copy_spin
+                + self.tp_workers)
 
 
 @dataclass(frozen=True)
@@ -112,14 +115,16 @@ def demand(sim: Simulation) -> Demand:
     return Demand(engine_thread=float((col["period_ms"] - waits).sum()) / t_end,
                   api_server=(sim.api.busy_ms if sim.api is not None else 0.0) / t_end,
                   fill_pool=float(pool_fill.sum()) / t_end, compile_pool=sim.compiler.busy_ms / t_end,
-                  gpu=min(1.0, float(col["forward_ms"].sum()) / t_end), copy_spin=float(col["spin_ms"].sum()) / t_end)
+                  gpu=min(1.0, float(col["forward_ms"].sum()) / t_end), copy_spin=float(col["spin_ms"].sum()) / t_end,
+                  tp_workers=sim.cfg.policy.tp_worker_threads(sim.cfg) * float(col["period_ms"].sum()) / t_end)
 
 
 def cpu_segments(sim: Simulation, d: Demand) -> tuple[np.ndarray, np.ndarray]:
     """A run's CPU use over time as segments (durations ms, CPUs busy): per step, the engine thread's
     part (1 CPU) and the pool's burst while the engine thread waits for it (the pool's CPU time over that
     wait), then the gap to the next step (the engine thread idle); the copy's spinners spread over the
-    step and its gap; the API server and the compile pool beside them at their run's average (d)."""
+    step and its gap; a tensor-parallel engine's workers through its steps; the API server and the compile
+    pool beside them at their run's average (d)."""
     if not sim.steps:
         return np.zeros(0), np.zeros(0)
     col, waits, pool_fill, t_end = _step_cpu(sim)
@@ -128,7 +133,9 @@ def cpu_segments(sim: Simulation, d: Demand) -> tuple[np.ndarray, np.ndarray]:
     burst = np.divide(pool_fill, waits, out=np.zeros_like(waits), where=waits > 0)
     dur = np.column_stack([period - waits, waits, gap]).ravel()
     spin = np.divide(col["spin_ms"], period + gap, out=np.zeros_like(waits), where=period + gap > 0)
-    cpus = (np.column_stack([np.ones_like(waits), burst, np.zeros_like(waits)]) + spin[:, None]).ravel()
+    workers = float(sim.cfg.policy.tp_worker_threads(sim.cfg))  # busy while the engine steps, not in its gaps
+    cpus = (np.column_stack([np.ones_like(waits) + workers, burst + workers, np.zeros_like(waits)])
+            + spin[:, None]).ravel()
     return dur, cpus + d.api_server + d.compile_pool
 
 
