@@ -1,6 +1,8 @@
 """Issue 39's one-GPU check: replicas sharing one H200 and 8 cores, and one engine under a CPU quota.
-  python check.py predict   -> predicted.json (committed before the run: the registration's numbers)
-  python check.py score DIR -> DIR/score.json, DIR/score.md, DIR/score.png from the sweeps run.sh wrote
+  python check.py predict [RUN] -> predicted.json (runs 1-2), predicted-RUN.json (a later run's registration),
+                                   committed before the run: the registration's numbers
+  python check.py score DIR     -> DIR/score.json, DIR/score.md, DIR/score.png from the sweeps run.sh wrote, against
+                                   predicted-DIR.json where it exists, else predicted.json
 The cells, the reference each is scored against and the rule: README.md here."""
 from __future__ import annotations
 
@@ -23,9 +25,17 @@ CELLS = {
     "quota2": (12, 1, 2.0, ("on",), "cpuset4"),
 }
 NO_CHANGE_PCT, NO_CHANGE_MEASURED_PCT, BAR_PCT = 5.0, 10.0, 15.0
+# run -> what its registration set beyond runs 1-2's: run 3, the engine's OpenMP team as run.sh starts it (server A
+# on cores 0-7: 8 threads, which a later taskset -a does not resize; docs/engines.md "The bitmask's pinned copy")
+RUN_CONFIG = {"run3": {"omp_threads": 8}}
 
 
-def predict() -> None:
+def predicted_file(run: str | None) -> Path:
+    named = HERE / f"predicted-{run}.json"
+    return named if run and (run in RUN_CONFIG or named.exists()) else HERE / "predicted.json"
+
+
+def predict(run: str | None = None) -> None:
     from maskcost.model.config import EngineConfig, Workload
     from maskcost.model.predict import default_requests, grid
     from maskcost.profile import load_profile
@@ -35,14 +45,14 @@ def predict() -> None:
     for name, (cores, replicas, quota, arms, ref) in CELLS.items():
         cfg = EngineConfig(engine="vllm", engine_version="0.25.1", backend="xgrammar", max_num_seqs=256, cpu_count=16,
                            usable_cores=cores, cpu_speed=ms.cpu_speed, cpu_speed_pool=ms.pool_speed,
-                           replicas=replicas, replica_gpu="shared", cpu_quota=quota)
+                           replicas=replicas, replica_gpu="shared", cpu_quota=quota, **RUN_CONFIG.get(run or "", {}))
         wls = [Workload(concurrency=c, requests=default_requests(c), schemas=SCHEMAS) for c in LOADS]
         pts = grid(prof, [cfg], wls, progress=False, jobs=1, band=False)
         out["cells"][name] = {"config": asdict(cfg), "reference": ref, "points": {
             str(p["concurrency"]): {"on": p["itl_ms_mean"], "off": p["off"]["itl_ms_mean"],
                                     "host_share": p.get("host_share"), "off_host_share": p["off"].get("host_share")}
             for p in pts}}
-    (HERE / "predicted.json").write_text(json.dumps(out, indent=1) + "\n")
+    predicted_file(run).write_text(json.dumps(out, indent=1) + "\n")
     for name, c in out["cells"].items():
         print(name, {k: (round(v["on"], 2), round(v["off"], 2)) for k, v in c["points"].items()})
 
@@ -68,7 +78,7 @@ def direction_right(pred_pct: float, meas_pct: float) -> bool:
 
 
 def score(run: Path) -> None:
-    pred = json.loads((HERE / "predicted.json").read_text())["cells"]
+    pred = json.loads(predicted_file(run.name).read_text())["cells"]
     meas = measured(run)
     rows, scored = [], []
     for name, c in pred.items():
@@ -121,4 +131,4 @@ def score(run: Path) -> None:
 
 
 if __name__ == "__main__":
-    {"predict": lambda: predict(), "score": lambda: score(Path(sys.argv[2]))}[sys.argv[1]]()
+    {"predict": lambda: predict((sys.argv[2:] or [None])[0]), "score": lambda: score(Path(sys.argv[2]))}[sys.argv[1]]()
