@@ -42,6 +42,9 @@ class HostInfo:
     os_cpu_count: int  # what multiprocessing.cpu_count() sees: the whole host
     bench_us: float  # fixed single-thread xgrammar replay (calibrate/host.py); scales traces between CPUs
     platform: str
+    # how long an idle OpenMP thread spins here after a parallel region (calibrate/host.py omp_spin_ms); None:
+    # not measured (older profiles, no torch), EngineConfig's default then
+    omp_spin_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -403,6 +406,11 @@ def _nonneg(v: float, where: str) -> float:
     return v
 
 
+def _opt_spin(h: dict, where: str) -> float | None:
+    v = h.get("omp_spin_ms")
+    return None if v is None else _nonneg(_number(v, where), where)
+
+
 def _trace(d: dict, where: str) -> FillTrace:
     fill = tuple(_nonneg(_number(x, f"{where}.fill_us"), f"{where}.fill_us") for x in _req(d, "fill_us", where, list))
     acc = tuple(_nonneg(_number(x, f"{where}.accept_us"), f"{where}.accept_us")
@@ -482,7 +490,7 @@ def _profile_from_dict(d: dict[str, Any], where: str) -> Profile:
     host = HostInfo(_req(h, "cpu_model", f"{where}.host", str), _req(h, "nproc", f"{where}.host", int),
                     _req(h, "os_cpu_count", f"{where}.host", int),
                     _nonneg(_req(h, "bench_us", f"{where}.host", float), f"{where}.host.bench_us"),
-                    _req(h, "platform", f"{where}.host", str))
+                    _req(h, "platform", f"{where}.host", str), _opt_spin(h, f"{where}.host.omp_spin_ms"))
     backends = {name: _backend(name, b, f"{where}.backends.{name}") for name, b in _req(d, "backends", where, dict).items()}
     if not backends:
         raise ProfileError(f"{where}.backends: empty")

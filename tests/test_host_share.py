@@ -151,3 +151,27 @@ def test_a_quota_is_spent_period_by_period():
 def test_bad_sharing_is_one_line_naming_the_flag(kw, flag):
     with pytest.raises(ValueError, match=flag):
         EngineConfig(**kw)
+
+
+def test_the_openmp_spin_is_the_profiles_hosts_unless_given(tmp_path):
+    """calibrate measures the spin on its host (HostInfo.omp_spin_ms), the profile keeps it, predict takes it
+    unless --omp-spin-ms is given; a profile without it (older, or made without torch) gets the default."""
+    import argparse
+    from dataclasses import replace
+    from maskcost.calibrate.host import omp_spin_ms
+    from maskcost.cli.engine_args import host_terms
+    from maskcost.profile import load_profile, save_profile
+    import torch
+    spin = omp_spin_ms(copies=5)
+    assert (spin is None) == (torch.get_num_threads() < 2)
+    assert spin is None or 0.0 <= spin <= 30.0  # the sleep after each copy bounds what one copy can leave spinning
+    p = constant_profile()
+    measured = replace(p, host=replace(p.host, omp_spin_ms=4.5))
+    save_profile(measured, tmp_path / "p.json.gz")
+    back = load_profile(tmp_path / "p.json.gz")
+    assert back.host.omp_spin_ms == 4.5
+    given, none = argparse.Namespace(omp_spin_ms=2.0), argparse.Namespace(omp_spin_ms=None)
+    assert host_terms(given, back)["omp_spin_ms"] == 2.0
+    assert host_terms(none, back)["omp_spin_ms"] == 4.5
+    assert "omp_spin_ms" not in host_terms(none, p)  # EngineConfig's default
+    assert EngineConfig(**host_terms(none, p)).omp_spin_ms == EngineConfig().omp_spin_ms

@@ -165,7 +165,33 @@ def speed_vs(profile_bench_us: float, vocab) -> float:
     return profile_bench_us / bench_us(vocab)
 
 
+def omp_spin_ms(copies: int = 25, gap_ms: float = 30.0) -> float | None:
+    """How long an idle thread of torch's OpenMP team spins on this host after a parallel region before it
+    sleeps (ms; a vLLM engine's team does so after each step's bitmask copy with xgrammar: docs/engines.md,
+    "The bitmask's pinned copy"): the CPU the process's other threads burn after each of `copies` copies of
+    a 32-row Llama-3 bitmask (128,256 int32, over torch's parallel grain), each followed by a sleep longer
+    than the spin, over the team's other threads. None without torch, or with a team of one thread."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    threads = torch.get_num_threads()
+    if threads < 2:
+        return None
+    src = torch.full((32, 4008), -1, dtype=torch.int32)
+    dst = torch.empty_like(src)
+    dst.copy_(src)  # the team started
+    time.sleep(gap_ms / 1e3)
+    p0, t0 = time.process_time(), time.thread_time()
+    for _ in range(copies):
+        dst.copy_(src)
+        time.sleep(gap_ms / 1e3)
+    others_s = (time.process_time() - p0) - (time.thread_time() - t0)
+    return round(max(0.0, others_s) * 1e3 / copies / (threads - 1), 3)
+
+
 def host_info(vocab) -> HostInfo:
     return HostInfo(cpu_model=cpu_model(), nproc=usable_cpus(), os_cpu_count=multiprocessing.cpu_count(),
                     bench_us=bench_us(vocab), platform=f"{platform.system()} {platform.release()} "
-                                                      f"Python {platform.python_version()}")
+                                                      f"Python {platform.python_version()}",
+                    omp_spin_ms=omp_spin_ms())

@@ -77,6 +77,16 @@ def engine_config(args, **choice):
                            "xgrammar_cache_mb": args.xgrammar_cache_mb, **choice})
 
 
+def host_terms(args, profile: Profile) -> dict:
+    """The EngineConfig fields of predict's host flags that were given, and the OpenMP spin the profile's host
+    measured where --omp-spin-ms was not (EngineConfig's default where neither)."""
+    terms = {k: getattr(args, k) for k in ("omp_spin_ms", "omp_threads", "tensor_parallel", "tp_forward_ratio")
+             if getattr(args, k, None) is not None}
+    if "omp_spin_ms" not in terms and profile.host.omp_spin_ms is not None:
+        terms["omp_spin_ms"] = profile.host.omp_spin_ms
+    return terms
+
+
 def _engine_configs(args, profile: Profile, speeds: Speeds):
     cores_list = args.cores or [profile.host.nproc]
     out = []
@@ -96,9 +106,7 @@ def _engine_configs(args, profile: Profile, speeds: Speeds):
                                                          cpu_speed=speed, cpu_speed_pool=speeds.pool,
                                                          replicas=replicas, cpu_quota=quota,
                                                          replica_gpu=getattr(args, "replica_gpu", "own"),
-                                                         **{k: getattr(args, k) for k in ("omp_spin_ms", "omp_threads", "tensor_parallel",
-                                                                                  "tp_forward_ratio")
-                                                            if getattr(args, k, None) is not None}))
+                                                         **host_terms(args, profile)))
     return out
 
 

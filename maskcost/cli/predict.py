@@ -312,11 +312,11 @@ def add_parser(sub) -> None:
                    help="a cgroup CPU quota on each engine (cpu.max quota / period, in CPUs; a container's --cpus), "
                         "unlike --cores its threads run on any of the cores until the quota is spent "
                         "(default: none)")
-    h.add_argument("--omp-spin-ms", type=float, default=e.omp_spin_ms, metavar="MS",
-                   help="how long an idle OpenMP thread spins on this host before it sleeps: with xgrammar on vLLM, "
-                        "the CPU each other thread of the engine's team burns after a step's bitmask copy, which "
-                        "contends with other engines and spends a quota (docs/model.md; default: "
-                        f"{e.omp_spin_ms:g}, a 16-core Xeon's)")
+    h.add_argument("--omp-spin-ms", type=float, metavar="MS",
+                   help="how long an idle OpenMP thread spins on the engine's host before it sleeps: with xgrammar on "
+                        "vLLM, the CPU each other thread of the engine's team burns after a step's bitmask copy, which "
+                        "contends with other engines and spends a quota (docs/model.md; default: what calibrate "
+                        f"measured on the profile's host, else {e.omp_spin_ms:g}, a 16-core Xeon's)")
     h.add_argument("--tensor-parallel", type=int, default=e.tensor_parallel, metavar="N",
                    help="one engine over N GPUs (vLLM): one scheduler and fill on the host, a worker process a GPU "
                         f"busy while it steps (default: {e.tensor_parallel})")

@@ -48,7 +48,7 @@ class EngineConfig:
     # how long an idle OpenMP thread of the engine spins after a parallel region before it sleeps (libgomp's
     # GOMP_SPINCOUNT times the CPU's pause): the CPU each spinner of a step's bitmask copy burns
     # (Engine.copy_spinners; model/host_share.py). Fit on a 16-core Xeon H200 host, checked on a second one
-    # (validation/h200-vllm-0.25.1/shape/posthoc/omp_spin.txt); about 5 ms on the 2-core AMD EPYC of CI
+    # (validation/h200-vllm-0.25.1/shape/posthoc/omp_spin.txt); calibrate measures its host's (HostInfo.omp_spin_ms)
     omp_spin_ms: float = 9.0
     # the engine's OpenMP team: the CPUs it could run on when it started (libgomp sizes the team then; a later
     # taskset does not); None: usable_cores

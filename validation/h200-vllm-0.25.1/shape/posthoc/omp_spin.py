@@ -27,26 +27,25 @@ HERE = Path(__file__).resolve().parent
 
 
 def copies(rows: int, gap_ms: float, n: int = 100) -> tuple[float, float]:
-    """(process CPU ms a step, of which the copy's wall ms) over n copies of a rows x 4008 int32 bitmask."""
+    """(process CPU ms a copy, of which the other threads': the team's spin) over n copies of a rows x 4008 int32
+    bitmask, each followed by a sleep (calibrate/host.py omp_spin_ms measures the same at 32 rows)."""
     src = torch.full((rows, 4008), -1, dtype=torch.int32)
     dst = torch.empty_like(src)
-    c0, copy_s = os.times(), 0.0
+    p0, t0 = time.process_time(), time.thread_time()
     for _ in range(n):
-        a = time.perf_counter()
         dst.copy_(src)
-        copy_s += time.perf_counter() - a
         time.sleep(gap_ms / 1e3)
-    c1 = os.times()
-    return 1e3 * (c1.user - c0.user + c1.system - c0.system) / n, 1e3 * copy_s / n
+    proc, own = time.process_time() - p0, time.thread_time() - t0
+    return 1e3 * proc / n, 1e3 * (proc - own) / n
 
 
 print(f"# part 1: torch {torch.__version__}, {torch.get_num_threads()} threads, nproc {os.cpu_count()}, "
       f"{torch.__config__.parallel_info().splitlines()[3].strip()}")
 for rows in (8, 9, 32, 256):
     for gap in (5, 20, 50):
-        cpu, copy = copies(rows, gap)
+        cpu, others = copies(rows, gap)
         print(f"rows {rows:3d} ({rows * 4008:7d} int32), {gap:2d} ms between copies: process CPU {cpu:5.2f} ms a copy, "
-              f"the copy's wall {copy:5.2f} ms, beyond it {cpu - copy:5.2f} ms")
+              f"the other thread's {others:5.2f} ms")
 
 print("# part 2: the shape check's xgrammar points (engine_cpu-run*.txt), 16 cores: CPU beyond the model's parts / 15 threads")
 LINE = re.compile(r"^(xg|gd) (\w+)\s+(\d+) meas ([\d.]+) model ([\d.]+) .* step (\d+) extra ms/step (-?\d+)")
