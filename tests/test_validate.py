@@ -407,7 +407,9 @@ def test_server_cpu_of_a_local_server_by_its_port(tmp_path):
             got = cpus_over(before, cpu_seconds(pids), time.perf_counter() - t0)
         finally:
             busy.join()
-        assert 0.6 < next(x["cpus"] for x in got["by_process"] if x["pid"] == busy.pid) <= 1.05
+        child = next(x for x in got["by_process"] if x["pid"] == busy.pid)
+        assert 0.6 < child["cpus"] <= 1.05
+        assert child["threads_busy"] == 1 and 0.6 < child["threads"][0] <= 1.05  # its one spinning thread
         assert got["cpus"] >= 0.6
         out = tmp_path / "s.jsonl"
         run_sweep(srv.url, [PointSpec("on", 2, 0, 6)], [FLAT], out, warmup=0)

@@ -335,9 +335,8 @@ class Vllm(Engine):
         # from v1/worker/gpu/structured_outputs.py:32-36); xgrammar's allocate_token_bitmask is not pinned,
         # llguidance's is (docs/engines.md, "The bitmask's pinned copy"). A torch CPU copy that large runs
         # on the OpenMP team of the EngineCore (TP=1; EngineConfig.omp_threads, by default a thread a usable
-        # core), whose other threads spin after it (EngineConfig.omp_spin_ms)
-        # after it (EngineConfig.omp_spin_ms). At TP > 1 the runners are in the workers, which run with
-        # OMP_NUM_THREADS=1 (v1/executor/multiproc_executor.py:1047-1075): a serial copy, no spinner
+        # core), whose other threads spin after it (EngineConfig.omp_spin_ms). At TP > 1 the runners are
+        # in the workers, which run with OMP_NUM_THREADS=1 (v1/executor/multiproc_executor.py:1047-1075): a serial copy, no spinner
         if cfg.backend != "xgrammar" or cfg.tensor_parallel > 1:
             return 0
         return (cfg.omp_threads or cfg.usable_cores) - 1

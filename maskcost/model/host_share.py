@@ -14,8 +14,9 @@ field: each other replica is taken at its average, not step by step):
   (busy while it steps, in its own work or spinning on the GPU's result, CUDA's default wait where
   cores outnumber contexts), its API server, its fill pool (vLLM: min(cpu_count // 2, 8) threads;
   SGLang with llguidance: the rayon pool), its compile pool, all sized from cpu_count as if alone.
-  With xgrammar on vLLM, each step's bitmask is copied into pinned memory on the OpenMP team of the
-  usable cores, whose other threads then spin (omp_spin_ms, Engine.copy_spinners): CPU too; so are
+  With xgrammar on vLLM, each step's bitmask is copied into pinned memory on the engine's OpenMP team
+  (omp_threads: the cores it started on), whose other threads then spin (omp_spin_ms,
+  Engine.copy_spinners): CPU too; so are
   a tensor-parallel engine's worker processes, each busy while the engine steps (tp_worker_threads).
   A replica's demand rho is the CPUs those threads keep busy on average (Demand, read from its run);
   the others add L = (N - 1) rho. On C cores, work that runs while rho + L threads want a core is

@@ -77,16 +77,45 @@ def server_pids(base_url: str) -> list[int]:
     return sorted(found)
 
 
-def cpu_seconds(pids: list[int]) -> dict[int, tuple[str, float]]:
-    """pid -> (command name, CPU seconds so far) of those still running."""
-    return {p: (s[0], s[2]) for p in pids if (s := _stat(p)) is not None}
+def _thread_seconds(pid: int) -> dict[int, float]:
+    """tid -> user + system CPU seconds of each thread of a process (a thread gone while read is skipped)."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return {}
+    out = {}
+    for tid in tids:
+        try:
+            raw = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:
+            continue
+        rest = raw[raw.rindex(")") + 2:].split()
+        out[int(tid)] = (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
+    return out
 
 
-def cpus_over(before: dict[int, tuple[str, float]], after: dict[int, tuple[str, float]],
-              window_s: float) -> dict | None:
-    """The CPUs each process kept busy over the window (CPU seconds / wall seconds), and their sum."""
+def cpu_seconds(pids: list[int]) -> dict[int, tuple[str, float, dict[int, float]]]:
+    """pid -> (command name, CPU seconds so far, its threads' CPU seconds by tid) of those still running."""
+    return {p: (s[0], s[2], _thread_seconds(p)) for p in pids if (s := _stat(p)) is not None}
+
+
+BUSY_THREAD_CPUS = 0.01  # a thread busier than this over a window is listed with its process
+MAX_THREADS_LISTED = 64
+
+
+def cpus_over(before: dict[int, tuple], after: dict[int, tuple], window_s: float) -> dict | None:
+    """The CPUs each process kept busy over the window (CPU seconds / wall seconds), and their sum; with
+    each process, the CPUs of its threads busier than BUSY_THREAD_CPUS, busiest first (a team of threads
+    that spin, e.g. an OpenMP team after a parallel copy, shows there: docs/engines.md)."""
     if not before or not after or window_s <= 0:
         return None
-    by = [{"pid": p, "name": after[p][0], "cpus": (after[p][1] - before[p][1]) / window_s}
-          for p in before if p in after]
+    by = []
+    for p in before:
+        if p not in after:
+            continue
+        t0, t1 = (before[p][2] if len(before[p]) > 2 else {}), (after[p][2] if len(after[p]) > 2 else {})
+        threads = sorted((round((t1[t] - t0[t]) / window_s, 3) for t in t0 if t in t1), reverse=True)
+        busy = [c for c in threads if c > BUSY_THREAD_CPUS]
+        by.append({"pid": p, "name": after[p][0], "cpus": (after[p][1] - before[p][1]) / window_s,
+                   "threads_busy": len(busy), "threads": busy[:MAX_THREADS_LISTED]})
     return {"cpus": sum(x["cpus"] for x in by), "by_process": sorted(by, key=lambda x: -x["cpus"])}
