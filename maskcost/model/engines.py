@@ -440,7 +440,10 @@ class Vllm033BatchedFill(Vllm033):
 class Sglang(Engine):
     """SGLang: an unbounded grammar dict (base_grammar_backend.py:206), the scheduler's 5 ms poll of
     the grammar queue and its time-out, the mask applied to every row of the batch, llguidance's
-    batched fill on a rayon pool (all rows plain GuidanceGrammar, no drafts)."""
+    batched fill on a rayon pool (all rows plain GuidanceGrammar, no drafts). No bitmask copy spinners
+    (Engine.copy_spinners 0): the mask is allocated pinned and the scheduler runs torch on one thread
+    (model_executor/model_runner.py:1277-1279, torch.set_num_threads(1); docs/engines.md, "The bitmask's
+    pinned copy")."""
     name, version = "sglang", "0.5.23"
     # SGLang 0.5.17's (validation/h200-sglang-0.5.17/, run 2: xgrammar 0.2.1's traces), for 0.5.23 too
     shipped_profile = "sglang-0.5.17-h200.json.gz"
