@@ -481,6 +481,10 @@ def test_the_gpus_busy_fraction_is_read_on_the_servers_gpu_and_reported_beside_t
     meas, pred = line.rsplit(": on 2 ", 1)[1].split(" / ")
     assert float(meas) == pytest.approx(0.9) and 0.0 < float(pred) <= 1.0
     assert "- GPU busy: 1 points, median |error|" in md
+    # the server's CPUs (this test's own process serves it) beside the engine's demand in the model
+    line = next(x for x in md.splitlines() if x.startswith("- Server CPUs (its processes'"))
+    meas, pred = line.rsplit(": on 2 ", 1)[1].split(" / ")
+    assert float(meas) >= 0.0 and float(pred) > 0.0
 
 
 def test_a_backend_whose_modelled_fill_takes_no_factor_is_not_fitted():

@@ -18,7 +18,7 @@ from ..profile import Profile
 from .config import EngineConfig, Workload
 from .costs import Costs
 from .engine import Simulation
-from .host_share import simulate
+from .host_share import demand, simulate
 from .metrics import summarize
 
 
@@ -71,8 +71,13 @@ def run_off(profile: Profile, key: tuple[EngineConfig, Workload], costs_cache: d
 
 
 def _summary(sim: Simulation, share: dict[str, Any] | None) -> dict[str, Any]:
-    """A run's summary; where it shared its host, what that did (model/host_share.py: factors, demand)."""
+    """A run's summary with the CPUs its engine kept busy (cpu_demand: model/host_share.py demand, what a
+    sweep run beside the server measures as engine.server_cpu); where it shared its host, what that did
+    (factors, demand)."""
     out = summarize(sim)
+    d = demand(sim)
+    out["cpu_demand"] = d.cpus
+    out["cpu_demand_parts"] = {k: v for k, v in asdict(d).items() if k != "gpu"}
     if share is not None:
         out["host_share"] = share
     return out

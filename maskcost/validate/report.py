@@ -108,6 +108,9 @@ METRICS = (  # (name in the report, measured getter, predicted key)
     # the GPU's busy fraction: NVML on the server's GPU (validate/gpubusy.py) against the forward's share
     # of the window in the model (a host-bound step: the GPU idles)
     ("GPU busy", lambda s: (s["engine"].get("gpu_busy") or {}).get("fraction"), "gpu_busy_fraction"),
+    # the CPUs the server's processes kept busy (validate/servercpu.py, a sweep run on the server's machine)
+    # against the engine's demand in the model (model/host_share.py: what replicas and quotas act on)
+    ("server CPUs", lambda s: (s["engine"].get("server_cpu") or {}).get("cpus"), "cpu_demand"),
 )
 
 
@@ -425,6 +428,13 @@ def _measured_lines(rows: list[dict[str, Any]], out: Path) -> list[str]:
                      "holds the host's work in the server's step; a host-bound step leaves the GPU idle): " + ", ".join(
                          f"{r['arm']} {r['concurrency']} {_f(r['metrics']['GPU busy']['measured'], 2)} / "
                          f"{_f(r['metrics']['GPU busy']['predicted'], 2)}" for r in gpu))
+    cpus = [r for r in rows if r["metrics"]["server CPUs"]["measured"] is not None]
+    if cpus:
+        lines.append("- Server CPUs (its processes' CPU time over the window, read from /proc, against the engine's "
+                     "demand in the model: engine thread, API server, pools and, with xgrammar on vLLM, the OpenMP "
+                     "threads that spin after each step's bitmask copy): " + ", ".join(
+                         f"{r['arm']} {r['concurrency']} {_f(r['metrics']['server CPUs']['measured'], 2)} / "
+                         f"{_f(r['metrics']['server CPUs']['predicted'], 2)}" for r in cpus))
     busy = [r for r in rows if client_busy(r)]
     if busy:
         lines.append(f"- The client was over {CLIENT_BUSY_PCT:.0f}% busy per process at "
