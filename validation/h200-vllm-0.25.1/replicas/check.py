@@ -28,6 +28,16 @@ NO_CHANGE_PCT, NO_CHANGE_MEASURED_PCT, BAR_PCT = 5.0, 10.0, 15.0
 # run -> what its registration set beyond runs 1-2's: run 3, the engine's OpenMP team as run.sh starts it (server A
 # on cores 0-7: 8 threads, which a later taskset -a does not resize; docs/engines.md "The bitmask's pinned copy")
 RUN_CONFIG = {"run3": {"omp_threads": 8}}
+# run -> cells of its own: (cores, replicas, quota, arms, reference, config beyond RUN_CONFIG). Run 3's phase
+# omp1: server A started again on cores 0-11 with OMP_NUM_THREADS=1 (a team of one: no spinners after the
+# bitmask copy), in the cgroup, each quota against the same quota with the team of 8 (the quota phase's cells)
+RUN_CELLS = {"run3": {"omp1quota4": (12, 1, 4.0, ("on",), "quota4", {"omp_threads": 1}),
+                      "omp1quota2": (12, 1, 2.0, ("on",), "quota2", {"omp_threads": 1})}}
+
+
+def cells(run: str | None) -> dict[str, tuple]:
+    """The run's cells, each (cores, replicas, quota, arms, reference, config beyond RUN_CONFIG)."""
+    return {**{k: (*v, {}) for k, v in CELLS.items()}, **RUN_CELLS.get(run or "", {})}
 
 
 def predicted_file(run: str | None) -> Path:
@@ -42,10 +52,11 @@ def predict(run: str | None = None) -> None:
     prof = load_profile(PROFILE)
     ms = prof.measured_speed
     out = {"profile": str(PROFILE.relative_to(HERE.parent.parent.parent)), "speed": ms.words(), "cells": {}}
-    for name, (cores, replicas, quota, arms, ref) in CELLS.items():
+    for name, (cores, replicas, quota, arms, ref, more) in cells(run).items():
         cfg = EngineConfig(engine="vllm", engine_version="0.25.1", backend="xgrammar", max_num_seqs=256, cpu_count=16,
                            usable_cores=cores, cpu_speed=ms.cpu_speed, cpu_speed_pool=ms.pool_speed,
-                           replicas=replicas, replica_gpu="shared", cpu_quota=quota, **RUN_CONFIG.get(run or "", {}))
+                           replicas=replicas, replica_gpu="shared", cpu_quota=quota,
+                           **{**RUN_CONFIG.get(run or "", {}), **more})
         wls = [Workload(concurrency=c, requests=default_requests(c), schemas=SCHEMAS) for c in LOADS]
         pts = grid(prof, [cfg], wls, progress=False, jobs=1, band=False)
         out["cells"][name] = {"config": asdict(cfg), "reference": ref, "points": {
@@ -83,7 +94,7 @@ def score(run: Path) -> None:
     rows, scored = [], []
     for name, c in pred.items():
         for load in LOADS:
-            for arm in CELLS[name][3]:
+            for arm in cells(run.name)[name][3]:
                 p = c["points"][str(load)][arm]
                 m = meas.get((name, arm, load))
                 row = {"cell": name, "arm": arm, "load": load, "predicted_ms": p, "measured_ms": m,
