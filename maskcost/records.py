@@ -1,10 +1,12 @@
 """Reading sweep records: the summary lines of a `maskcost sweep` file (one JSON object per finished
-point) and its raw per-request file. Beside the profile at the bottom of the package: calibrate, the
-model's measured workloads and validate all read them; nothing here talks to a server."""
+point, read as a typed SweepSummary) and its raw per-request file. Beside the profile at the bottom of
+the package: calibrate, the model's measured workloads and validate all read them; nothing here talks
+to a server."""
 from __future__ import annotations
 
 import functools
 import json
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,9 @@ import numpy as np
 CLIENT_BUSY_PCT = 60.0
 
 
-def client_busy(summary: dict[str, Any]) -> bool:
+def client_busy(summary: "SweepSummary") -> bool:
     """Whether the point's client was busier than CLIENT_BUSY_PCT per process (unrecorded: no)."""
-    return (summary.get("client_cpu_pct") or 0.0) > CLIENT_BUSY_PCT
+    return (summary.client_cpu_pct or 0.0) > CLIENT_BUSY_PCT
 
 
 def raw_records_path(sweep: str | Path) -> Path:
@@ -47,16 +49,16 @@ def read_raw_records(path: str | Path, what: str = "raw records"):
                 raise ValueError(f"{what} {path}:{n}: not JSON lines") from None
 
 
-def itl_ms(summary: dict[str, Any]) -> float | None:
+def itl_ms(summary: "SweepSummary") -> float | None:
     """A summary's ITL: the engine's histogram mean where it has one (vLLM, SGLang); llama.cpp
     exports none, so the client's per-token ITL (loopback, same host)."""
-    e = summary["engine"]
-    return e["itl_ms"] if e.get("itl_ms") is not None else summary.get("itl_ms_mean")
+    e = summary.engine.itl_ms
+    return e if e is not None else summary.itl_ms_mean
 
 
-def server_engine(summary: dict[str, Any]) -> str | None:
+def server_engine(summary: "SweepSummary") -> str | None:
     """The engine the sweep's server said it is (its /version or /server_info), if it said."""
-    v = summary.get("provenance", {}).get("server", {}).get("version")
+    v = summary.provenance.get("server", {}).get("version")
     return v.get("engine") if isinstance(v, dict) else None
 
 
@@ -109,7 +111,70 @@ def _summary_error(summary: Any) -> str | None:
     return f"{where + ': ' if where else ''}{err.message[:160]}"
 
 
-def read_summaries(path: str | Path) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class EngineWindow:
+    """A sweep point's engine-side record over its window (validate/sweep.py _engine_summary): the running
+    and grammar-waiting gauges, the window's counters, and where the server runs beside the sweep, the CPUs
+    its processes kept busy and its GPU's busy share. Fields added later are None in older records."""
+    window_s: float
+    running_mean: float | None = None
+    running_max: float | None = None
+    deferred_mean: float | None = None  # requests waiting for their grammar (vLLM: deferred; SGLang: the grammar queue)
+    deferred_max: float | None = None
+    window_start_unix_s: float | None = None  # joins the window to in-server probe records (validate/probe.py)
+    steps: float | None = None
+    step_ms: float | None = None
+    itl_ms: float | None = None  # the engine's histogram mean (vLLM, SGLang); None: it exports none (llama.cpp)
+    gen_tokens_per_s: float | None = None
+    server_cpu: dict[str, Any] | None = None  # validate/servercpu.py
+    gpu_busy: dict[str, Any] | None = None  # validate/gpubusy.py
+    counters: dict[str, Any] | None = None  # the window's counter deltas by metric name
+    prompt_cached_fraction: float | None = None
+    spec_acceptance: float | None = None
+    spec_draft_rate: float | None = None
+    engine: str | None = None  # which engine's metrics were read
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """One finished sweep point, as `maskcost sweep` writes it (a line of its JSON-lines file), checked
+    against SUMMARY_SCHEMA by read_summaries. Keys this version does not name are kept in `extra`."""
+    point: str
+    arm: str  # "on": schema on; "off": free text
+    concurrency: int
+    repeat: int
+    requests: int
+    errors: int
+    output_tokens_mean: float | None
+    itl_ms_mean: float | None  # the client's per-token ITL
+    engine: EngineWindow
+    config: dict[str, Any]  # the sweep's resolved settings
+    prompt_tokens_mean: float | None = None
+    itl_ms_p50: float | None = None
+    itl_ms_p90: float | None = None
+    itl_ms_p99: float | None = None
+    ttft_ms_p50: float | None = None
+    ttft_ms_p90: float | None = None
+    ttft_ms_p99: float | None = None
+    out_tok_per_s: float | None = None
+    client_cpu_pct: float | None = None  # per client process
+    client_procs: int | None = None
+    checks: dict[str, Any] | None = None  # the outputs' schema checks
+    provenance: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "SweepSummary":
+        """A summary line's object (checked against SUMMARY_SCHEMA first where it came from outside)."""
+        names = {f.name for f in fields(cls)} - {"engine", "extra"}
+        eng_names = {f.name for f in fields(EngineWindow)}
+        e = d["engine"]
+        return cls(**{k: v for k, v in d.items() if k in names},
+                   engine=EngineWindow(**{k: v for k, v in e.items() if k in eng_names}),
+                   extra={k: v for k, v in d.items() if k not in names and k != "engine"})
+
+
+def read_summaries(path: str | Path) -> list[SweepSummary]:
     """The summary lines of a sweep file (one JSON object per finished point), each checked against
     SUMMARY_SCHEMA (a line that is not one: a one-line ValueError naming the file, the line and what is
     wrong). Sweeps written before summaries carried `prompt_tokens_mean` get it from their raw records,
@@ -118,20 +183,19 @@ def read_summaries(path: str | Path) -> list[dict[str, Any]]:
     for n, line in enumerate(Path(path).read_text().splitlines(), 1):
         if line.strip():
             try:
-                out.append(json.loads(line))
+                d = json.loads(line)
             except json.JSONDecodeError:
                 raise ValueError(f"sweep {path}:{n}: not JSON lines (a `maskcost sweep` summary file)") from None
-            wrong = _summary_error(out[-1])
+            wrong = _summary_error(d)
             if wrong:
                 raise ValueError(f"sweep {path}:{n}: not a `maskcost sweep` summary ({wrong})")
-    missing = {s["point"] for s in out if "prompt_tokens_mean" not in s}
+            out.append(SweepSummary.from_json(d))
+    missing = {s.point for s in out if s.prompt_tokens_mean is None}
     raw = raw_records_path(path)
     if missing and raw.exists():
         by: dict[str, list[int]] = {}
         for r in read_raw_records(raw):
             if r["point"] in missing and r.get("prompt_tokens"):
                 by.setdefault(r["point"], []).append(r["prompt_tokens"])
-        for s in out:
-            if s["point"] in by:
-                s["prompt_tokens_mean"] = float(np.mean(by[s["point"]]))
+        out = [replace(s, prompt_tokens_mean=float(np.mean(by[s.point]))) if s.point in by else s for s in out]
     return out

@@ -24,3 +24,12 @@ def constant_profile(fill_us=100.0, accept_us=0.0, forward_ms=5.0, sync_forward_
                                         context_ref_tokens=context_ref_tokens,
                                         context_us_per_ktoken=context_us_per_ktoken),
                    apply=ApplyCost("synthetic", (ApplyPoint(1, apply_us), ApplyPoint(1024, apply_us))))
+
+
+def summary(d: dict):
+    """A sweep summary (records.SweepSummary) from the fields a test names; the others as a point that
+    measured nothing (window 1 s)."""
+    from maskcost.records import SweepSummary
+    base = {"point": "p", "arm": "on", "concurrency": 1, "repeat": 0, "requests": 0, "errors": 0,
+            "output_tokens_mean": None, "itl_ms_mean": None, "config": {}}
+    return SweepSummary.from_json({**base, **d, "engine": {"window_s": 1.0, **d.get("engine", {})}})

@@ -131,11 +131,13 @@ def test_straddle_split():
 def test_prefill_points_and_context_slope_from_sweeps():
     from maskcost.calibrate.engine import forward_from_summaries
 
+    from synth import summary
+
     def pt(c, running, itl, prompt, out, ttft=None, cached=None, unique=False):
-        return {"point": f"off-c{c}", "arm": "off", "concurrency": c, "ttft_ms_p50": ttft, "prompt_tokens_mean": prompt,
-                "config": {"unique_prompts": unique},
-                "output_tokens_mean": out, "engine": {"running_mean": running, "step_ms": itl, "itl_ms": itl,
-                                                      "prompt_cached_fraction": cached}}
+        return summary({"point": f"off-c{c}", "arm": "off", "concurrency": c, "ttft_ms_p50": ttft,
+                        "prompt_tokens_mean": prompt, "config": {"unique_prompts": unique},
+                        "output_tokens_mean": out, "engine": {"running_mean": running, "step_ms": itl, "itl_ms": itl,
+                                                              "prompt_cached_fraction": cached}})
     base = [pt(1, 1.0, 5.0, 20, 100, ttft=15.0), pt(64, 64.0, 8.0, 20, 100)]  # context 70 per row
     # unique prompts at concurrency 1: TTFT - 10 ms (the fixed part) is the prefill step
     # (the engine's prefix-cache counter is not believed for nonce-led prompts: all of it is computed)
@@ -190,17 +192,18 @@ def test_frontend_fit_leaves_out_points_whose_client_was_the_queue():
     """A point whose client was over 60% busy a process offered the engine fewer requests than its
     concurrency: the API-server fit does not read it (it would put the client's cap on the API server), and
     with fewer than two points left it says so, naming the fix."""
+    from dataclasses import replace
+
     from maskcost.calibrate.engine import _frontend_points, fit_frontend
     from maskcost.profile import load_default_profile
     from maskcost.validate.sweep import read_summaries
     sweep = read_summaries(DATA / "session-e-off-sweep.jsonl")
     kept = _frontend_points(sweep, "off")
     assert len(kept) >= 2
-    busy = [{**s, "client_cpu_pct": 95.0} if s["concurrency"] >= 64 else s for s in sweep]
-    assert [s["concurrency"] for s in _frontend_points(busy, "off")] == [s["concurrency"] for s in kept
-                                                                       if s["concurrency"] < 64]
+    busy = [replace(s, client_cpu_pct=95.0) if s.concurrency >= 64 else s for s in sweep]
+    assert [s.concurrency for s in _frontend_points(busy, "off")] == [s.concurrency for s in kept if s.concurrency < 64]
     with pytest.raises(ValueError, match="client was not busy .* more client processes"):
-        fit_frontend(load_default_profile(), [{**s, "client_cpu_pct": 95.0} for s in sweep])
+        fit_frontend(load_default_profile(), [replace(s, client_cpu_pct=95.0) for s in sweep])
 
 
 def test_hostmeter_times_the_host_and_sees_a_busy_server_thread(vocab, tmp_path):
@@ -239,7 +242,7 @@ def test_frontend_request_fit_recovers_a_saturating_api_server_cost():
     from maskcost.model.costs import Costs
     from maskcost.model.engine import Simulation
     from maskcost.model.metrics import summarize
-    from synth import constant_profile
+    from synth import constant_profile, summary
     p = constant_profile(fill_us=20.0, forward_ms=5.0)
     p = replace(p, forward=replace(p.forward, frontend_token_us=20.0, frontend_request_ms=1.0, ttft_fixed_ms=4.0))
     cfg = EngineConfig(max_num_seqs=256, cpu_count=16, usable_cores=16)
@@ -251,11 +254,11 @@ def test_frontend_request_fit_recovers_a_saturating_api_server_cost():
     sweep = []
     for c in (8, 64, 128):
         r = sim(truth, c)
-        sweep.append({"arm": "on", "concurrency": c, "point": f"on {c}", "ttft_ms_p50": r["ttft_ms_p50"],
-                      "out_tok_per_s": r["out_tok_per_s"], "prompt_tokens_mean": 100.0,
-                      "engine": {"running_mean": r["running_mean"], "prompt_cached_fraction": 0.0},
-                      "config": {"schemas": ["s", "unknown/x"]}})
-    assert sweep[-1]["engine"]["running_mean"] < 0.8 * 128  # the loop saturates: running is the API server's
+        sweep.append(summary({"arm": "on", "concurrency": c, "point": f"on {c}", "ttft_ms_p50": r["ttft_ms_p50"],
+                              "out_tok_per_s": r["out_tok_per_s"], "prompt_tokens_mean": 100.0,
+                              "engine": {"running_mean": r["running_mean"], "prompt_cached_fraction": 0.0},
+                              "config": {"schemas": ["s", "unknown/x"]}}))
+    assert sweep[-1].engine.running_mean < 0.8 * 128  # the loop saturates: running is the API server's
     errs = []
     fw = fit_frontend_structured(p, cfg, sweep, log=errs.append)
     assert fw.frontend_structured_ms == pytest.approx(2.0) and len(errs) >= 13
@@ -278,18 +281,18 @@ def test_engine_row_fit_recovers_the_work_it_was_measured_with(monkeypatch):
     from maskcost.model.engine import Simulation
     from maskcost.model.measured import measured_workload
     from maskcost.model.metrics import summarize
-    from synth import constant_profile
+    from synth import constant_profile, summary
     monkeypatch.setattr(Workload, "requests", 300)  # the points' request count (predict's is larger)
     base = constant_profile(fill_us=20.0, forward_ms=5.0)
     planted = replace(base, backends={k: replace(b, engine_row_us=300.0) for k, b in base.backends.items()})
     cfg = EngineConfig(backend="xgrammar")
 
     def point(c, profile):
-        s = {"point": f"on-c{c}", "arm": "on", "concurrency": c, "prompt_tokens_mean": 1,
-             "config": {"schemas": ["s"]}, "engine": {}}
+        s = summary({"point": f"on-c{c}", "arm": "on", "concurrency": c, "prompt_tokens_mean": 1,
+                     "config": {"schemas": ["s"]}})
         wl = measured_workload([s], ("s",), max(Workload.requests, 3 * c))
-        s["engine"]["itl_ms"] = summarize(Simulation(Costs(profile, "xgrammar"), cfg, wl).run())["itl_ms_mean"]
-        return s
+        itl = summarize(Simulation(Costs(profile, "xgrammar"), cfg, wl).run())["itl_ms_mean"]
+        return replace(s, engine=replace(s.engine, itl_ms=itl))
     pts = [point(16, planted), point(48, planted)]
     fitted = ce.fit_engine_rows(base, cfg, pts).backends["xgrammar"].engine_row_us
     assert fitted == pytest.approx(300.0, abs=ce.ENGINE_ROW_US_MAX / 2 ** ce.ENGINE_ROW_STEPS + 1.0)
@@ -305,9 +308,11 @@ def test_engine_side_keeps_what_its_sweeps_do_not_measure():
     from maskcost.calibrate.refit import ServerSweeps, engine_side
     from maskcost.profile import load_profile, default_profile_path
 
+    from synth import summary
+
     def off(c, step):
-        return {"point": f"off-c{c}-r0", "arm": "off", "concurrency": c, "engine": {
-            "running_mean": float(c), "step_ms": step, "itl_ms": step}}
+        return summary({"point": f"off-c{c}-r0", "arm": "off", "concurrency": c, "engine": {
+            "running_mean": float(c), "step_ms": step, "itl_ms": step}})
 
     base = load_profile(default_profile_path())
     pts = [off(1, 6.0), off(8, 6.5), off(64, 9.0)]

@@ -67,10 +67,11 @@ def test_closed_loop_against_a_live_llama_server(tmp_path):
 
 def test_blackbox_fit_takes_the_least_disturbed_repeat_and_a_step_part():
     from maskcost.calibrate.blackbox import blackbox_from_sweeps
+    from synth import summary
 
     def pt(arm, c, r, itl, running):
-        return {"arm": arm, "concurrency": c, "repeat": r, "point": f"{arm}-c{c}-r{r}", "itl_ms_mean": itl,
-                "ttft_ms_p50": 50.0 if arm == "on" else 10.0, "engine": {"running_mean": running, "itl_ms": None}}
+        return summary({"arm": arm, "concurrency": c, "repeat": r, "point": f"{arm}-c{c}-r{r}", "itl_ms_mean": itl,
+                        "ttft_ms_p50": 50.0 if arm == "on" else 10.0, "engine": {"running_mean": running, "itl_ms": None}})
     # grammar time per step = 2 ms + 5 ms per row; repeat 1 of c1 disturbed (+4 ms on the on arm only)
     on = [pt("on", 1, 0, 1 + 7, 1), pt("on", 1, 1, 1 + 11, 1), pt("on", 2, 0, 2 + 12, 2)]
     off = [pt("off", 1, 0, 1, 1), pt("off", 1, 1, 1, 1), pt("off", 2, 0, 2, 2)]

@@ -769,12 +769,12 @@ def test_gpu_busy_with_the_forward_split_by_nvml_on_a_closed_form():
     d["forward"]["points"][0]["gpu_busy"] = 1.5
     with pytest.raises(ProfileError, match=r"forward.points\[0\].gpu_busy: a fraction in \[0, 1\], got 1.5"):
         profile_from_dict(d)
-    rec = {"arm": "off", "engine": {"running_mean": 8.0, "step_ms": 5.4, "itl_ms": 5.5, "gpu_busy": {"fraction": 0.89}}}
-    assert forward_points([rec])[0].gpu_busy == 0.89
-    rec["engine"].pop("gpu_busy")
-    assert forward_points([rec])[0].gpu_busy is None
-    rec["engine"]["gpu_busy"] = 0.5  # a hand-edited record: not NVML's {"fraction": ...}, so not read
-    assert forward_points([rec])[0].gpu_busy is None
+    from synth import summary
+    eng = {"running_mean": 8.0, "step_ms": 5.4, "itl_ms": 5.5}
+    assert forward_points([summary({"arm": "off", "engine": {**eng, "gpu_busy": {"fraction": 0.89}}})])[0].gpu_busy == 0.89
+    assert forward_points([summary({"arm": "off", "engine": eng})])[0].gpu_busy is None
+    # a hand-edited record: not NVML's {"fraction": ...}, so not read
+    assert forward_points([summary({"arm": "off", "engine": {**eng, "gpu_busy": 0.5}})])[0].gpu_busy is None
     # one point read is no curve (it would scale from the origin): the upper bound, said
     one = replace(p, forward=replace(p.forward, points=(replace(p.forward.points[0], gpu_busy=0.5),
                                                         p.forward.points[1])))

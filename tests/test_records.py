@@ -36,13 +36,13 @@ def test_a_line_that_is_not_a_summary_is_named(tmp_path, change, words):
         read_summaries(f)
     assert words in str(e.value) and "\n" not in str(e.value)
     f.write_text(json.dumps(GOOD) + "\n")
-    assert read_summaries(f)[0]["concurrency"] == 8
+    assert read_summaries(f)[0].concurrency == 8
     # what a sweep writes for a point whose every request failed (nothing to average): read back, so the
     # same command resumes after it
     failed = {**GOOD, "output_tokens_mean": None, "itl_ms_mean": None, "prompt_tokens_mean": None,
               "engine": {**GOOD["engine"], "steps": None, "step_ms": None, "itl_ms": None}}
     f.write_text(json.dumps(failed) + "\n")
-    assert read_summaries(f)[0]["itl_ms_mean"] is None
+    assert read_summaries(f)[0].itl_ms_mean is None
 
 
 def test_report_on_a_corrupt_empty_or_foreign_file_says_what_is_wrong(tmp_path):

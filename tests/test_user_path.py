@@ -327,9 +327,9 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     from maskcost.records import itl_ms, read_summaries
     from maskcost.validate.report import compare
     for s_ in read_summaries(out.with_name("host.speed-sweep-guidance.jsonl")):
-        cfg = EngineConfig(backend="guidance", cpu_speed=dict(m.points)[s_["concurrency"]], max_num_seqs=256)
+        cfg = EngineConfig(backend="guidance", cpu_speed=dict(m.points)[s_.concurrency], max_num_seqs=256)
         got = compare(p, cfg, [s_])[0]["metrics"]["ITL ms"]["predicted"]
-        assert got == pytest.approx(itl_ms(s_), rel=0.15), s_["concurrency"]
+        assert got == pytest.approx(itl_ms(s_), rel=0.15), s_.concurrency
     tokens = {b: {len(t.fill_us) for t in p.backends[b].traces} for b in ("xgrammar", "guidance")}
     assert min(tokens["guidance"]) > max(tokens["xgrammar"])  # each its own server's outputs (a longer name there)
     assert any(n.startswith("traces: the server's own valid outputs, up to 8 a schema") for n in p.provenance["notes"])
@@ -409,8 +409,9 @@ def test_the_servers_speed_is_read_apart_on_each_side_of_the_fill_pool():
     from maskcost.profile import profile_to_dict
     from maskcost.validate.server_calibration import measured_speed
     cfg = EngineConfig()
-    on = [{"concurrency": c, "engine": {"running_mean": r}} for c, r in ((48, 46.4), (96, 92.7), (144, 138.5),
-                                                                       (224, 214.6))]
+    from synth import summary
+    on = [summary({"concurrency": c, "engine": {"running_mean": r}}) for c, r in ((48, 46.4), (96, 92.7), (144, 138.5),
+                                                                                (224, 214.6))]
     pts = ((48, 0.816), (96, 0.727), (144, 0.978), (224, 1.0))
     m = measured_speed(pts, on, cfg, "s.jsonl")
     assert m.cpu_speed == pytest.approx((0.816 + 0.727) / 2) and m.pool_speed == pytest.approx(0.989)
@@ -537,7 +538,7 @@ def test_calibrate_collects_the_servers_outputs_one_point_a_schema(vocab, tmp_pa
         served = eng.served
         assert server_outputs(srv.url, vocab, entries, tmp_path / "o.jsonl", plan, seed=0) == got
         assert eng.served == served
-    assert [p["config"]["schemas"] for p in read_summaries(tmp_path / "o.jsonl")] == [["plain"], ["any"]]
+    assert [p.config["schemas"] for p in read_summaries(tmp_path / "o.jsonl")] == [["plain"], ["any"]]
     assert {k: len(v) for k, v in got.items()} == {"plain": 4, "any": 4}
     assert all(isinstance(x, list) and x for x in got["plain"])  # token ids, read back from the chunks
 

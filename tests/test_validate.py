@@ -78,14 +78,14 @@ def test_sweep_records_checks_and_resumes(tmp_path):
     with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
         pts = [PointSpec("on", 4, 0, 12), PointSpec("off", 4, 0, 8)]
         res = run_sweep(srv.url, pts, [FLAT], out, off_tokens=10, warmup=2)
-        assert [r["point"] for r in res] == ["on-c4-r0", "off-c4-r0"]
+        assert [r.point for r in res] == ["on-c4-r0", "off-c4-r0"]
         on, off = res
-        assert on["checks"] == {"valid": 12} and off["checks"] == {"unconstrained": 8}
-        assert on["output_tokens_mean"] == pytest.approx(len(json.dumps(FLAT.examples[0])) / 3, abs=1)
-        assert off["output_tokens_mean"] == 10
-        assert on["itl_ms_mean"] > 1.0 and on["engine"]["engine"] == "vllm"
-        assert on["config"]["schemas"] == ["tier/flat"] and "client_host" in on["provenance"]
-        flags = on["provenance"]["server"]["flags"]  # the engine's own config gauges
+        assert on.checks == {"valid": 12} and off.checks == {"unconstrained": 8}
+        assert on.output_tokens_mean == pytest.approx(len(json.dumps(FLAT.examples[0])) / 3, abs=1)
+        assert off.output_tokens_mean == 10
+        assert on.itl_ms_mean > 1.0 and on.engine.engine == "vllm"
+        assert on.config["schemas"] == ["tier/flat"] and "client_host" in on.provenance
+        flags = on.provenance["server"]["flags"]  # the engine's own config gauges
         assert flags["vllm:cache_config_info"]["block_size"] == "16" and "props" not in flags
         raw = (tmp_path / "s.raw.jsonl").read_text().splitlines()
         assert len(raw) == 20
@@ -139,21 +139,22 @@ def test_report_uses_committed_predictions_unchanged(tmp_path):
     meas = [{"point": f"{a}-c8-r{r}", "arm": a, "concurrency": 8, "config": {"schemas": ["s"]},
              "itl_ms_mean": 50.0, "ttft_ms_p50": 2.0, "out_tok_per_s": 20.0,
              "engine": {"itl_ms": 54.0 * (r + 1), "running_mean": 8.0}} for a in ("on", "off") for r in (0, 1)]
-    rows = compare(constant_profile(), cfg, meas, predicted=pts)
+    from synth import summary
+    rows = compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=pts)
     on = next(r for r in rows if r["arm"] == "on")
     e = on["metrics"]["ITL ms"]
     assert e["predicted"] == 108.0 and e["measured"] == 81.0
     assert e["error_pct"] == pytest.approx(100 * 27 / 81) and e["spread_pct"] == pytest.approx(100 * 54 / 81)
     with pytest.raises(ValueError, match="no point made for"):
-        compare(constant_profile(), EngineConfig(max_num_seqs=256), meas, predicted=pts)
+        compare(constant_profile(), EngineConfig(max_num_seqs=256), [summary(m) for m in meas], predicted=pts)
     # a prediction with a band (profile.engine_speeds): the score counts the points inside it
     from maskcost.validate.report import score
     for p, band in zip(pts, ([90.0, 120.0], [150.0, 200.0])):
         p["band"] = {"itl_ms_mean": band}
-    sc = score(compare(constant_profile(), cfg, meas, predicted=pts))
+    sc = score(compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=pts))
     assert (sc["band_points"], sc["inside_band"]) == (1, 0)  # 81 ms measured at 8, band 90-120
     pts[0]["band"]["itl_ms_mean"] = [80.0, 120.0]
-    assert score(compare(constant_profile(), cfg, meas, predicted=pts))["inside_band"] == 1
+    assert score(compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=pts))["inside_band"] == 1
     # the engine's own TTFT (its histogram over the window) against the model's mean TTFT; a file made
     # before the model reported a mean has none, and the metric is then not scored
     assert on["metrics"]["server TTFT ms"]["predicted"] is None
@@ -161,14 +162,14 @@ def test_report_uses_committed_predictions_unchanged(tmp_path):
         m["engine"]["counters"] = {"vllm:time_to_first_token_seconds_count": 4.0,
                                    "vllm:time_to_first_token_seconds_sum": 0.2 * (r + 1)}
     pts[0]["ttft_ms_mean"] = 60.0
-    rows = compare(constant_profile(), cfg, meas, predicted=pts)
+    rows = compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=pts)
     t = next(r for r in rows if r["arm"] == "on")["metrics"]["server TTFT ms"]
     assert t["measured"] == pytest.approx(75.0) and t["error_pct"] == pytest.approx(-20.0)
     assert score(rows, "server TTFT ms")["points"] == 1
     # the client's CPU share (sweep: client_cpu_pct), the busiest repeat; a report says where it was high
     meas[0]["client_cpu_pct"], meas[1]["client_cpu_pct"] = 30.0, 75.0
     from maskcost.validate.report import write_report
-    rows = compare(constant_profile(), cfg, meas, predicted=pts)
+    rows = compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=pts)
     assert next(r for r in rows if r["arm"] == "on")["client_cpu_pct"] == 75.0
     write_report(rows, tmp_path / "r", constant_profile(), cfg, ["m.jsonl"], "t")
     assert "over 60% busy per process at on 8 (75%)" in (tmp_path / "r" / "report.md").read_text()
@@ -179,7 +180,7 @@ def test_sse_keeps_unicode_line_separators_inside_json(tmp_path):
     text = json.dumps({"name": "a\u2028b\x85c", "age": 3}, ensure_ascii=False)
     with FakeServer(FakeEngine(text)) as srv:
         res = run_sweep(srv.url, [PointSpec("on", 2, 0, 4)], [FLAT], tmp_path / "u.jsonl", warmup=0)
-    assert res[0]["errors"] == 0
+    assert res[0].errors == 0
     raw = [json.loads(x) for x in (tmp_path / "u.raw.jsonl").read_text().splitlines()]
     assert {r["text"] for r in raw} == {text}
 
@@ -196,12 +197,13 @@ def test_prompt_pad_shared_or_unique_and_recorded(tmp_path):
         plain = run_sweep(srv.url, [PointSpec("off", 2, 0, 4)], [], tmp_path / "c.jsonl", off_tokens=4, warmup=0)[0]
     assert len(set(p_shared)) == 1 and len(set(p_uniq)) == 4  # the nonce leads each unique prompt
     assert all(p.startswith("[request ") for p in p_uniq) and p_shared[0].startswith("Context: the the")
-    assert shared["prompt_tokens_mean"] - plain["prompt_tokens_mean"] == 51  # "Context:" + 50 pads
-    assert uniq["config"]["unique_prompts"] and shared["config"]["prompt_pad"] == 50
+    assert shared.prompt_tokens_mean - plain.prompt_tokens_mean == 51  # "Context:" + 50 pads
+    assert uniq.config["unique_prompts"] and shared.config["prompt_pad"] == 50
     # a summary written before prompt_tokens_mean existed gets it back from the raw records
     old = tmp_path / "c.jsonl"
-    old.write_text(json.dumps({k: v for k, v in plain.items() if k != "prompt_tokens_mean"}) + "\n")
-    assert read_summaries(old)[0]["prompt_tokens_mean"] == plain["prompt_tokens_mean"]
+    line = json.loads(old.read_text().splitlines()[0])
+    old.write_text(json.dumps({k: v for k, v in line.items() if k != "prompt_tokens_mean"}) + "\n")
+    assert read_summaries(old)[0].prompt_tokens_mean == plain.prompt_tokens_mean
 
 
 def test_prefix_cache_fraction_from_counter_deltas():
@@ -223,11 +225,11 @@ def test_client_processes_share_one_closed_loop(tmp_path):
     with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]), base_step_ms=8.0)) as srv:
         res = run_sweep(srv.url, [PointSpec("on", 6, 0, 48)], [FLAT], tmp_path / "p.jsonl", warmup=0,
                         client_procs=3)[0]
-        assert srv.engine.served == 48 and res["requests"] == 48 and res["checks"] == {"valid": 48}
-        assert res["engine"]["running_max"] >= 4 and res["config"]["client_procs"] == 3
+        assert srv.engine.served == 48 and res.requests == 48 and res.checks == {"valid": 48}
+        assert res.engine.running_max >= 4 and res.config["client_procs"] == 3
         raw = [json.loads(x) for x in (tmp_path / "p.raw.jsonl").read_text().splitlines()]
         assert sorted(r["index"] for r in raw) == list(range(48))
-        assert 0 < res["client_cpu_pct"] < 300  # the client's CPU share per process, recorded with the point
+        assert 0 < res.client_cpu_pct < 300  # the client's CPU share per process, recorded with the point
 
 
 def test_client_processes_by_load_as_calibrate_runs_them(tmp_path):
@@ -241,9 +243,9 @@ def test_client_processes_by_load_as_calibrate_runs_them(tmp_path):
     with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]), base_step_ms=8.0)) as srv:
         got = run_sweep(srv.url, [PointSpec("on", 1, 0, 4), PointSpec("on", 6, 0, 24)], [FLAT], tmp_path / "p.jsonl",
                         warmup=0, client_procs=lambda c: 8 if c == 1 else small.client_procs_at(c))
-    assert [r["client_procs"] for r in got] == [1, 3]  # 8 asked at 1 stream: 1
-    assert got[1]["requests"] == 24 and got[1]["checks"] == {"valid": 24}
-    assert got[1]["config"]["client_procs"].startswith("by load")
+    assert [r.client_procs for r in got] == [1, 3]  # 8 asked at 1 stream: 1
+    assert got[1].requests == 24 and got[1].checks == {"valid": 24}
+    assert got[1].config["client_procs"].startswith("by load")
     with pytest.raises(ValueError, match="--client-procs 0: must be >= 1"):
         run_sweep("http://127.0.0.1:1", [], [FLAT], tmp_path / "q.jsonl", client_procs=0)
 
@@ -280,9 +282,11 @@ def test_meter_speed_picks_between_the_speeds_of_a_prediction_grid(tmp_path):
     pts = [{"concurrency": 8, "config": {"engine": asdict(replace(cfg, cpu_speed=sp))}, "itl_ms_mean": itl,
             "ttft_ms_p50": 1.0, "out_tok_per_s": 10.0, "running_mean": 8.0, "breakdown": {"sp": sp},
             "overhead_pct": 1.0, "off": off} for sp, itl in ((0.5, 200.0), (1.0, 100.0))]
-    meas = [{"point": "on-c8-r0", "arm": "on", "concurrency": 8, "config": {"schemas": ["s"]}, "itl_ms_mean": 50.0,
-             "ttft_ms_p50": 2.0, "out_tok_per_s": 20.0,
-             "engine": {"itl_ms": 150.0, "running_mean": 8.0, "window_start_unix_s": 1000.0, "window_s": 10.0}}]
+    from synth import summary
+    meas = [summary({"point": "on-c8-r0", "arm": "on", "concurrency": 8, "config": {"schemas": ["s"]},
+                     "itl_ms_mean": 50.0, "ttft_ms_p50": 2.0, "out_tok_per_s": 20.0,
+                     "engine": {"itl_ms": 150.0, "running_mean": 8.0, "window_start_unix_s": 1000.0,
+                                "window_s": 10.0}})]
     prof = constant_profile()
     f = tmp_path / "meter.jsonl"
     lines = [{"schema_version": 1, "meter": {}}] + [
@@ -343,10 +347,12 @@ def test_itl_speed_is_where_the_models_itl_meets_the_engines():
     meas = [{"point": "on-c8-r0", "arm": "on", "concurrency": 8, "config": {"schemas": ["s"]}, "itl_ms_mean": 8.0,
              "ttft_ms_p50": 2.0, "out_tok_per_s": 20.0,
              "engine": {"itl_ms": 8.0, "running_mean": 8.0, "window_start_unix_s": 1000.0, "window_s": 10.0}}]
-    row = attach_itl_speeds(compare(prof, cfg, meas), prof, cfg, meas, 4)[0]
+    from synth import summary
+    row = attach_itl_speeds(compare(prof, cfg, [summary(m) for m in meas]), prof, cfg, [summary(m) for m in meas], 4)[0]
     assert row["itl_speed"] == pytest.approx(0.4, rel=0.01)  # 3.2 ms / 0.4 = 8 ms: the fill paces the step
     meas[0]["engine"]["itl_ms"] = 4.0  # under the 5 ms forward: no speed makes the model that fast
-    assert attach_itl_speeds(compare(prof, cfg, meas), prof, cfg, meas, 4)[0]["itl_speed"] is None
+    assert attach_itl_speeds(compare(prof, cfg, [summary(m) for m in meas]), prof, cfg, [summary(m) for m in meas],
+                             4)[0]["itl_speed"] is None
 
 
 def test_validate_sweeps_only_the_schemas_it_is_given_and_says_what_the_profile_lacks(tmp_path, capsys):
@@ -413,7 +419,7 @@ def test_server_cpu_of_a_local_server_by_its_port(tmp_path):
         assert got["cpus"] >= 0.6
         out = tmp_path / "s.jsonl"
         run_sweep(srv.url, [PointSpec("on", 2, 0, 6)], [FLAT], out, warmup=0)
-        assert "server_cpu" in read_summaries(out)[0]["engine"]
+        assert read_summaries(out)[0].engine.server_cpu is not None
 
 
 def _spin(seconds: float) -> None:
@@ -469,7 +475,7 @@ def test_the_gpus_busy_fraction_is_read_on_the_servers_gpu_and_reported_beside_t
     with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
         out = tmp_path / "s.jsonl"
         run_sweep(srv.url, [PointSpec("on", 2, 0, 6)], [FLAT], out, warmup=0)
-    busy = read_summaries(out)[0]["engine"]["gpu_busy"]
+    busy = read_summaries(out)[0].engine.gpu_busy
     assert busy["fraction"] == pytest.approx(0.9) and busy["gpus"] == [1] and busy["samples"] >= 1
     from maskcost.validate.report import METRICS
     get = dict((n, g) for n, g, _ in METRICS)["GPU busy"]

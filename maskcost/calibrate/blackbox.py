@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ..records import itl_ms, raw_records_path, read_raw_records
+from ..records import SweepSummary, itl_ms, raw_records_path, read_raw_records
 from ..profile import ApplyCost, ApplyPoint, BackendCosts, BlackboxCost, BlackboxPoint, Profile
 
 
@@ -31,27 +30,27 @@ def output_tokens_by_schema(raw_path: Path, keep: int = 256) -> dict[str, tuple[
     return {k: tuple(v[:keep]) for k, v in sorted(by.items())}
 
 
-def blackbox_from_sweeps(on: list[dict[str, Any]], off: list[dict[str, Any]], output_tokens: dict[str, tuple[int, ...]],
+def blackbox_from_sweeps(on: list[SweepSummary], off: list[SweepSummary], output_tokens: dict[str, tuple[int, ...]],
                          method: str) -> BlackboxCost:
-    offs: dict[int, list[dict[str, Any]]] = {}
+    offs: dict[int, list[SweepSummary]] = {}
     for s in off:
-        if s["arm"] == "off":
-            offs.setdefault(s["concurrency"], []).append(s)
+        if s.arm == "off":
+            offs.setdefault(s.concurrency, []).append(s)
     pts = []
-    for s in sorted((s for s in on if s["arm"] == "on"), key=lambda s: (s["concurrency"], s["repeat"])):
-        c = s["concurrency"]
+    for s in sorted((s for s in on if s.arm == "on"), key=lambda s: (s.concurrency, s.repeat)):
+        c = s.concurrency
         if c not in offs:
-            raise ValueError(f"black-box calibration: schema-on point {s['point']} has no schema-off point at "
+            raise ValueError(f"black-box calibration: schema-on point {s.point} has no schema-off point at "
                              f"concurrency {c}")
-        i_on, running = itl_ms(s), s["engine"].get("running_mean")
+        i_on, running = itl_ms(s), s.engine.running_mean
         # the schema-off twin measured next to it (same repeat) where there is one: a disturbance
         # of the machine then hits both arms
-        twins = [o for o in offs[c] if o["repeat"] == s["repeat"]] or offs[c]
+        twins = [o for o in offs[c] if o.repeat == s.repeat] or offs[c]
         i_off = statistics.mean(x for x in (itl_ms(o) for o in twins) if x is not None)
-        t_off = statistics.mean(o["ttft_ms_p50"] for o in twins)
+        t_off = statistics.mean(o.ttft_ms_p50 for o in twins)
         if i_on is None or not running:
-            raise ValueError(f"black-box calibration: point {s['point']} has no ITL or running count")
-        pts.append(BlackboxPoint(c, running, i_on, i_off, s["ttft_ms_p50"], t_off,
+            raise ValueError(f"black-box calibration: point {s.point} has no ITL or running count")
+        pts.append(BlackboxPoint(c, running, i_on, i_off, s.ttft_ms_p50, t_off,
                                  max(0.0, (i_on - i_off) / running * 1e3)))
     if not pts:
         raise ValueError("black-box calibration: no schema-on points")
@@ -77,14 +76,14 @@ def blackbox_from_sweeps(on: list[dict[str, Any]], off: list[dict[str, Any]], ou
     return BlackboxCost(method, row_us, launch, output_tokens, tuple(pts), step_us)
 
 
-def blackbox_method(on: list[dict[str, Any]], on_path: Path, note: str | None) -> str:
-    srv = on[0]["provenance"]["server"]
+def blackbox_method(on: list[SweepSummary], on_path: Path, note: str | None) -> str:
+    srv = on[0].provenance["server"]
     return (f"black box: schema-on sweep {on_path.name} minus schema-off sweep of the same server "
             f"({srv.get('base_url')}, version {srv.get('version')}), at concurrency "
-            f"{sorted({s['concurrency'] for s in on})}; row_us = (ITL on - ITL off) / running. {note or ''}").strip()
+            f"{sorted({s.concurrency for s in on})}; row_us = (ITL on - ITL off) / running. {note or ''}").strip()
 
 
-def blackbox_profile(name: str, on: list[dict[str, Any]], off: list[dict[str, Any]], on_path: Path, tokenizer: str,
+def blackbox_profile(name: str, on: list[SweepSummary], off: list[SweepSummary], on_path: Path, tokenizer: str,
                      backend: str, command: list[str], notes: list[str], note: str | None = None) -> Profile:
     """A profile for an engine known only through its API: forward curve from the schema-off arm,
     grammar cost per row and per request from on minus off, host fingerprint of this machine."""
@@ -94,7 +93,7 @@ def blackbox_profile(name: str, on: list[dict[str, Any]], off: list[dict[str, An
     from .tokenizer import load_vocab
     bb = blackbox_from_sweeps(on, off, output_tokens_by_schema(raw_records_path(on_path)),
                               blackbox_method(on, on_path, note))
-    srv = on[0]["provenance"]["server"]
+    srv = on[0].provenance["server"]
     vocab = load_vocab(tokenizer)
     fw = forward_from_summaries(off, f"schema-off sweep of {srv.get('base_url')} (version {srv.get('version')}); "
                                      f"itl_ms = the engine's ITL histogram, or the client's per-token ITL where the "

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Any
 
 import numpy as np
 
-from ..records import CLIENT_BUSY_PCT
+from ..records import CLIENT_BUSY_PCT, SweepSummary
 from ..profile import ApplyCost, ApplyPoint, ContextPoint, ForwardCurve, ForwardPoint, PrefillPoint
 
 
@@ -19,7 +18,7 @@ from ..profile import ApplyCost, ApplyPoint, ContextPoint, ForwardCurve, Forward
 FULL_BATCH_SHARE = 0.75
 
 
-def short_batch(summary: dict[str, Any]) -> bool:
+def short_batch(summary: SweepSummary) -> bool:
     """A point of an engine that runs prefill apart (SGLang) whose engine ran under FULL_BATCH_SHARE of the
     rows its clients offered: the requests waited outside the engine and came in one by one, each a prefill
     step of its own that runs apart from the decode (model/engines.py Sglang.prefill_apart) and, at one new
@@ -30,20 +29,20 @@ def short_batch(summary: dict[str, Any]) -> bool:
     engine = served_by(summary)
     if engine is None or not engine.prefill_apart:
         return False
-    cap = summary.get("provenance", {}).get("server", {}).get("server_args", {}).get("max_running_requests")
-    offered = min(summary["concurrency"], cap or summary["concurrency"])
-    return (summary["engine"].get("running_mean") or 0.0) < FULL_BATCH_SHARE * offered
+    cap = summary.provenance.get("server", {}).get("server_args", {}).get("max_running_requests")
+    offered = min(summary.concurrency, cap or summary.concurrency)
+    return (summary.engine.running_mean or 0.0) < FULL_BATCH_SHARE * offered
 
 
-def forward_points_kept(summaries: list[dict[str, Any]]) -> tuple[tuple[ForwardPoint, ...], list[str]]:
+def forward_points_kept(summaries: list[SweepSummary]) -> tuple[tuple[ForwardPoint, ...], list[str]]:
     """forward_points of the points that measured a full batch (short_batch), and a word on each left out."""
-    short = [s["arm"] == "off" and short_batch(s) for s in summaries]
-    left = [f"{s['point']} ({s['engine']['running_mean']:.0f} running of {s['concurrency']} offered)"
+    short = [s.arm == "off" and short_batch(s) for s in summaries]
+    left = [f"{s.point} ({s.engine.running_mean:.0f} running of {s.concurrency} offered)"
             for s, x in zip(summaries, short) if x]
     return forward_points([s for s, x in zip(summaries, short) if not x]), left
 
 
-def forward_points(summaries: list[dict[str, Any]]) -> tuple[ForwardPoint, ...]:
+def forward_points(summaries: list[SweepSummary]) -> tuple[ForwardPoint, ...]:
     """One point per schema-off sweep point: the engine's mean running count, its step period
     (window / steps it counted) and its ITL mean (records.itl_ms: the engine's own histogram, or
     the client's per-token ITL where the engine has none), and the GPU's busy fraction where the sweep read
@@ -51,69 +50,69 @@ def forward_points(summaries: list[dict[str, Any]]) -> tuple[ForwardPoint, ...]:
     from ..records import itl_ms
     out = []
     for s in summaries:
-        e = s["engine"]
-        if s["arm"] == "off" and e.get("running_mean") and e.get("step_ms") and itl_ms(s):
-            busy = e.get("gpu_busy")
-            out.append(ForwardPoint(e["running_mean"], e["step_ms"], itl_ms(s),
+        e = s.engine
+        if s.arm == "off" and e.running_mean and e.step_ms and itl_ms(s):
+            busy = e.gpu_busy
+            out.append(ForwardPoint(e.running_mean, e.step_ms, itl_ms(s),
                                     busy.get("fraction") if isinstance(busy, dict) else None))
     if not out:
         raise ValueError("no schema-off sweep point carried the engine's running count, step and ITL metrics")
     return tuple(sorted(out, key=lambda p: p.batch))
 
 
-def context_tokens(summary: dict[str, Any]) -> float:
+def context_tokens(summary: SweepSummary) -> float:
     """Mean context of a decode row over a point: its prompt plus half its output."""
-    if not summary.get("prompt_tokens_mean") or not summary.get("output_tokens_mean"):
-        raise ValueError(f"sweep point {summary['point']}: no prompt/output token counts (usage) recorded")
-    return summary["prompt_tokens_mean"] + summary["output_tokens_mean"] / 2
+    if not summary.prompt_tokens_mean or not summary.output_tokens_mean:
+        raise ValueError(f"sweep point {summary.point}: no prompt/output token counts (usage) recorded")
+    return summary.prompt_tokens_mean + summary.output_tokens_mean / 2
 
 
-def prefill_tokens(summary: dict[str, Any]) -> float:
+def prefill_tokens(summary: SweepSummary) -> float:
     """Prompt tokens computed per request at a prefill-sweep point: the prompt less the prefix-cache
     hits the engine counted (all of it where it reports none). Prompts led by a nonce
     (--unique-prompts) share nothing past the chat template's first block, so all of it: vLLM
     0.25.1's prefix_cache_hits counter said 33% and 50% hits for nonce-led prompts of 1,536 and
     3,036 tokens on the H200 (session E), while their TTFT grew with the whole prompt."""
-    if summary["config"].get("unique_prompts"):
-        return summary["prompt_tokens_mean"]
-    cached = summary["engine"].get("prompt_cached_fraction") or 0.0
-    return max(1.0, summary["prompt_tokens_mean"] * (1.0 - cached))
+    if summary.config.get("unique_prompts"):
+        return summary.prompt_tokens_mean
+    cached = summary.engine.prompt_cached_fraction or 0.0
+    return max(1.0, summary.prompt_tokens_mean * (1.0 - cached))
 
 
-def eager_prefill_ms(summaries: list[dict[str, Any]]) -> tuple[float, list[dict[str, Any]]]:
+def eager_prefill_ms(summaries: list[SweepSummary]) -> tuple[float, list[SweepSummary]]:
     """A prefill step of one new token (the same prompt every request: the prefix cache holds all but
     its last token) over one of a fresh prompt (--unique-prompts), from schema-off concurrency-1 sweep
     points of both kinds: their median TTFT p50s apart, at least 0 (ForwardCurve.eager_prefill_ms;
     SGLang runs the first without a CUDA graph). Returns it and the fresh-prompt points."""
-    c1 = [s for s in summaries if s["arm"] == "off" and s["concurrency"] == 1 and s.get("ttft_ms_p50")]
-    fresh = [s for s in c1 if s["config"].get("unique_prompts")]
-    again = [s for s in c1 if not s["config"].get("unique_prompts")]
+    c1 = [s for s in summaries if s.arm == "off" and s.concurrency == 1 and s.ttft_ms_p50]
+    fresh = [s for s in c1 if s.config.get("unique_prompts")]
+    again = [s for s in c1 if not s.config.get("unique_prompts")]
     if not fresh or not again:
         raise ValueError("eager sweep: needs schema-off concurrency-1 points with the same prompt every request "
                          "and with --unique-prompts")
-    ms = statistics.median(s["ttft_ms_p50"] for s in again) - statistics.median(s["ttft_ms_p50"] for s in fresh)
+    ms = statistics.median(s.ttft_ms_p50 for s in again) - statistics.median(s.ttft_ms_p50 for s in fresh)
     return max(0.0, ms), fresh
 
 
-def prefill_points(summaries: list[dict[str, Any]], ttft_fixed_ms: float) -> tuple[PrefillPoint, ...]:
+def prefill_points(summaries: list[SweepSummary], ttft_fixed_ms: float) -> tuple[PrefillPoint, ...]:
     """One point per schema-off concurrency-1 sweep point (prompts made unique, so the prefix cache
     misses): the step that computes the prompt = TTFT p50 - the fixed part of TTFT."""
-    out = [PrefillPoint(prefill_tokens(s), max(0.0, s["ttft_ms_p50"] - ttft_fixed_ms))
-           for s in summaries if s["arm"] == "off" and s["concurrency"] == 1 and s.get("ttft_ms_p50")
-           and s.get("prompt_tokens_mean")]
+    out = [PrefillPoint(prefill_tokens(s), max(0.0, s.ttft_ms_p50 - ttft_fixed_ms))
+           for s in summaries if s.arm == "off" and s.concurrency == 1 and s.ttft_ms_p50
+           and s.prompt_tokens_mean]
     if not out:
         raise ValueError("prefill sweep: no schema-off point at concurrency 1 with TTFT and prompt token counts")
     return tuple(sorted(out, key=lambda p: p.tokens))
 
 
-def context_fit(summaries: list[dict[str, Any]], curve, ref_tokens: float) -> tuple[float, tuple[ContextPoint, ...]]:
+def context_fit(summaries: list[SweepSummary], curve, ref_tokens: float) -> tuple[float, tuple[ContextPoint, ...]]:
     """The extra forward time per 1,000 context tokens in a step, beyond the forward curve's own
     context: least squares through the origin of (ITL - curve(batch)) on batch x (context - ref),
     over schema-off points whose long prompts the prefix cache holds (little prefill). Returns
     (us per 1,000 tokens, the points)."""
     from ..records import itl_ms
-    pts = tuple(ContextPoint(s["engine"]["running_mean"], context_tokens(s), itl_ms(s))
-                for s in summaries if s["arm"] == "off" and s["engine"].get("running_mean") and itl_ms(s))
+    pts = tuple(ContextPoint(s.engine.running_mean, context_tokens(s), itl_ms(s))
+                for s in summaries if s.arm == "off" and s.engine.running_mean and itl_ms(s))
     if not pts:
         raise ValueError("context sweep: no schema-off point with the engine's running count and ITL")
     x = np.array([p.batch * (p.context_tokens - ref_tokens) / 1e3 for p in pts])
@@ -123,11 +122,11 @@ def context_fit(summaries: list[dict[str, Any]], curve, ref_tokens: float) -> tu
     return max(0.0, float((x * y).sum() / (x ** 2).sum())), pts
 
 
-def forward_from_summaries(summaries: list[dict[str, Any]], source: str,
-                           sync_summaries: list[dict[str, Any]] = (),
-                           prefill_summaries: list[dict[str, Any]] = (),
-                           context_summaries: list[dict[str, Any]] = (),
-                           eager_summaries: list[dict[str, Any]] = ()) -> ForwardCurve:
+def forward_from_summaries(summaries: list[SweepSummary], source: str,
+                           sync_summaries: list[SweepSummary] = (),
+                           prefill_summaries: list[SweepSummary] = (),
+                           context_summaries: list[SweepSummary] = (),
+                           eager_summaries: list[SweepSummary] = ()) -> ForwardCurve:
     """The forward curve of a schema-off sweep (and its --no-async-scheduling twin), the fixed part
     of TTFT at concurrency 1, the mean context of its rows; with a prefill sweep (concurrency 1,
     unique prompts of several lengths) the prefill points; with a context sweep (long cached
@@ -137,8 +136,8 @@ def forward_from_summaries(summaries: list[dict[str, Any]], source: str,
     points, left = forward_points_kept(summaries)
     if left:
         source = f"{source} Left out of the forward curve (batch not full): {', '.join(left)}."
-    offs = [s for s in summaries if s["arm"] == "off"]
-    c1 = [s for s in offs if s["concurrency"] == 1 and s.get("ttft_ms_p50")]
+    offs = [s for s in summaries if s.arm == "off"]
+    c1 = [s for s in offs if s.concurrency == 1 and s.ttft_ms_p50]
     eager, fresh = eager_prefill_ms(list(eager_summaries)) if eager_summaries else (0.0, [])
     step1_ms = points[0].step_ms
     if fresh:
@@ -147,8 +146,8 @@ def forward_from_summaries(summaries: list[dict[str, Any]], source: str,
         # eager step twice); a concurrency-1 point of short requests may sample no running request, so
         # its step is the forward curve's at one row
         c1, step1_ms = fresh, forward_curve(points)(1.0)
-    ttft_fixed = max(0.0, statistics.median(s["ttft_ms_p50"] for s in c1) - step1_ms) if c1 else 0.0
-    with_ctx = [s for s in offs if s.get("prompt_tokens_mean") and s.get("output_tokens_mean")]
+    ttft_fixed = max(0.0, statistics.median(s.ttft_ms_p50 for s in c1) - step1_ms) if c1 else 0.0
+    with_ctx = [s for s in offs if s.prompt_tokens_mean and s.output_tokens_mean]
     ref = statistics.mean(context_tokens(s) for s in with_ctx) if with_ctx else 0.0
     if prefill_summaries and not c1:
         raise ValueError("prefill sweep given, but the forward sweep has no concurrency-1 point (the fixed part of TTFT)")
@@ -206,19 +205,19 @@ def apply_or_copied(vocab_size: int, base, notes: list[str]) -> ApplyCost:
         return base.apply
 
 
-def _frontend_error(profile, cfg, points: list[dict[str, Any]], per_client: int, least: int) -> float:
+def _frontend_error(profile, cfg, points: list[SweepSummary], per_client: int, least: int) -> float:
     """How far the model with `profile` is from the TTFT p50 and the engine's running count that
     `points` (sweep summaries) measured: the sum of the squared log errors. A schema-off point runs
     unstructured at its own fixed length, a schema-on point on its schemas (the report's
     workloads, at cfg's CPU speed), each max(least, per_client x concurrency) requests."""
     err = 0.0
     for s, r in _model_at(profile, cfg, points, lambda c: max(least, per_client * c)):
-        err += np.log(r["ttft_ms_p50"] / s["ttft_ms_p50"]) ** 2 + \
-            np.log(r["running_mean"] / s["engine"]["running_mean"]) ** 2
+        err += np.log(r["ttft_ms_p50"] / s.ttft_ms_p50) ** 2 + \
+            np.log(r["running_mean"] / s.engine.running_mean) ** 2
     return err
 
 
-def _model_at(profile, cfg, points: list[dict[str, Any]], requests):
+def _model_at(profile, cfg, points: list[SweepSummary], requests):
     """(point, the model's summary of it) for each measured point (sweep summaries), at cfg: the
     point's workload (model.measured.measured_workload), `requests(concurrency)` requests."""
     from ..model.costs import Costs
@@ -228,21 +227,21 @@ def _model_at(profile, cfg, points: list[dict[str, Any]], requests):
     costs = Costs(profile, cfg.backend, cfg.cpu_speed)
     known = set(profile.schema_ids(cfg.backend))
     for s in points:
-        wl = measured_workload([s], profile_schema_ids(s, known, cfg.backend), requests(s["concurrency"]))
+        wl = measured_workload([s], profile_schema_ids(s, known, cfg.backend), requests(s.concurrency))
         yield s, summarize(Simulation(costs, cfg, wl).run())
 
 
-def _frontend_points(summaries: list[dict[str, Any]], arm: str) -> list[dict[str, Any]]:
+def _frontend_points(summaries: list[SweepSummary], arm: str) -> list[SweepSummary]:
     """The points an API-server fit reads: concurrency >= 8, with TTFT, running count, throughput and prompt
     counts, and a client that was not itself the queue (records.client_busy: a busy client offers fewer
     requests than its concurrency, and the fit would put the cap it saw on the API server)."""
     from ..records import client_busy
-    return [s for s in summaries if s["arm"] == arm and s["concurrency"] >= 8 and s.get("ttft_ms_p50")
-            and s["engine"].get("running_mean") and s.get("out_tok_per_s") and s.get("prompt_tokens_mean")
+    return [s for s in summaries if s.arm == arm and s.concurrency >= 8 and s.ttft_ms_p50
+            and s.engine.running_mean and s.out_tok_per_s and s.prompt_tokens_mean
             and not client_busy(s)]
 
 
-def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardCurve:
+def fit_frontend(profile, summaries: list[SweepSummary], log=None) -> ForwardCurve:
     """The API server's per-token and per-request costs (ForwardCurve.frontend_*), fitted on the
     schema-off sweep that made the forward curve (its points are calibration points, never scored):
     the pair whose simulation best matches the TTFT p50 and the engine's running count the sweep
@@ -259,7 +258,7 @@ def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardC
                          f"{CLIENT_BUSY_PCT:.0f}% a process: spread the load over more client processes)")
     fw0 = profile.forward
     cfg = EngineConfig(backend=next(iter(profile.backends)))
-    peak_us = 1e6 / max(s["out_tok_per_s"] for s in pts)
+    peak_us = 1e6 / max(s.out_tok_per_s for s in pts)
     best = None
     for tok_us in (0.0, 0.4 * peak_us, 0.6 * peak_us, 0.75 * peak_us, 0.9 * peak_us, peak_us):
         for req_ms in (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0):
@@ -280,7 +279,7 @@ def fit_frontend(profile, summaries: list[dict[str, Any]], log=None) -> ForwardC
 FRONTEND_STRUCTURED_MS = tuple(0.5 * i for i in range(13))  # 0 ... 6.0
 
 
-def fit_frontend_structured(profile, cfg, summaries: list[dict[str, Any]], log=None) -> ForwardCurve:
+def fit_frontend_structured(profile, cfg, summaries: list[SweepSummary], log=None) -> ForwardCurve:
     """The API server's extra cost per structured request (ForwardCurve.frontend_structured_ms) fitted
     on a schema-on sweep, the schema-off fit's token and request costs kept: the value of
     FRONTEND_STRUCTURED_MS whose simulation (cfg: the sweep's backend, cores and CPU speed) best matches
@@ -319,7 +318,7 @@ ENGINE_ROW_US_MAX = 2000.0
 ENGINE_ROW_STEPS = 14
 
 
-def _itl_log_error(profile, cfg, points: list[dict[str, Any]]) -> float:
+def _itl_log_error(profile, cfg, points: list[SweepSummary]) -> float:
     """The median over `points` (schema-on sweep summaries) of log(model ITL / measured ITL), each point
     run as predict runs it (Workload.requests requests, at least 3 per client)."""
     from ..model.config import Workload
@@ -328,7 +327,7 @@ def _itl_log_error(profile, cfg, points: list[dict[str, Any]]) -> float:
                             for s, r in _model_at(profile, cfg, points, lambda c: max(Workload.requests, 3 * c))]))
 
 
-def fit_engine_rows(profile, cfg, summaries: list[dict[str, Any]], log=None):
+def fit_engine_rows(profile, cfg, summaries: list[SweepSummary], log=None):
     """The engine thread's own work per structured row per step (BackendCosts.engine_row_us of
     cfg.backend) that makes the model's ITL meet the schema-on points of `summaries` (their median log
     error zero; the points are fit points, never scored): bisection over 0-ENGINE_ROW_US_MAX us, the
@@ -337,7 +336,7 @@ def fit_engine_rows(profile, cfg, summaries: list[dict[str, Any]], log=None):
     from dataclasses import replace
 
     from ..records import itl_ms
-    pts = [s for s in summaries if s["arm"] == "on" and itl_ms(s)]
+    pts = [s for s in summaries if s.arm == "on" and itl_ms(s)]
     if not pts:
         raise ValueError("engine-row fit: the sweep has no schema-on point with an ITL")
     b = profile.backends[cfg.backend]

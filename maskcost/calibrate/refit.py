@@ -10,10 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
+from ..records import SweepSummary
+
 from ..profile import ForwardCurve, Profile
 from .engine import fit_frontend, forward_from_summaries, forward_points_kept
 
-Summaries = list[dict[str, Any]]
+Summaries = list[SweepSummary]
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ def new_forward(base: ForwardCurve, sweeps: ServerSweeps, frontend_refit: bool) 
     if not sweeps.eager:
         keep["eager_prefill_ms"] = base.eager_prefill_ms
     fw = replace(fw, sync_points=base.sync_points, frontend_structured_ms=base.frontend_structured_ms, **keep)
-    if not any(s["arm"] == "off" and s["concurrency"] == 1 for s in sweeps.forward) and not sweeps.eager:
+    if not any(s.arm == "off" and s.concurrency == 1 for s in sweeps.forward) and not sweeps.eager:
         fw = replace(fw, ttft_fixed_ms=base.ttft_fixed_ms)  # measured at concurrency 1 only
     return fw
 

@@ -115,7 +115,7 @@ def _calibrate_offline(args, vocab, entries, base, sweeps, outputs, out: Path, n
     from ..profile import load_profile, save_profile
     forward_sweep, sync_sweep, prefill_sweep, context_sweep = sweeps
     if forward_sweep is not None:
-        srv = forward_sweep[0]["provenance"]["server"]
+        srv = forward_sweep[0].provenance["server"]
         forward = forward_from_summaries(
             forward_sweep, f"schema-off closed-loop sweep of {srv.get('base_url')} (server version "
                            f"{srv.get('version')}); step_ms = window / engine steps, itl_ms = engine ITL "

@@ -65,8 +65,8 @@ def _report_speed(args, profile, measured: list[dict]) -> Speeds:
     if not args.cpu_speed_from_sweep:
         return given_or_own_speeds(args, profile)
     import statistics
-    benches = [s["provenance"]["client_host"]["bench_us"] for s in measured
-               if "bench_us" in s["provenance"]["client_host"]]
+    benches = [s.provenance["client_host"]["bench_us"] for s in measured
+               if "bench_us" in s.provenance["client_host"]]
     if not benches:
         raise ValueError(f"--cpu-speed-from-sweep: no point of {', '.join(args.sweep)} carries bench_us "
                          f"(sweep with --host-bench)")
@@ -176,7 +176,7 @@ def cmd_report(args) -> int:
                    score_off=args.score_off, speed_of=speed_of(meter, profile.host.bench_us, "--speed-from-meter")
                    if args.speed_from_meter else None)
     known = set(profile.schema_ids(cfg.backend))
-    unknown = sorted({x for s in measured if s["arm"] == "on" for x in s["config"].get("schemas") or ()} - known)
+    unknown = sorted({x for s in measured if s.arm == "on" for x in s.config.get("schemas") or ()} - known)
     if unknown:
         print(f"warning: the sweep's schemas {', '.join(unknown)} are not in the profile for {cfg.backend}: the "
               f"model runs its points without them (calibrate them to score the mix the server ran)")

@@ -19,11 +19,11 @@ def cmd_sweep(args) -> int:
                     client_procs=LivePlan().client_procs_at if args.client_procs is None else args.client_procs,
                     host_bench=args.host_bench, config={"label": args.label} if args.label else None)
     for s in res:
-        e = s["engine"]
-        print(f"{s['point']:>14}  running {e['running_mean'] or 0:6.1f}  itl {s['itl_ms_mean'] or 0:7.2f} ms"
-              f"  engine itl {e['itl_ms'] or 0:7.2f} ms  step {e['step_ms'] or 0:7.2f} ms"
-              f"  ttft p50 {s['ttft_ms_p50'] or 0:8.1f} ms  {s['out_tok_per_s'] or 0:8.0f} tok/s  {s['checks']}"
-              + (f"  server {e['server_cpu']['cpus']:.2f} CPUs" if e.get("server_cpu") else ""))
+        e = s.engine
+        print(f"{s.point:>14}  running {e.running_mean or 0:6.1f}  itl {s.itl_ms_mean or 0:7.2f} ms"
+              f"  engine itl {e.itl_ms or 0:7.2f} ms  step {e.step_ms or 0:7.2f} ms"
+              f"  ttft p50 {s.ttft_ms_p50 or 0:8.1f} ms  {s.out_tok_per_s or 0:8.0f} tok/s  {s.checks}"
+              + (f"  server {e.server_cpu['cpus']:.2f} CPUs" if e.server_cpu else ""))
     return 0
 
 

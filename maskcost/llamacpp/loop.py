@@ -89,7 +89,7 @@ def run_loop(out: Path, plan: LoopPlan = LoopPlan(), log=print) -> dict[str, Any
                      log=out / f"server-p{plan.calib_parallel}-calibrate.log") as srv:
         cal = run_sweep(srv.url, pts, entries, out / "calibrate.jsonl", max_tokens=plan.max_tokens,
                         off_tokens=plan.off_tokens, config={"label": note, "server_flags": srv.flags})
-    on, off = [s for s in cal if s["arm"] == "on"], [s for s in cal if s["arm"] == "off"]
+    on, off = [s for s in cal if s.arm == "on"], [s for s in cal if s.arm == "off"]
     profile = blackbox_profile("llamacpp-tiny-" + os.uname().nodename, on, off, out / "calibrate.jsonl", "llama3",
                                "gbnf", ["maskcost", "llamacpp-loop", "--out", str(out)], [note], note)
     save_profile(profile, out / "profile.json.gz")

@@ -585,7 +585,7 @@ for _e in (Vllm(), Vllm033(), Vllm033BatchedFill(), Sglang(), Sglang0517(), Llam
 ENGINES: dict[str, Engine] = {name: next(iter(v.values())) for name, v in VERSIONS.items()}
 
 
-def served_by(summary: dict) -> Engine | None:
+def served_by(summary: "SweepSummary") -> Engine | None:
     """The policy of the engine a sweep point's server said it is (records.server_engine); None where it
     said none, or one not modelled."""
     from ..records import server_engine

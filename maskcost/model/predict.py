@@ -71,13 +71,8 @@ def run_off(profile: Profile, key: tuple[EngineConfig, Workload], costs_cache: d
 
 
 def _summary(sim: Simulation, share: dict[str, Any] | None) -> dict[str, Any]:
-    """A run's summary with the CPUs its engine kept busy (cpu_demand: model/host_share.py demand, what a
-    sweep run beside the server measures as engine.server_cpu); where it shared its host, what that did
-    (factors, demand)."""
+    """A run's summary; where it shared its host, what that did (model/host_share.py: factors, demand)."""
     out = summarize(sim)
-    d = demand(sim)
-    out["cpu_demand"] = d.cpus
-    out["cpu_demand_parts"] = {k: v for k, v in asdict(d).items() if k != "gpu"}
     if share is not None:
         out["host_share"] = share
     return out
@@ -90,6 +85,10 @@ def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: di
     costs = _costs(profile, cfg, costs_cache)
     on_sim, share = simulate(costs, cfg, wl, record_trace=trace_out is not None)
     on = _summary(on_sim, share)
+    # the CPUs its engine kept busy (model/host_share.py demand: what a sweep run beside the server measures
+    # as engine.server_cpu), by part
+    d = demand(on_sim)
+    on["cpu_demand"], on["cpu_demand_parts"] = d.cpus, {k: v for k, v in asdict(d).items() if k != "gpu"}
     key = off_key(cfg, wl)
     off = offs[key] if offs is not None and key in offs else run_off(profile, key, costs_cache)
     if trace_out is not None:

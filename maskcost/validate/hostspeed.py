@@ -12,6 +12,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
+from ..records import SweepSummary
+
 from ..profile import Profile
 from ..model.config import EngineConfig
 
@@ -85,7 +87,7 @@ def solve_factor(itl_at: Callable[[float], float], measured_ms: float) -> float 
 
 
 def attach_itl_speeds(rows: list[dict[str, Any]], profile: Profile, cfg: EngineConfig,
-                      measured: list[dict[str, Any]], requests_factor: int,
+                      measured: list[SweepSummary], requests_factor: int,
                       progress: bool = True) -> list[dict[str, Any]]:
     """Give each schema-on report row with sweep windows and a measured ITL its itl_speed (None where
     there is none): the model run again on that row's sweep points at the speeds the solve asks for
@@ -93,7 +95,7 @@ def attach_itl_speeds(rows: list[dict[str, Any]], profile: Profile, cfg: EngineC
     from tqdm import tqdm
 
     from .report import compare
-    by_start = {s["engine"]["window_start_unix_s"]: s for s in measured if "window_start_unix_s" in s["engine"]}
+    by_start = {s.engine.window_start_unix_s: s for s in measured if s.engine.window_start_unix_s is not None}
     for r in tqdm(rows, desc="host speed from ITL", unit="pt", disable=not progress):
         r["itl_speed"] = None
         meas = r["metrics"]["ITL ms"]["measured"]

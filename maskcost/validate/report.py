@@ -12,7 +12,7 @@ from ..profile import Profile
 from ..model.config import EngineConfig
 from ..model.measured import measured_workload, profile_schema_ids
 from ..model.predict import run_point_band
-from ..records import CLIENT_BUSY_PCT, client_busy
+from ..records import CLIENT_BUSY_PCT, SweepSummary
 from .sweep import itl_ms
 
 
@@ -90,27 +90,27 @@ def output_shape_lines(shape: list[dict[str, Any]]) -> list[str]:
     return [head + "; ".join(one(r) for r in shape)]
 
 
-def server_ttft_ms(s: dict[str, Any]) -> float | None:
+def server_ttft_ms(s: SweepSummary) -> float | None:
     """The engine's own mean TTFT over a point's window (vLLM's histogram: from the request's arrival
     in the API server to its first token there), without the client's share of the TTFT."""
-    c = s["engine"].get("counters") or {}
+    c = s.engine.counters or {}
     n = c.get("vllm:time_to_first_token_seconds_count")
     return 1e3 * c["vllm:time_to_first_token_seconds_sum"] / n if n else None
 
 
 METRICS = (  # (name in the report, measured getter, predicted key)
     ("ITL ms", itl_ms, "itl_ms_mean"),  # the engine's histogram; the client's where it has none (llama.cpp)
-    ("client ITL ms", lambda s: s.get("itl_ms_mean"), "itl_ms_mean"),
-    ("TTFT p50 ms", lambda s: s.get("ttft_ms_p50"), "ttft_ms_p50"),
+    ("client ITL ms", lambda s: s.itl_ms_mean, "itl_ms_mean"),
+    ("TTFT p50 ms", lambda s: s.ttft_ms_p50, "ttft_ms_p50"),
     ("server TTFT ms", server_ttft_ms, "ttft_ms_mean"),  # None in prediction files made before it existed
-    ("out tok/s", lambda s: s.get("out_tok_per_s"), "out_tok_per_s"),
-    ("running", lambda s: s["engine"].get("running_mean"), "running_mean"),
+    ("out tok/s", lambda s: s.out_tok_per_s, "out_tok_per_s"),
+    ("running", lambda s: s.engine.running_mean, "running_mean"),
     # the GPU's busy fraction: NVML on the server's GPU (validate/gpubusy.py) against the forward's share
     # of the window in the model (a host-bound step: the GPU idles)
-    ("GPU busy", lambda s: (s["engine"].get("gpu_busy") or {}).get("fraction"), "gpu_busy_fraction"),
+    ("GPU busy", lambda s: (s.engine.gpu_busy or {}).get("fraction"), "gpu_busy_fraction"),
     # the CPUs the server's processes kept busy (validate/servercpu.py, a sweep run on the server's machine)
     # against the engine's demand in the model (model/host_share.py: what replicas and quotas act on)
-    ("server CPUs", lambda s: (s["engine"].get("server_cpu") or {}).get("cpus"), "cpu_demand"),
+    ("server CPUs", lambda s: (s.engine.server_cpu or {}).get("cpus"), "cpu_demand"),
 )
 
 
@@ -162,7 +162,7 @@ def at_speed(by_speed: dict[float, dict[str, Any]], speed: float) -> dict[str, A
     return p
 
 
-def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
+def compare(profile: Profile, cfg: EngineConfig, measured: list[SweepSummary],
             requests_factor: int = 4, predicted: list[dict[str, Any]] | None = None,
             score_off: bool = False, speed_of=None) -> list[dict[str, Any]]:
     """Measured points against the model: run now on the same points, or (`predicted`) the points of
@@ -174,9 +174,9 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
     before = committed_predictions(predicted, cfg) if predicted is not None else None
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for s in measured:
-        key = (s["arm"], s["concurrency"], bool(s["config"].get("unique_schemas")),
-               tuple(s["config"].get("schemas") or ()), s["config"].get("prompt_pad", 0),
-               bool(s["config"].get("unique_prompts")))
+        key = (s.arm, s.concurrency, bool(s.config.get("unique_schemas")),
+               tuple(s.config.get("schemas") or ()), s.config.get("prompt_pad", 0),
+               bool(s.config.get("unique_prompts")))
         groups.setdefault(key, []).append(s)
     rows = []
     cache: dict = {}
@@ -186,8 +186,8 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
         ids = profile_schema_ids(ss[0], known, cfg.backend)
         # the sweep windows (join the in-server probe and the host meter: validate/inengine.py,
         # validate/hostmeter.py)
-        windows = [(s["engine"]["window_start_unix_s"], s["engine"]["window_start_unix_s"] + s["engine"]["window_s"])
-                   for s in ss if "window_start_unix_s" in s["engine"]]
+        windows = [(s.engine.window_start_unix_s, s.engine.window_start_unix_s + s.engine.window_s)
+                   for s in ss if s.engine.window_start_unix_s is not None]
         speed = speed_of(windows) if speed_of is not None else cfg.cpu_speed
         if before is not None:
             if conc not in before:
@@ -204,21 +204,21 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[dict[str, Any]],
     return rows
 
 
-def _row(ss: list[dict[str, Any]], pred: dict[str, Any], windows: list, speed: float, fitted: bool) -> dict[str, Any]:
+def _row(ss: list[SweepSummary], pred: dict[str, Any], windows: list, speed: float, fitted: bool) -> dict[str, Any]:
     """One report row: a group of measured points of one arm and config (their repeats), each metric measured
     against the model's `pred`, with the windows, the speed it ran at and the server's own timings."""
-    c = ss[0]["config"]
-    row: dict[str, Any] = {"arm": ss[0]["arm"], "concurrency": ss[0]["concurrency"],
+    c = ss[0].config
+    row: dict[str, Any] = {"arm": ss[0].arm, "concurrency": ss[0].concurrency,
                            "unique_schemas": bool(c.get("unique_schemas")), "repeats": len(ss),
                            "prompt_pad": c.get("prompt_pad", 0), "unique_prompts": bool(c.get("unique_prompts")),
-                           "prompt_tokens": statistics.mean(s["prompt_tokens_mean"] for s in ss)
-                           if all(s.get("prompt_tokens_mean") for s in ss) else None,
+                           "prompt_tokens": statistics.mean(s.prompt_tokens_mean for s in ss)
+                           if all(s.prompt_tokens_mean for s in ss) else None,
                            "fitted": fitted,  # calibration points: not scored
-                           "checks": ss[0].get("checks"), "metrics": {},
-                           "spec_acceptance": [s["engine"].get("spec_acceptance") for s in ss
-                                               if "counters" in s["engine"]] or None,
-                           "spec_draft_rate": [s["engine"].get("spec_draft_rate") for s in ss
-                                               if "counters" in s["engine"]] or None}
+                           "checks": ss[0].checks, "metrics": {},
+                           "spec_acceptance": [s.engine.spec_acceptance for s in ss
+                                               if s.engine.counters is not None] or None,
+                           "spec_draft_rate": [s.engine.spec_draft_rate for s in ss
+                                               if s.engine.counters is not None] or None}
     for name, get, pkey in METRICS:
         vals = [v for v in (get(s) for s in ss) if v is not None]
         meas = statistics.mean(vals) if vals else None
@@ -226,7 +226,7 @@ def _row(ss: list[dict[str, Any]], pred: dict[str, Any], windows: list, speed: f
         row["metrics"][name] = {"measured": meas, "predicted": pred.get(pkey),
                                 "error_pct": _err(pred.get(pkey), meas), "spread_pct": spread}
     row["windows"] = windows
-    busy = [s["client_cpu_pct"] for s in ss if "client_cpu_pct" in s]  # sweeps before it have none
+    busy = [s.client_cpu_pct for s in ss if s.client_cpu_pct is not None]  # sweeps before it have none
     row["client_cpu_pct"] = max(busy) if busy else None
     row["cpu_speed"] = pred.get("cpu_speed_ran", speed)  # a point in the pool regime: the pool's speed
     # the server's own per-request timings: TTFT from its arrival, queue and prefill inside the engine (ms)
@@ -241,14 +241,14 @@ def _row(ss: list[dict[str, Any]], pred: dict[str, Any], windows: list, speed: f
     return row
 
 
-def _server_timings(ss: list[dict[str, Any]]) -> dict[str, float]:
+def _server_timings(ss: list[SweepSummary]) -> dict[str, float]:
     """Mean per request over the points' windows, from vLLM's histograms (ms): TTFT as the API
     server measures it (from its arrival), the engine's queue time and prefill time."""
     out = {}
     for key, name in (("vllm:time_to_first_token_seconds", "ttft"), ("vllm:request_queue_time_seconds", "queue"),
                       ("vllm:request_prefill_time_seconds", "prefill")):
-        tot = [s["engine"]["counters"].get(f"{key}_sum") for s in ss if "counters" in s["engine"]]
-        cnt = [s["engine"]["counters"].get(f"{key}_count") for s in ss if "counters" in s["engine"]]
+        tot = [s.engine.counters.get(f"{key}_sum") for s in ss if s.engine.counters is not None]
+        cnt = [s.engine.counters.get(f"{key}_count") for s in ss if s.engine.counters is not None]
         if tot and None not in tot and None not in cnt and sum(cnt):
             out[name] = 1e3 * sum(tot) / sum(cnt)
     return out
@@ -435,7 +435,7 @@ def _measured_lines(rows: list[dict[str, Any]], out: Path) -> list[str]:
                      "threads that spin after each step's bitmask copy): " + ", ".join(
                          f"{r['arm']} {r['concurrency']} {_f(r['metrics']['server CPUs']['measured'], 2)} / "
                          f"{_f(r['metrics']['server CPUs']['predicted'], 2)}" for r in cpus))
-    busy = [r for r in rows if client_busy(r)]
+    busy = [r for r in rows if (r["client_cpu_pct"] or 0.0) > CLIENT_BUSY_PCT]
     if busy:
         lines.append(f"- The client was over {CLIENT_BUSY_PCT:.0f}% busy per process at "
                      + ", ".join(f"{r['arm']} {r['concurrency']} ({r['client_cpu_pct']:.0f}%)" for r in busy)

@@ -39,7 +39,7 @@ from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_ou
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
 from ..model.config import EngineConfig
-from ..records import itl_ms, raw_records_path
+from ..records import SweepSummary, itl_ms, raw_records_path
 from .client import ServerError
 from .hostspeed import attach_itl_speeds, solve_factor
 from .plan import LivePlan
@@ -325,7 +325,7 @@ def with_frontend(p: Profile, fwd: list[dict[str, Any]]) -> Profile:
                                                  f"fitted on the forward sweep (calibrate.engine.fit_frontend)."))
 
 
-def read_speed(p: Profile, cfg: EngineConfig, on: list[dict[str, Any]], sweep_name: str) -> MeasuredSpeed:
+def read_speed(p: Profile, cfg: EngineConfig, on: list[SweepSummary], sweep_name: str) -> MeasuredSpeed:
     """The server's speed from its schema-on points (measured_speed); ServerError where none gives one."""
     rows = attach_itl_speeds(compare(p, cfg, on), p, cfg, on, requests_factor=4)
     pts = tuple((r["concurrency"], round(r["itl_speed"], 4)) for r in rows if r.get("itl_speed"))
@@ -335,7 +335,7 @@ def read_speed(p: Profile, cfg: EngineConfig, on: list[dict[str, Any]], sweep_na
     return measured_speed(pts, on, cfg, sweep_name)
 
 
-def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[dict[str, Any]], url: str) -> Profile:
+def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[SweepSummary], url: str) -> Profile:
     """The profile with `backend`'s in-engine fill factors fitted on its own server's schema-on points
     (calibrate --backend-url), the host at the --base-url server's speed: at each point the factor k on
     that backend's fills at which the model's ITL equals the engine's, the host at the speed the
@@ -353,7 +353,7 @@ def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[dict[
     ran: dict[tuple, float] = {}  # (the guard below and the solve both start at k = 1: one run of each)
 
     def itl_at(s: dict[str, Any], speed: float, k: float) -> float:  # (no band: its runs do not move the mean)
-        key = (s["point"], speed, k)
+        key = (s.point, speed, k)
         if key not in ran:
             q = replace(p, engine_speeds=None, backends={**p.backends, backend: replace(
                 p.backends[backend], engine_fill=_fill_scaled(ef, k, k))})
@@ -362,9 +362,9 @@ def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[dict[
         return ran[key]
 
     def regime(s: dict[str, Any]) -> tuple[bool, float]:  # (pool fills?, the host's speed at the point)
-        pooled = cfg.policy.uses_pool(cfg_b, round(s["engine"].get("running_mean") or 0.0), 0)
-        return pooled, paired.get(s["concurrency"]) or (ms.pool_speed if pooled and ms.pool_speed else ms.cpu_speed)
-    top = max(on, key=lambda s: s["concurrency"])
+        pooled = cfg.policy.uses_pool(cfg_b, round(s.engine.running_mean or 0.0), 0)
+        return pooled, paired.get(s.concurrency) or (ms.pool_speed if pooled and ms.pool_speed else ms.cpu_speed)
+    top = max(on, key=lambda s: s.concurrency)
     if abs(itl_at(top, regime(top)[1], 2.0) / itl_at(top, regime(top)[1], 1.0) - 1) < 1e-3:
         return _noted(p, f"{backend}: no fill factor fitted: the model's {cfg.engine} fill for it does not take the "
                          f"in-engine factors (SGLang's llguidance fills batched), so its own server's points cannot "
@@ -375,7 +375,7 @@ def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[dict[
         pooled, speed = regime(s)
         meas = itl_ms(s)
         k = solve_factor(lambda k: itl_at(s, speed, k), meas) if meas else None
-        each.append(f"c{s['concurrency']}: {'none' if k is None else f'x{k:.3f}'}{' (pool)' if pooled else ''} at speed {speed:.3f}")
+        each.append(f"c{s.concurrency}: {'none' if k is None else f'x{k:.3f}'}{' (pool)' if pooled else ''} at speed {speed:.3f}")
         if k is not None:
             ks[pooled].append(k)
     where = f"its own server's ({url}) schema-on points ({', '.join(each)})"
@@ -439,13 +439,13 @@ def outputs_note(entries: list[SchemaEntry], outputs: dict[str, list[str]], want
                                   f"lengths a guess)" if short else ""))
 
 
-def measured_speed(pts: tuple[tuple[int, float], ...], on: list[dict[str, Any]], cfg: EngineConfig,
+def measured_speed(pts: tuple[tuple[int, float], ...], on: list[SweepSummary], cfg: EngineConfig,
                    sweep_name: str) -> MeasuredSpeed:
     """The server's speed from its points' ITL speeds: their median; for vLLM, where points ran on
     both sides of the fill pool's threshold (by the engine's measured running batch), the serial-fill
     points' median and the pool points' apart (a server's two regimes can run at speeds 20-25% apart:
     validation/h200-vllm-0.25.1/newcomer, run 2)."""
-    running = {s["concurrency"]: s["engine"].get("running_mean") or 0.0 for s in on}
+    running = {s.concurrency: s.engine.running_mean or 0.0 for s in on}
     pooled = {c: cfg.policy.uses_pool(cfg, round(running.get(c, 0.0)), 0) for c, _ in pts}  # (vLLM's fill pool)
     serial = [x for c, x in pts if not pooled[c]]
     pool = [x for c, x in pts if pooled[c]]

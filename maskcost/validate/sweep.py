@@ -23,7 +23,8 @@ from tqdm import tqdm
 from ..calibrate.host import cpu_model, package_versions, usable_cpus
 from ..calibrate.schemas import SchemaEntry
 from .client import RequestRecord, RequestSpec, ServerError, closed_loop, get_json, scrape
-from ..records import client_busy, itl_ms, raw_records_path, read_raw_records, read_summaries  # noqa: F401
+from ..records import (CLIENT_BUSY_PCT, SweepSummary, client_busy, itl_ms, raw_records_path,  # noqa: F401
+                       read_raw_records, read_summaries)
 from .metrics import detect_engine, window_stats
 from ..model.engines import ENGINES
 from .gpubusy import GpuMeter
@@ -280,7 +281,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
               model: str | None = None, max_tokens: int = 512, off_tokens: int = 128, unique: bool = False,
               warmup: int = 4, seed: int = 0, prompt_pad: int = 0, unique_prompts: bool = False,
               client_procs: int | Callable[[int], int] = 1, host_bench: bool = False,
-              config: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+              config: dict[str, Any] | None = None) -> list[SweepSummary]:
     """Run every point not yet in `out` (JSON lines), appending as it goes; returns all summaries.
     `client_procs`: the client processes of every point, or of each point by its concurrency (a function:
     calibrate's, LivePlan.client_procs_at); a point never runs more processes than streams."""
@@ -292,7 +293,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     base_url = base_url.rstrip("/")
     prov = server_provenance(base_url)
     model = model or prov["models"][0]
-    done = {d["point"]: d for d in read_summaries(out)} if out.exists() else {}
+    done = {d.point: d for d in read_summaries(out)} if out.exists() else {}
     todo = [p for p in points if p.key not in done]
     resolved = {"base_url": base_url, "model": model, "max_tokens": max_tokens, "off_tokens": off_tokens,
                 "unique_schemas": unique, "warmup": warmup, "seed": seed, "prompt_pad": prompt_pad,
@@ -320,8 +321,8 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                                   f"command again resumes there") from None
             s = summarize(p, records, eng)
             s["client_cpu_pct"], s["client_procs"] = cpu_pct, procs
-            if client_busy(s):
-                tqdm.write(f"sweep point {p.key}: the client was {s['client_cpu_pct']:.0f}% busy per process on {procs}; "
+            if (cpu_pct or 0.0) > CLIENT_BUSY_PCT:
+                tqdm.write(f"sweep point {p.key}: the client was {cpu_pct:.0f}% busy per process on {procs}; "
                            f"its own queueing adds to the TTFT it measures and may hold back the load it offers "
                            f"(more client processes spread it: sweep and validate --client-procs)")
             s["config"] = resolved
@@ -329,7 +330,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                                "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             summ.write(json.dumps(s) + "\n")
             summ.flush()
-            done[p.key] = s
+            done[p.key] = SweepSummary.from_json(s)
             if s["errors"] > len(records) // 2:
                 first = next(r.error for r in records if r.error)
                 raise ServerError(f"{base_url}: {s['errors']} of {len(records)} requests failed at point "

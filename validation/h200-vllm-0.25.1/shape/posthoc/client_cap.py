@@ -21,7 +21,7 @@ cfg = EngineConfig(engine="vllm", engine_version="0.25.1", backend="xgrammar", m
                    cpu_count=16)
 
 def at_running(ss, only_busy=True):
-    return [{**s, "concurrency": max(1, round(s["engine"]["running_mean"]))} if (client_busy(s) or not only_busy) else s for s in ss]
+    return [replace(s, concurrency=max(1, round(s.engine.running_mean))) if (client_busy(s) or not only_busy) else s for s in ss]
 
 def chain(mode):
     if mode == "A":
@@ -38,8 +38,8 @@ def chain(mode):
     raw_g = read_summaries(HERE / RUN / "xg" / "host.speed-sweep-guidance.jsonl")
     ong = at_running(raw_g)
     # each llguidance point pairs with the xgrammar point of the same offered load (calibrate's pairing)
-    by_offered = {x["concurrency"]: y["concurrency"] for x, y in zip(read_summaries(HERE / RUN / "xg" / "host.speed-sweep.jsonl"), on)}
-    g_new = {x["concurrency"]: y["concurrency"] for x, y in zip(raw_g, ong)}
+    by_offered = {x.concurrency: y.concurrency for x, y in zip(read_summaries(HERE / RUN / "xg" / "host.speed-sweep.jsonl"), on)}
+    g_new = {x.concurrency: y.concurrency for x, y in zip(raw_g, ong)}
     spd = {by_offered_c: v for by_offered_c, v in q.measured_speed.points}
     inv = {v: k for k, v in by_offered.items()}
     q = replace(q, measured_speed=replace(q.measured_speed, points=tuple((g_new[inv[c]], v) for c, v in spd.items() if c in inv)))
@@ -53,7 +53,7 @@ def score(p, mode):
         for srv, backend in check.SERVERS.items():
             for schema in ("flat", "nested"):
                 f = HERE / RUN / f"{srv}{sub}" / f"{schema}.jsonl"
-                ss = [s for s in read_summaries(f) if s["arm"] == "on"]
+                ss = [s for s in read_summaries(f) if s.arm == "on"]
                 if mode != "A":
                     ss = at_running(ss)
                 c = EngineConfig(engine="vllm", engine_version="0.25.1", backend=backend, max_num_seqs=256,

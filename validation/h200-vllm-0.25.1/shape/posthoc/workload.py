@@ -38,7 +38,7 @@ def model_points(run: str, made: str, profile=None) -> dict[tuple, dict]:
                 cfg = EngineConfig(engine="vllm", engine_version="0.25.1", backend=backend, max_num_seqs=256,
                                    usable_cores=cores, cpu_count=p.host.os_cpu_count, cpu_speed=ms.cpu_speed,
                                    cpu_speed_pool=ms.pool_speed)
-                for r in compare(p, cfg, [s for s in read_summaries(f) if s["arm"] == "on" and s["engine"].get("itl_ms")]):
+                for r in compare(p, cfg, [s for s in read_summaries(f) if s.arm == "on" and s.engine.itl_ms]):
                     m = r["metrics"]
                     got[(backend, schema, r["concurrency"], cores)] = {
                         "itl_ms": m["ITL ms"]["predicted"], "measured_ms": m["ITL ms"]["measured"],
