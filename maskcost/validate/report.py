@@ -410,6 +410,15 @@ def _score_lines(sc: dict[str, dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _beside(rows: list[dict[str, Any]], name: str, words: str, metric: str | None = None) -> list[str]:
+    """One line with a metric measured / predicted at each row that measured it (none where no row did)."""
+    m = metric or name
+    got = [r for r in rows if r["metrics"][m]["measured"] is not None]
+    return [f"- {name} ({words}): " + ", ".join(
+        f"{r['arm']} {r['concurrency']} {_f(r['metrics'][m]['measured'], 2)} / {_f(r['metrics'][m]['predicted'], 2)}"
+        for r in got)] if got else []
+
+
 def _measured_lines(rows: list[dict[str, Any]], out: Path) -> list[str]:
     """What the points say beside the score: the host speed read from the engine's ITL, the GPU's busy share,
     a client too busy to trust its TTFT."""
@@ -421,20 +430,12 @@ def _measured_lines(rows: list[dict[str, Any]], out: Path) -> list[str]:
                      f"median {statistics.median(itl_speeds):.3f}, over {len(itl_speeds)} schema-on points: "
                      f"`maskcost predict --cpu-speed-from-report {out / 'report.json'}` predicts other loads on this "
                      f"server at the median")
-    gpu = [r for r in rows if r["metrics"]["GPU busy"]["measured"] is not None]
-    if gpu:
-        lines.append("- GPU busy (the share of the window its GPU ran a kernel, NVML, against the model's: its kernels' "
-                     "share where the profile's calibration read NVML, else the forward's share, an upper bound that "
-                     "holds the host's work in the server's step; a host-bound step leaves the GPU idle): " + ", ".join(
-                         f"{r['arm']} {r['concurrency']} {_f(r['metrics']['GPU busy']['measured'], 2)} / "
-                         f"{_f(r['metrics']['GPU busy']['predicted'], 2)}" for r in gpu))
-    cpus = [r for r in rows if r["metrics"]["server CPUs"]["measured"] is not None]
-    if cpus:
-        lines.append("- Server CPUs (its processes' CPU time over the window, read from /proc, against the engine's "
-                     "demand in the model: engine thread, API server, pools and, with xgrammar on vLLM, the OpenMP "
-                     "threads that spin after each step's bitmask copy): " + ", ".join(
-                         f"{r['arm']} {r['concurrency']} {_f(r['metrics']['server CPUs']['measured'], 2)} / "
-                         f"{_f(r['metrics']['server CPUs']['predicted'], 2)}" for r in cpus))
+    lines += _beside(rows, "GPU busy", "the share of the window its GPU ran a kernel, NVML, against the model's: its "
+                     "kernels' share where the profile's calibration read NVML, else the forward's share, an upper "
+                     "bound that holds the host's work in the server's step; a host-bound step leaves the GPU idle")
+    lines += _beside(rows, "Server CPUs", "its processes' CPU time over the window, read from /proc, against the "
+                     "engine's demand in the model: engine thread, API server, pools and, with xgrammar on vLLM, the "
+                     "OpenMP threads that spin after each step's bitmask copy", metric="server CPUs")
     busy = [r for r in rows if (r["client_cpu_pct"] or 0.0) > CLIENT_BUSY_PCT]
     if busy:
         lines.append(f"- The client was over {CLIENT_BUSY_PCT:.0f}% busy per process at "
