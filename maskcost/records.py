@@ -23,7 +23,12 @@ CLIENT_BUSY_PCT = 60.0
 
 def client_busy(summary: "SweepSummary") -> bool:
     """Whether the point's client was busier than CLIENT_BUSY_PCT per process (unrecorded: no)."""
-    return (summary.client_cpu_pct or 0.0) > CLIENT_BUSY_PCT
+    return busy_client_pct(summary.client_cpu_pct)
+
+
+def busy_client_pct(pct: float | None) -> bool:
+    """Whether a client's CPU share per process (client_cpu_pct; None: unrecorded) is over CLIENT_BUSY_PCT."""
+    return (pct or 0.0) > CLIENT_BUSY_PCT
 
 
 def raw_records_path(sweep: str | Path) -> Path:

@@ -113,7 +113,8 @@ def _labels(cfg: EngineConfig, wl: Workload) -> dict[str, Any]:
             "concurrency": wl.concurrency, "rate_per_s": wl.rate_per_s, "max_num_seqs": cfg.max_num_seqs,
             "cores": cfg.usable_cores, "cpu_count": cfg.cpu_count, "async_scheduling": cfg.effective_async,
             "spec_tokens": cfg.spec_tokens, "replicas": cfg.replicas, "replica_gpu": cfg.replica_gpu,
-            "cpu_quota": cfg.cpu_quota, "tensor_parallel": cfg.tensor_parallel, "schema": ",".join(wl.schemas) if wl.schemas else "all"}
+            "cpu_quota": cfg.cpu_quota, "tensor_parallel": cfg.tensor_parallel,
+            "schema": ",".join(wl.schemas) if wl.schemas else "all"}
 
 
 def relabel(point: dict[str, Any], cfg: EngineConfig, wl: Workload) -> dict[str, Any]:

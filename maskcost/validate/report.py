@@ -12,7 +12,7 @@ from ..profile import Profile
 from ..model.config import EngineConfig
 from ..model.measured import measured_workload, profile_schema_ids
 from ..model.predict import run_point_band
-from ..records import CLIENT_BUSY_PCT, SweepSummary
+from ..records import CLIENT_BUSY_PCT, SweepSummary, busy_client_pct
 from .sweep import itl_ms
 
 
@@ -436,7 +436,7 @@ def _measured_lines(rows: list[dict[str, Any]], out: Path) -> list[str]:
     lines += _beside(rows, "Server CPUs", "its processes' CPU time over the window, read from /proc, against the "
                      "engine's demand in the model: engine thread, API server, pools and, with xgrammar on vLLM, the "
                      "OpenMP threads that spin after each step's bitmask copy", metric="server CPUs")
-    busy = [r for r in rows if (r["client_cpu_pct"] or 0.0) > CLIENT_BUSY_PCT]
+    busy = [r for r in rows if busy_client_pct(r["client_cpu_pct"])]
     if busy:
         lines.append(f"- The client was over {CLIENT_BUSY_PCT:.0f}% busy per process at "
                      + ", ".join(f"{r['arm']} {r['concurrency']} ({r['client_cpu_pct']:.0f}%)" for r in busy)

@@ -94,7 +94,11 @@ def _thread_seconds(pid: int) -> dict[int, float]:
     return out
 
 
-def cpu_seconds(pids: list[int]) -> dict[int, tuple[str, float, dict[int, float]]]:
+# pid -> (command name, CPU seconds so far, its threads' CPU seconds by tid)
+CpuSeconds = dict[int, tuple[str, float, dict[int, float]]]
+
+
+def cpu_seconds(pids: list[int]) -> CpuSeconds:
     """pid -> (command name, CPU seconds so far, its threads' CPU seconds by tid) of those still running."""
     return {p: (s[0], s[2], _thread_seconds(p)) for p in pids if (s := _stat(p)) is not None}
 
@@ -103,7 +107,7 @@ BUSY_THREAD_CPUS = 0.01  # a thread busier than this over a window is listed wit
 MAX_THREADS_LISTED = 64
 
 
-def cpus_over(before: dict[int, tuple], after: dict[int, tuple], window_s: float) -> dict | None:
+def cpus_over(before: CpuSeconds, after: CpuSeconds, window_s: float) -> dict | None:
     """The CPUs each process kept busy over the window (CPU seconds / wall seconds), and their sum; with
     each process, the CPUs of its threads busier than BUSY_THREAD_CPUS, busiest first (a team of threads
     that spin, e.g. an OpenMP team after a parallel copy, shows there: docs/engines.md)."""
@@ -113,7 +117,7 @@ def cpus_over(before: dict[int, tuple], after: dict[int, tuple], window_s: float
     for p in before:
         if p not in after:
             continue
-        t0, t1 = (before[p][2] if len(before[p]) > 2 else {}), (after[p][2] if len(after[p]) > 2 else {})
+        t0, t1 = before[p][2], after[p][2]
         threads = sorted((round((t1[t] - t0[t]) / window_s, 3) for t in t0 if t in t1), reverse=True)
         busy = [c for c in threads if c > BUSY_THREAD_CPUS]
         by.append({"pid": p, "name": after[p][0], "cpus": (after[p][1] - before[p][1]) / window_s,

@@ -23,8 +23,8 @@ from tqdm import tqdm
 from ..calibrate.host import cpu_model, package_versions, usable_cpus
 from ..calibrate.schemas import SchemaEntry
 from .client import RequestRecord, RequestSpec, ServerError, closed_loop, get_json, scrape
-from ..records import (CLIENT_BUSY_PCT, SweepSummary, client_busy, itl_ms, raw_records_path,  # noqa: F401
-                       read_raw_records, read_summaries)
+from ..records import (SweepSummary, client_busy, itl_ms, raw_records_path, read_raw_records,  # noqa: F401
+                       read_summaries)
 from .metrics import detect_engine, window_stats
 from ..model.engines import ENGINES
 from .gpubusy import GpuMeter
@@ -321,16 +321,16 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                                   f"command again resumes there") from None
             s = summarize(p, records, eng)
             s["client_cpu_pct"], s["client_procs"] = cpu_pct, procs
-            if (cpu_pct or 0.0) > CLIENT_BUSY_PCT:
-                tqdm.write(f"sweep point {p.key}: the client was {cpu_pct:.0f}% busy per process on {procs}; "
-                           f"its own queueing adds to the TTFT it measures and may hold back the load it offers "
-                           f"(more client processes spread it: sweep and validate --client-procs)")
             s["config"] = resolved
             s["provenance"] = {"server": prov, "client_host": client_host(bench),
                                "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
             summ.write(json.dumps(s) + "\n")
             summ.flush()
             done[p.key] = SweepSummary.from_json(s)
+            if client_busy(done[p.key]):
+                tqdm.write(f"sweep point {p.key}: the client was {cpu_pct:.0f}% busy per process on {procs}; "
+                           f"its own queueing adds to the TTFT it measures and may hold back the load it offers "
+                           f"(more client processes spread it: sweep and validate --client-procs)")
             if s["errors"] > len(records) // 2:
                 first = next(r.error for r in records if r.error)
                 raise ServerError(f"{base_url}: {s['errors']} of {len(records)} requests failed at point "
