@@ -188,6 +188,33 @@ def test_frontend_fit_on_a_real_schema_off_sweep_beats_no_front_end():
     assert fw.ttft_fixed_ms < prof.forward.ttft_fixed_ms
 
 
+def test_frontend_fit_stays_within_the_rate_the_server_served():
+    """The model's API server is one queue: the fitted request and token costs never exceed the time between
+    two requests at any point's measured rate; a sweep served faster forces cheaper costs."""
+    from dataclasses import replace
+
+    from maskcost.calibrate.engine import _frontend_points, fit_frontend, forward_from_summaries
+    from maskcost.profile import load_default_profile
+    from maskcost.validate.sweep import read_summaries
+    sweep = read_summaries(DATA / "session-e-off-sweep.jsonl")
+    prof = replace(load_default_profile(), forward=forward_from_summaries(sweep, "test"))
+
+    def request_ms(fw, s):
+        return fw.frontend_request_ms + fw.frontend_token_us * s.output_tokens_mean / 1e3
+
+    def gap_ms(s):
+        return 1e3 * s.output_tokens_mean / s.out_tok_per_s
+    fw = fit_frontend(prof, sweep)
+    assert all(request_ms(fw, s) <= gap_ms(s) * (1 + 1e-9) for s in _frontend_points(sweep, "off"))
+    # the top point served twice as fast: 96 tokens a request at twice the rate
+    top = max(s.concurrency for s in sweep)
+    faster = [replace(s, out_tok_per_s=2 * s.out_tok_per_s) if s.concurrency == top else s for s in sweep]
+    fast = next(s for s in faster if s.concurrency == top)
+    assert request_ms(fw, fast) > gap_ms(fast)  # the fit above could not have served it
+    fw2 = fit_frontend(prof, faster)
+    assert request_ms(fw2, fast) <= gap_ms(fast) * (1 + 1e-9)
+
+
 def test_frontend_fit_leaves_out_points_whose_client_was_the_queue():
     """A point whose client was over 60% busy a process offered the engine fewer requests than its
     concurrency: the API-server fit does not read it (it would put the client's cap on the API server), and

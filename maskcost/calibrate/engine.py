@@ -247,7 +247,12 @@ def fit_frontend(profile, summaries: list[SweepSummary], log=None) -> ForwardCur
     the pair whose simulation best matches the TTFT p50 and the engine's running count the sweep
     measured at concurrency >= 8 (squared log errors). The token cost is searched below the inverse
     of the peak streamed rate the sweep saw (a front-end that streams N tokens/s costs at most 1/N
-    per token). The fixed part of TTFT becomes the rest: what the API server does not share."""
+    per token), and a pair is tried only where a request's whole cost (its own and its tokens') fits
+    in the time between two requests at each point's measured rate: the model's API server is one
+    queue (model/api_server.py), so a dearer pair could not have served the load the sweep measured
+    (shape check run 6: unbounded, 6.0 ms a request and 66 us a token, 14.5 ms a request where the
+    server took 9.5; llguidance's held-out points then 25.9% off, 5.4% with the bound: docs/validation.md
+    finding 26). The fixed part of TTFT becomes the rest: what the API server does not share."""
     from dataclasses import replace
 
     from ..model.config import EngineConfig
@@ -259,9 +264,13 @@ def fit_frontend(profile, summaries: list[SweepSummary], log=None) -> ForwardCur
     fw0 = profile.forward
     cfg = EngineConfig(backend=next(iter(profile.backends)))
     peak_us = 1e6 / max(s.out_tok_per_s for s in pts)
+    # (tokens a request, ms between two requests) at each point's measured rate
+    served = [(s.output_tokens_mean, 1e3 * s.output_tokens_mean / s.out_tok_per_s) for s in pts if s.output_tokens_mean]
     best = None
     for tok_us in (0.0, 0.4 * peak_us, 0.6 * peak_us, 0.75 * peak_us, 0.9 * peak_us, peak_us):
         for req_ms in (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0):
+            if any(req_ms + tok_us * n / 1e3 > gap_ms * (1 + 1e-9) for n, gap_ms in served):
+                continue  # it could not have served that point's rate
             fixed = max(0.0, fw0.ttft_fixed_ms - req_ms - tok_us / 1e3)
             fw = replace(fw0, frontend_token_us=tok_us, frontend_request_ms=req_ms, ttft_fixed_ms=fixed)
             err = _frontend_error(replace(profile, forward=fw), cfg, pts, 3, 64)
