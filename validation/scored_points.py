@@ -379,7 +379,7 @@ def vllm_shape_rows() -> list[dict]:
     rows = []
     for run, mode, made in (("run1", "read", "run1"), ("run2", "bench", "run1"), ("run3", "read", "run3"),
                             ("run4", "read", "run4"), ("run5", "read", "run5"),
-                            ("run6", "read", "run6")):
+                            ("run6", "read", "run6"), ("run7", "read", "run7")):
         d = f"{V}/shape/{run}"
         if not (ROOT / d / "predicted.json").is_file():
             continue  # (a run not yet scored)

@@ -23,7 +23,7 @@ CORES6_LOADS = (128,)  # run 4: flat and nested with the servers on 6 cores (xg6
 # by every request, so prefix-cached but for its last partial block of 16; runs 1-4's records), where runs 1-4 used
 # predict's default request (posthoc/workload.py: the rule's request, not the model, made most of the GPU gap)
 SWEEP_PROMPTS = {"flat": (109, 96), "nested": (163, 160), "deep": (189, 176)}  # (prompt tokens, of them cached)
-SWEEP_REQUEST_RUNS = ("run5", "run6")  # (and the GPU bar)
+SWEEP_REQUEST_RUNS = ("run5", "run6", "run7")  # (and the GPU bar)
 GPU_BAR = 0.04  # run 5: median |modelled - NVML| GPU busy over the held-out points (issue 38 item 2)
 
 
