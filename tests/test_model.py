@@ -625,7 +625,9 @@ def test_quiet_runs_of_steady_steps_are_the_event_by_event_steps(monkeypatch):
     cases += [(EngineConfig(max_num_seqs=4), Workload(concurrency=8, requests=100)),
               (EngineConfig(), Workload(concurrency=None, rate_per_s=20.0, requests=150)),
               (EngineConfig(backend="guidance"), Workload(concurrency=16, requests=100, prompt_lengths="lognormal:800:0.5",
-                                                          unstructured_lengths="lognormal:200:0.5", structured_fraction=0.5))]
+                                                          unstructured_lengths="lognormal:200:0.5", structured_fraction=0.5)),
+              # a team wider than its cores: the copy's spinners crowd the engine thread (Engine.spin_share)
+              (EngineConfig(usable_cores=4, omp_threads=8), Workload(concurrency=32, requests=150))]
 
     def sims():
         out = []
@@ -859,3 +861,32 @@ def test_an_engine_versions_library_pins_say_when_traces_are_of_another_library(
     assert engine_policy("vllm", "0.25.1").pin_notes({"xgrammar": "0.2.7", "llguidance": "1.7.6"}, "x") == []
     assert engine_policy("vllm", "0.25.1").pin_notes({"llguidance": "1.9.1"}, "x")[0].startswith("note: x are of llguidance 1.9.1")
     assert engine_policy("vllm", "0.33.0").pin_notes({"xgrammar": "9.9"}, "x") == []
+
+
+def test_a_team_wider_than_its_cores_crowds_the_engine_thread_after_each_copy():
+    """vLLM with xgrammar: each step's bitmask copy leaves the OpenMP team's other threads spinning
+    (omp_spin_ms each). On a team no wider than its cores they only cost CPU; a team of 8 on 4 cores shares
+    them with the engine thread and the API server's loop, 9 threads: the engine thread holds 4/9 of a core
+    until each spinner has spun 9 ms (20.25 ms), so a step's 20 ms of engine-thread work ends 11.25 ms later
+    (the window's lost 5/9), 4 ms of it 5 ms later (all of it at 4/9); a step too small to copy on the team
+    (under 9 Llama-3 rows) is not crowded."""
+    from maskcost.model.step import spin_loss_ms
+    from maskcost.profile import default_profile_path, load_profile
+    vllm = EngineConfig().policy
+    assert vllm.spin_share(EngineConfig(usable_cores=16)) is None  # the team of 16 on its 16 cores
+    assert vllm.spin_share(EngineConfig(usable_cores=4, omp_threads=4)) is None
+    assert vllm.spin_share(EngineConfig(backend="guidance", usable_cores=4, omp_threads=8)) is None  # pinned mask
+    share, window = vllm.spin_share(EngineConfig(usable_cores=4, omp_threads=8))
+    assert share == pytest.approx(4 / 9) and window == pytest.approx(20.25)
+    assert spin_loss_ms(20.0, share, window) == pytest.approx(11.25)
+    assert spin_loss_ms(4.0, share, window) == pytest.approx(5.0)
+    assert EngineConfig(engine="sglang", usable_cores=4, omp_threads=8).policy.spin_share(
+        EngineConfig(engine="sglang", usable_cores=4, omp_threads=8)) is None
+    p = load_profile(default_profile_path())
+
+    def step_ms(omp_threads, clients):
+        cfg = EngineConfig(usable_cores=4, omp_threads=omp_threads)
+        return summarize(Simulation(Costs(p, "xgrammar"), cfg, Workload(concurrency=clients, requests=300)).run()
+                         )["breakdown"]["step_ms"]
+    assert step_ms(8, 64) > step_ms(4, 64) + 5.0  # crowded: at least the smaller loss a step
+    assert step_ms(8, 4) == step_ms(4, 4)  # 4 rows: the copy runs serially, no spinner

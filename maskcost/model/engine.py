@@ -31,7 +31,8 @@ from .scheduler import Scheduler
 from .compiler import GrammarCompiler
 from .config import EngineConfig, Workload, length_distribution, reasoning_distribution
 from .costs import Costs
-from .step import CpuTerms, StepRecord, StepTimes, gpu_end as gpu_end_at, serial_cpu, step_end
+from .engines import COPY_PARALLEL_ELEMENTS
+from .step import CpuTerms, StepRecord, StepTimes, gpu_end as gpu_end_at, serial_cpu, spin_loss_ms, step_end
 
 
 class At(simpy.Event):
@@ -82,6 +83,9 @@ class Simulation:
         if cfg.tp_forward_ratio != 1.0:
             costs = costs.with_forward_factor(cfg.tp_forward_ratio)
         self.costs = self.engine.adapt_costs(costs, cfg)
+        # the copy's spinners crowding the engine thread (Engine.spin_share), from a step of this many rows
+        self.spin = self.engine.spin_share(cfg)
+        self.copy_rows = -(-COPY_PARALLEL_ELEMENTS // max(1, self.costs.profile.bitmask_row_bytes // 4))
         self.steps: list = []  # StepRecord
         self.record_trace = record_trace
         self.max_trace_steps = max_trace_steps
@@ -249,7 +253,7 @@ class Simulation:
                 self.event("forward", "GPU", gpu_end - forward_ms, forward_ms)
             fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms, fill_ms, rows.use_pool, t0 + cpu_serial) \
                 if S else (0.0, 0.0, 0.0)
-            fill_end = t0 + cpu_serial + fill_dur
+            fill_end = self._fill_end(S, t0 + cpu_serial, fill_dur, cpu_serial + thread_fill_ms)
             now = yield from self._outputs_leave(t0, fill_end)
             # (a sync step without a grammar row: sampling, then update_from_output advances the matchers,
             # plus the engine CPU work that the schema-off async ITL hides, after the apply)
@@ -352,6 +356,18 @@ class Simulation:
         adv_ms = adv_us * costs.cpu_scale / 1e3 + rows.S * costs.engine_row_ms * costs.cpu_scale
         return row_ms, float(row_ms.sum()), adv_ms
 
+    def _fill_end(self, structured_rows: int, fill_start: float, fill_dur: float, thread_work_ms: float) -> float:
+        """When the step's fill is done: `fill_dur` after `fill_start`, and later by what the last copy's spinners
+        cost the engine thread's `thread_work_ms` of the step (Engine.spin_share, step.spin_loss_ms; the copy of
+        a step with as many rows as this one)."""
+        end = fill_start + fill_dur
+        if self.spin is None or structured_rows < self.copy_rows:
+            return end
+        crowded = spin_loss_ms(thread_work_ms, *self.spin)
+        if self.record_trace:
+            self.event("crowded by the copy's spinners", "engine thread", end, crowded)
+        return end + crowded
+
     def _outputs_leave(self, t0: float, fill_end: float):
         """The previous step's held outputs (async scheduling) leave once this step's fill is done; returns
         the step's clock: env.now, or ahead of it where nothing else is due meanwhile."""
@@ -410,7 +426,7 @@ class Simulation:
             pool_wait_ms = thread_fill_ms = fill_dur = 0.0
             if S:
                 fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms[i], fill_ms, False, t + cpu_serial)
-            fill_end = t + cpu_serial + fill_dur
+            fill_end = self._fill_end(S, t + cpu_serial, fill_dur, cpu_serial + thread_fill_ms)
             released = t + (fill_end - t) if held is not None and fill_end > t else t
             t_end = step_end(fill_end, gpu_end, apply_ms, adv_ms, overhead_ms, grammar_cpu, async_on)[1]
             now = released + (t_end - released) if t_end > released else released

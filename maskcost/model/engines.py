@@ -205,6 +205,11 @@ class Engine:
         for a step whose bitmask holds at least COPY_PARALLEL_ELEMENTS int32; 0: none."""
         return 0
 
+    def spin_share(self, cfg: EngineConfig) -> tuple[float, float] | None:
+        """Where a step's copy spinners crowd the engine thread off its cores: (its share of a core while they
+        spin, how long that lasts, ms); None: they only cost CPU (model/host_share.py)."""
+        return None
+
     def fills_batched(self, sim: SimulationView) -> bool:
         """Whether every fill of this run goes to threads other than the engine thread, which waits
         (SGLang's llguidance batched fill; vLLM's pool is per step, StepTimes.pool_used)."""
@@ -340,6 +345,21 @@ class Vllm(Engine):
         if cfg.backend != "xgrammar" or cfg.tensor_parallel > 1:
             return 0
         return (cfg.omp_threads or cfg.usable_cores) - 1
+
+    def spin_share(self, cfg: EngineConfig) -> tuple[float, float] | None:
+        # a team wider than the cores the engine runs on (started on more cores than a later cpuset leaves it:
+        # `taskset -a`, a container's cpuset shrunk; EngineConfig.omp_threads): after each copy the team (the
+        # engine thread and its spinners) and the API server's loop are runnable on usable_cores, and the
+        # kernel shares the cores fairly among them (CFS) until each spinner has spun omp_spin_ms of CPU. A
+        # team no wider than its cores is left out (one thread more than the cores, the API server's, for
+        # about omp_spin_ms a step). Measured: a team of 8 on a 4-core cpuset, 27% and 39% slower at 64 and 192
+        # clients than on 8 cores (validation/h200-vllm-0.25.1/replicas, runs 1-2)
+        spinners = self.copy_spinners(cfg)
+        team = spinners + 1
+        if not spinners or team <= cfg.usable_cores:
+            return None
+        share = cfg.usable_cores / (team + 1)
+        return share, cfg.omp_spin_ms / share
 
     def pool_fill(self, sim: SimulationView, row_ms: np.ndarray, workers: int, t0: float) -> float:
         """vLLM's fill ThreadPoolExecutor, begun at t0: chunks of 16 rows in submission order, each taken

@@ -11,7 +11,8 @@ serial work after that. Everything here is in ms of simulated time.
 
 Invariants (tests/test_model.py checks the two loops give the same steps; tests/test_golden.py the whole grid):
 - the serial CPU part is never negative and is at least the compile wait;
-- a step ends no earlier than its forward, its fill, and the apply after both.
+- a step ends no earlier than its forward, its fill, and the apply after both;
+- the spinners' contention (spin_loss_ms) only delays the engine thread's work, never shortens it.
 """
 from __future__ import annotations
 
@@ -78,3 +79,12 @@ def step_end(fill_end: float, gpu_end_ms: float, apply_ms: float, adv_ms: float,
     if not async_on and not grammar_cpu:
         t_end += adv_ms + overhead_ms
     return t_apply, t_end
+
+
+def spin_loss_ms(work_ms: float, share: float, window_ms: float) -> float:
+    """How much later the engine thread ends `work_ms` of CPU work begun as a step's copy spinners start,
+    while it holds `share` of a core for `window_ms` (Engine.spin_share): all of it slowed where it ends inside
+    the window, else the window's lost part."""
+    if work_ms <= share * window_ms:
+        return work_ms * (1.0 / share - 1.0)
+    return window_ms * (1.0 - share)
