@@ -24,6 +24,9 @@ CORES6_LOADS = (128,)  # run 4: flat and nested with the servers on 6 cores (xg6
 # predict's default request (posthoc/workload.py: the rule's request, not the model, made most of the GPU gap)
 SWEEP_PROMPTS = {"flat": (109, 96), "nested": (163, 160), "deep": (189, 176)}  # (prompt tokens, of them cached)
 SWEEP_REQUEST_RUNS = ("run5", "run6", "run7")  # (and the GPU bar)
+# runs whose 6-core points are predicted with the OpenMP team the servers really kept: started on 16 cores, moved
+# to 6 by taskset -a (run.sh), a team of 16 (EngineConfig.omp_threads; docs/validation.md finding 27)
+TEAM16_RUNS = ("run7",)
 GPU_BAR = 0.04  # run 5: median |modelled - NVML| GPU busy over the held-out points (issue 38 item 2)
 
 
@@ -46,7 +49,7 @@ def model(profile: str | None, schema_arg: list[str], loads=LOADS, more=()) -> d
     return got
 
 
-def predictions(profile: str | None, cores6: bool = False, sweep_request: bool = False) -> dict:
+def predictions(profile: str | None, cores6: bool = False, sweep_request: bool = False, team16: bool = False) -> dict:
     """schema -> backend -> load -> point, and each schema's ITL over flat's; `cores6`: also flat and nested
     at 128 clients with 6 usable cores (run 4's core-count points: the servers' affinity 0-5, cpu_count 16);
     `sweep_request`: each schema with its sweeps' prompt (SWEEP_PROMPTS), else predict's default request."""
@@ -63,7 +66,9 @@ def predictions(profile: str | None, cores6: bool = False, sweep_request: bool =
             "points": {s: {b: {str(c): v for c, v in bp.items()} for b, bp in sp.items()} for s, sp in pts.items()},
             "ratios": ratios,
             **({"cores6": {s: {b: {str(c): v for c, v in bp.items()} for b, bp in
-                               model(profile, arg(s), CORES6_LOADS, ["--cores", "6"]).items()} for s in SCHEMAS[:2]}}
+                               model(profile, arg(s), CORES6_LOADS, ["--cores", "6", *(["--omp-threads", "16"] if team16
+                                                                                       else [])]).items()}
+                    for s in SCHEMAS[:2]}}
                if cores6 else {})}
 
 
@@ -122,7 +127,7 @@ def respeed(run: Path) -> list[dict]:
 def score(run: Path, profile: Path | None = None) -> None:
     meas6 = measured(run, "6")
     pred = predictions(str(profile or run / "xg" / "host.json.gz"), cores6=bool(meas6),
-                       sweep_request=run.name in SWEEP_REQUEST_RUNS)
+                       sweep_request=run.name in SWEEP_REQUEST_RUNS, team16=run.name in TEAM16_RUNS)
     (run / "predicted.json").write_text(json.dumps(pred, indent=1) + "\n")
     shipped = json.loads((HERE / "predicted-shipped.json").read_text())
     meas = measured(run)
