@@ -83,9 +83,10 @@ class Simulation:
         if cfg.tp_forward_ratio != 1.0:
             costs = costs.with_forward_factor(cfg.tp_forward_ratio)
         self.costs = self.engine.adapt_costs(costs, cfg)
-        # the copy's spinners crowding the engine thread (Engine.spin_share), from a step of this many rows
-        self.spin = self.engine.spin_share(cfg)
+        # a step of this many structured rows copies its bitmask on the OpenMP team (Engine.copy_spinners: CPU,
+        # model/host_share.py), whose spinners may crowd the engine thread (Engine.spin_share)
         self.copy_rows = -(-COPY_PARALLEL_ELEMENTS // max(1, self.costs.profile.bitmask_row_bytes // 4))
+        self.spin = self.engine.spin_share(cfg)
         self.steps: list = []  # StepRecord
         self.record_trace = record_trace
         self.max_trace_steps = max_trace_steps

@@ -50,7 +50,6 @@ import numpy as np
 from .config import EngineConfig, Workload
 from .costs import Costs
 from .engine import Simulation
-from .engines import COPY_PARALLEL_ELEMENTS
 from .metrics import step_columns
 
 TOLERANCE = 0.005
@@ -95,7 +94,7 @@ def _step_cpu(sim: Simulation) -> tuple[dict[str, np.ndarray], np.ndarray, np.nd
     col = step_columns(sim.steps)
     t_end = float(col["t_start_ms"][-1] + col["period_ms"][-1])
     cfg = sim.cfg
-    big = col["structured_rows"] * (sim.costs.profile.bitmask_row_bytes // 4) >= COPY_PARALLEL_ELEMENTS
+    big = col["structured_rows"] >= sim.copy_rows  # the steps whose copy ran on the team
     until_next = np.append(np.diff(col["t_start_ms"]), col["period_ms"][-1])
     col["spin_ms"] = np.where(big, cfg.policy.copy_spinners(cfg) * np.minimum(cfg.omp_spin_ms, until_next), 0.0)
     pool = col["pool_used"] > 0
