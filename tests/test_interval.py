@@ -51,6 +51,19 @@ def test_the_widening_is_the_smallest_that_holds_80_per_cent_of_left_out_machine
     assert two.lomo_coverage is None and "coverage unmeasured" in two.words()
 
 
+
+def test_the_widening_is_at_least_the_one_every_engines_machines_need():
+    """Engine A: three machines whose errors agree (0.0 each), so its own leave-one-machine-out needs no
+    widening (s = 1.0). Engine B: the five machines above, which need 1.7. Pooled by points (A's 3 always
+    held, B's 3 of 5 below 1.7 and 5 of 5 at it): 6 of 8 = 75% below 1.7, so the mode's widening is 1.7, and
+    A takes it; B keeps its own 1.7 (the larger of the two)."""
+    a = [("a1", 0.0), ("a2", 0.0), ("a3", 0.0)]
+    b = [(m, e) for m, e in zip("ABCDE", (-0.2, -0.1, 0.0, 0.1, 0.2))]
+    assert interval._widen(a) == 1.0 and interval._widen(a, (b,)) == 1.7 and interval._widen(b, (a,)) == 1.7
+    assert interval._lomo_pooled([a, b], 1.65) == pytest.approx(0.75) and interval._lomo_pooled([a, b], 1.7) == 1.0
+    assert interval.build(a, "sglang", "speed_read", "hand", others=(b,)).widen == 1.7
+    assert interval.build(a, "sglang", "speed_read", "hand").widen == 1.0
+
 def test_a_point_carries_its_engines_interval():
     shipped = interval.load()
     pts = [{"engine": "vllm", "itl_ms_mean": 10.0}, {"engine": "sglang", "itl_ms_mean": 20.0},

@@ -1,4 +1,4 @@
-"""Post hoc on runs 3-6 (docs/validation.md finding 24): the speed read the way the README tells a user after
+"""Post hoc on runs 3-7 (docs/validation.md finding 24; run 7 added after it was scored): the speed read the way the README tells a user after
 calibrate, from a report of the server's own points (`maskcost report` on a sweep, then `predict
 --cpu-speed-from-report`), instead of calibrate's: each server's first repeat of each held-out point (flat and
 nested at 32, 128, 256 clients) is the report's sweep, its second repeat is predicted from that speed (the run's
@@ -57,8 +57,12 @@ def run(name: str) -> tuple[list[float], list[float]]:
 
 
 if __name__ == "__main__":
-    for name in ("run3", "run4", "run5", "run6"):
+    med = lambda xs: statistics.median(abs(x) for x in xs)  # noqa: E731
+    every_r, every_c = [], []
+    for name in ("run3", "run4", "run5", "run6", "run7"):
         r, c = run(name)
-        med = lambda xs: statistics.median(abs(x) for x in xs)  # noqa: E731
+        every_r, every_c = every_r + r, every_c + c
         print(f"{name}: speed read from a report of the first repeats: median |error| {med(r):.1f}% over {len(r)}; "
               f"calibrate's speed (as scored): {med(c):.1f}%\n")
+    print(f"runs 3-7: speed read from a report: median |error| {med(every_r):.1f}% over {len(every_r)}; "
+          f"calibrate's speed: {med(every_c):.1f}%")
