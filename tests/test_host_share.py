@@ -36,6 +36,25 @@ def test_the_factors_by_hand():
     assert next_share(EngineConfig(usable_cores=4, replicas=4), d).host_factor == pytest.approx(3.0)
 
 
+
+def test_the_others_copy_spinners_come_all_at_once():
+    """Two xgrammar replicas with a team of 8 each on the same 8 cores, each keeping 1.86 CPUs busy: its engine
+    thread 0.96, its API server 0.2, its 7 spinners 0.7 on average (all 7 at once, 10% of the time). Spread,
+    1.86 + 1.86 on 8 cores is room for both; in a burst the other's 1.16 and its 7 spinners with this one's
+    1.86 are 10.02 threads on 8 cores: the host factor is 0.9 x 1 + 0.1 x 10.02 / 8. In its own burst its
+    team of 8 and its API server share the 8 cores with the other's 1.16: the engine thread holds 8 / 10.16
+    of a core until each spinner has spun its 9 ms. One replica: no crowd, as before."""
+    d = Demand(engine_thread=0.96, api_server=0.2, fill_pool=0.0, compile_pool=0.0, gpu=0.07, copy_spin=0.7)
+    cfg = EngineConfig(usable_cores=8, cpu_count=16, replicas=2, replica_gpu="shared", omp_threads=8)
+    two = next_share(cfg, d)
+    assert two.host_factor == pytest.approx(0.9 + 0.1 * 10.02 / 8)
+    assert two.crowd_cpus == pytest.approx(1.16)
+    share, window = cfg.policy.spin_share(cfg, two.crowd_cpus)
+    assert share == pytest.approx(8 / 10.16) and window == pytest.approx(9.0 * 10.16 / 8)
+    assert cfg.policy.spin_share(cfg) is None  # the team of 8 alone on its 8 cores
+    one = next_share(EngineConfig(usable_cores=8, omp_threads=8), d)
+    assert one.host_factor == 1.0 and one.crowd_cpus == 0.0
+
 def test_one_engine_alone_is_the_single_engine_model():
     """One replica and no quota: the plain simulation, unchanged; a quota it never reaches: the same figures."""
     from maskcost.model.engine import Simulation
@@ -45,7 +64,8 @@ def test_one_engine_alone_is_the_single_engine_model():
     cfg, wl = EngineConfig(), Workload(concurrency=64, requests=400, prompt_tokens=1)
     assert alone == summarize(Simulation(Costs(p, "xgrammar"), cfg, wl).run())
     roomy, share = run(p, 64, cpu_quota=16.0)
-    assert share["factors"] == {"gpu_factor": 1.0, "host_factor": 1.0, "pool_factor": 1.0, "quota_factor": 1.0}
+    assert share["factors"] == {"gpu_factor": 1.0, "host_factor": 1.0, "pool_factor": 1.0, "quota_factor": 1.0,
+                                "crowd_cpus": 0.0}
     assert roomy["itl_ms_mean"] == alone["itl_ms_mean"]
 
 

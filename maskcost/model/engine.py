@@ -70,7 +70,7 @@ class _Rows:
 
 class Simulation:
     def __init__(self, costs: Costs, cfg: EngineConfig, wl: Workload, record_trace: bool = False,
-                 max_trace_steps: int = 400) -> None:
+                 max_trace_steps: int = 400, crowd_cpus: float = 0.0) -> None:
         self.costs, self.cfg, self.wl = costs, cfg, wl
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(wl.seed)
@@ -84,9 +84,10 @@ class Simulation:
             costs = costs.with_forward_factor(cfg.tp_forward_ratio)
         self.costs = self.engine.adapt_costs(costs, cfg)
         # a step of this many structured rows copies its bitmask on the OpenMP team (Engine.copy_spinners: CPU,
-        # model/host_share.py), whose spinners may crowd the engine thread (Engine.spin_share)
+        # model/host_share.py), whose spinners may crowd the engine thread (Engine.spin_share), with the CPUs
+        # of other engines on the same cores (crowd_cpus: model/host_share.py, Share.crowd_cpus)
         self.copy_rows = -(-COPY_PARALLEL_ELEMENTS // max(1, self.costs.profile.bitmask_row_bytes // 4))
-        self.spin = self.engine.spin_share(cfg)
+        self.spin = self.engine.spin_share(cfg, crowd_cpus)
         self.steps: list = []  # StepRecord
         self.record_trace = record_trace
         self.max_trace_steps = max_trace_steps

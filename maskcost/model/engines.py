@@ -205,9 +205,10 @@ class Engine:
         for a step whose bitmask holds at least COPY_PARALLEL_ELEMENTS int32; 0: none."""
         return 0
 
-    def spin_share(self, cfg: EngineConfig) -> tuple[float, float] | None:
+    def spin_share(self, cfg: EngineConfig, crowd_cpus: float = 0.0) -> tuple[float, float] | None:
         """Where a step's copy spinners crowd the engine thread off its cores: (its share of a core while they
-        spin, how long that lasts, ms); None: they only cost CPU (model/host_share.py)."""
+        spin, how long that lasts, ms); None: they only cost CPU (model/host_share.py). crowd_cpus: the CPUs
+        other engines on the same cores keep busy meanwhile (model/host_share.py, Share.crowd_cpus)."""
         return None
 
     def fills_batched(self, sim: SimulationView) -> bool:
@@ -346,19 +347,21 @@ class Vllm(Engine):
             return 0
         return (cfg.omp_threads or cfg.usable_cores) - 1
 
-    def spin_share(self, cfg: EngineConfig) -> tuple[float, float] | None:
+    def spin_share(self, cfg: EngineConfig, crowd_cpus: float = 0.0) -> tuple[float, float] | None:
         # a team wider than the cores the engine runs on (started on more cores than a later cpuset leaves it:
-        # `taskset -a`, a container's cpuset shrunk; EngineConfig.omp_threads): after each copy the team (the
-        # engine thread and its spinners) and the API server's loop are runnable on usable_cores, and the
-        # kernel shares the cores fairly among them (CFS) until each spinner has spun omp_spin_ms of CPU. A
-        # team no wider than its cores is left out (one thread more than the cores, the API server's, for
-        # about omp_spin_ms a step). Measured: a team of 8 on a 4-core cpuset, 27% and 39% slower at 64 and 192
-        # clients than on 8 cores (validation/h200-vllm-0.25.1/replicas, runs 1-2)
+        # `taskset -a`, a container's cpuset shrunk; EngineConfig.omp_threads), or one that other engines'
+        # threads crowd (replicas on the same cores: crowd_cpus): after each copy the team (the engine thread
+        # and its spinners), the API server's loop and the others' threads are runnable on usable_cores, and
+        # the kernel shares the cores fairly among them (CFS) until each spinner has spun omp_spin_ms of CPU.
+        # A team no wider than its cores with nothing else on them is left out (one thread more than the
+        # cores, the API server's, for about omp_spin_ms a step). Measured: a team of 8 on a 4-core cpuset, 27%
+        # and 39% slower at 64 and 192 clients than on 8 cores (validation/h200-vllm-0.25.1/replicas, runs
+        # 1-2); two replicas' teams of 8 on the same 8 cores, 8-19% slower at 64 (runs 1, 2, 4)
         spinners = self.copy_spinners(cfg)
         team = spinners + 1
-        if not spinners or team <= cfg.usable_cores:
+        if not spinners or team + crowd_cpus <= cfg.usable_cores:
             return None
-        share = cfg.usable_cores / (team + 1)
+        share = cfg.usable_cores / (team + 1 + crowd_cpus)
         return share, cfg.omp_spin_ms / share
 
     def pool_fill(self, sim: SimulationView, row_ms: np.ndarray, workers: int, t0: float) -> float:

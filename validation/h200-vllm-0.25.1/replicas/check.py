@@ -27,13 +27,14 @@ CELLS = {
 NO_CHANGE_PCT, NO_CHANGE_MEASURED_PCT, BAR_PCT = 5.0, 10.0, 15.0
 # run -> what its registration set beyond runs 1-2's: run 3, the engine's OpenMP team as run.sh starts it (server A
 # on cores 0-7: 8 threads, which a later taskset -a does not resize; docs/engines.md "The bitmask's pinned copy")
-RUN_CONFIG = {"run3": {"omp_threads": 8}, "run4": {"omp_threads": 8}}
+RUN_CONFIG = {"run3": {"omp_threads": 8}, "run4": {"omp_threads": 8}, "run5": {"omp_threads": 8}}
 # run -> cells of its own: (cores, replicas, quota, arms, reference, config beyond RUN_CONFIG). Run 3's phase
 # omp1: server A started again on cores 0-11 with OMP_NUM_THREADS=1 (a team of one: no spinners after the
 # bitmask copy), in the cgroup, each quota against the same quota with the team of 8 (the quota phase's cells)
 RUN_CELLS = {"run3": {"omp1quota4": (12, 1, 4.0, ("on",), "quota4", {"omp_threads": 1}),
                       "omp1quota2": (12, 1, 2.0, ("on",), "quota2", {"omp_threads": 1})}}
 RUN_CELLS["run4"] = RUN_CELLS["run3"]  # run 4: run 3's cells and phases, predicted with the crowding team (finding 27)
+RUN_CELLS["run5"] = RUN_CELLS["run3"]  # run 5: the same, predicted with the other replica's spinners in bursts (finding 29)
 
 
 def cells(run: str | None) -> dict[str, tuple]:

@@ -16,11 +16,14 @@ REP = Path(__file__).resolve().parents[2] / "replicas"
 sys.path.insert(0, str(REP))
 import check  # noqa: E402
 
-for run in ("run1", "run2", "run3"):
+def rescore(run: str, config: dict | None = None) -> str:
+    """One run's cells predicted again with the model as main has it (`config`: the run's RUN_CONFIG for this
+    prediction, None: the registered one) and scored by the registered rule: a line of figures."""
     with tempfile.TemporaryDirectory() as t:
         d = Path(t) / run
         shutil.copytree(REP / run, d)
-        check.RUN_CONFIG[run] = {"omp_threads": 8}
+        if config is not None:
+            check.RUN_CONFIG[run] = config
         check.predicted_file = lambda _run, f=Path(t) / "predicted.json": f
         with contextlib.redirect_stdout(io.StringIO()):
             check.predict(run)
@@ -28,5 +31,10 @@ for run in ("run1", "run2", "run3"):
         res = json.loads((d / "score.json").read_text())
     changes = " ".join(f"{r['cell']}@{r['load']} {r['predicted_change_pct']:+.0f}/{r['measured_change_pct']:+.0f}"
                        f"{'' if r['direction_right'] else ' WRONG'}" for r in res["points"] if "predicted_change_pct" in r)
-    print(f"{run}: median |error| {res['median_abs_error_pct']:.1f}% over {res['scored']}, directions "
-          f"{res['directions_right']} of {res['scored']}; change predicted/measured %: {changes}")
+    return (f"{run}: median |error| {res['median_abs_error_pct']:.1f}% over {res['scored']}, directions "
+            f"{res['directions_right']} of {res['scored']}; change predicted/measured %: {changes}")
+
+
+if __name__ == "__main__":
+    for run in ("run1", "run2", "run3"):
+        print(rescore(run, {"omp_threads": 8}))
