@@ -15,7 +15,8 @@ has its own interval):
 - widened about q50 by a factor s: the smallest on the grid (1.0, 1.05, ...) for which, leaving each
   machine out in turn and building the interval from the others, at least 80% of the left-out points
   fall inside; taken over the engine's own machines, and over every engine's machines of the mode (each
-  engine's interval built from its own errors), and the larger of the two kept. With three machines an
+  engine's interval built from its own errors; that pooled share counted by points, so the engine with the
+  most points weighs most), and the larger of the two kept. With three machines an
   engine's own s is chosen from two, which says little of how far a new machine lies; how much the
   record's intervals under-cover a machine not seen is a property of the model and the record shared by
   the engines (added after SGLang's report-read coverage measured 72% with its own s alone: 18 points on

@@ -1,4 +1,6 @@
 """One host, many engines (model/host_share.py): each case against a figure computed by hand."""
+from dataclasses import replace
+
 import pytest
 
 from maskcost.model.config import EngineConfig, Workload
@@ -36,24 +38,30 @@ def test_the_factors_by_hand():
     assert next_share(EngineConfig(usable_cores=4, replicas=4), d).host_factor == pytest.approx(3.0)
 
 
-
 def test_the_others_copy_spinners_come_all_at_once():
     """Two xgrammar replicas with a team of 8 each on the same 8 cores, each keeping 1.86 CPUs busy: its engine
     thread 0.96, its API server 0.2, its 7 spinners 0.7 on average (all 7 at once, 10% of the time). Spread,
     1.86 + 1.86 on 8 cores is room for both; in a burst the other's 1.16 and its 7 spinners with this one's
     1.86 are 10.02 threads on 8 cores: the host factor is 0.9 x 1 + 0.1 x 10.02 / 8. In its own burst its
-    team of 8 and its API server share the 8 cores with the other's 1.16: the engine thread holds 8 / 10.16
-    of a core until each spinner has spun its 9 ms. One replica: no crowd, as before."""
+    team of 8 shares the 8 cores with the other's 1.86 on average: the engine thread holds 8 / 9.86 of a core
+    until each spinner has spun its 9 ms. One replica: no crowd, as before; a crowd of nearly nothing, a
+    share of nearly 1."""
     d = Demand(engine_thread=0.96, api_server=0.2, fill_pool=0.0, compile_pool=0.0, gpu=0.07, copy_spin=0.7)
     cfg = EngineConfig(usable_cores=8, cpu_count=16, replicas=2, replica_gpu="shared", omp_threads=8)
     two = next_share(cfg, d)
     assert two.host_factor == pytest.approx(0.9 + 0.1 * 10.02 / 8)
-    assert two.crowd_cpus == pytest.approx(1.16)
+    assert two.crowd_cpus == pytest.approx(1.86)
     share, window = cfg.policy.spin_share(cfg, two.crowd_cpus)
-    assert share == pytest.approx(8 / 10.16) and window == pytest.approx(9.0 * 10.16 / 8)
+    assert share == pytest.approx(8 / 9.86) and window == pytest.approx(9.0 * 9.86 / 8)
     assert cfg.policy.spin_share(cfg) is None  # the team of 8 alone on its 8 cores
+    assert cfg.policy.spin_share(cfg, 1e-6)[0] == pytest.approx(1.0)
+    # under a quota of 1 CPU a replica holds 1.0 of its 1.86: the other's average is 1.0, its steady part 1.0 x 1.16 / 1.86
+    q = next_share(replace(cfg, cpu_quota=1.0), d, quota=1.0)
+    assert q.crowd_cpus == pytest.approx(1.0)
+    assert q.host_factor == pytest.approx(0.9 + 0.1 * (1.0 + 1.16 / 1.86 + 7) / 8)
     one = next_share(EngineConfig(usable_cores=8, omp_threads=8), d)
     assert one.host_factor == 1.0 and one.crowd_cpus == 0.0
+
 
 def test_one_engine_alone_is_the_single_engine_model():
     """One replica and no quota: the plain simulation, unchanged; a quota it never reaches: the same figures."""
@@ -177,7 +185,6 @@ def test_the_openmp_spin_is_the_profiles_hosts_unless_given(tmp_path):
     """calibrate measures the spin on its host (HostInfo.omp_spin_ms), the profile keeps it, predict takes it
     unless --omp-spin-ms is given; a profile without it (older, or made without torch) gets the default."""
     import argparse
-    from dataclasses import replace
     from maskcost.calibrate.host import omp_spin_ms
     from maskcost.cli.engine_args import host_terms
     from maskcost.profile import load_profile, save_profile

@@ -51,7 +51,6 @@ def test_the_widening_is_the_smallest_that_holds_80_per_cent_of_left_out_machine
     assert two.lomo_coverage is None and "coverage unmeasured" in two.words()
 
 
-
 def test_the_widening_is_at_least_the_one_every_engines_machines_need():
     """Engine A: three machines whose errors agree (0.0 each), so its own leave-one-machine-out needs no
     widening (s = 1.0). Engine B: the five machines above, which need 1.7. Pooled by points (A's 3 always
@@ -63,6 +62,7 @@ def test_the_widening_is_at_least_the_one_every_engines_machines_need():
     assert interval._lomo_pooled([a, b], 1.65) == pytest.approx(0.75) and interval._lomo_pooled([a, b], 1.7) == 1.0
     assert interval.build(a, "sglang", "speed_read", "hand", others=(b,)).widen == 1.7
     assert interval.build(a, "sglang", "speed_read", "hand").widen == 1.0
+
 
 def test_a_point_carries_its_engines_interval():
     shipped = interval.load()

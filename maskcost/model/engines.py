@@ -353,15 +353,18 @@ class Vllm(Engine):
         # threads crowd (replicas on the same cores: crowd_cpus): after each copy the team (the engine thread
         # and its spinners), the API server's loop and the others' threads are runnable on usable_cores, and
         # the kernel shares the cores fairly among them (CFS) until each spinner has spun omp_spin_ms of CPU.
-        # A team no wider than its cores with nothing else on them is left out (one thread more than the
-        # cores, the API server's, for about omp_spin_ms a step). Measured: a team of 8 on a 4-core cpuset, 27%
-        # and 39% slower at 64 and 192 clients than on 8 cores (validation/h200-vllm-0.25.1/replicas, runs
-        # 1-2); two replicas' teams of 8 on the same 8 cores, 8-19% slower at 64 (runs 1, 2, 4)
+        # The API server's loop counts as a thread where the team is wider than its cores (finding 27's rule);
+        # a team no wider, with nothing else on its cores, is left out (one thread more than the cores for
+        # about omp_spin_ms a step), and the others' CPUs enter as their average, so the share falls
+        # continuously from 1 as they grow. Measured: a team of 8 on a 4-core cpuset, 27% and 39% slower at 64
+        # and 192 clients than on 8 cores (validation/h200-vllm-0.25.1/replicas, runs 1-2); two replicas'
+        # teams of 8 on the same 8 cores, 8-19% slower at 64 (runs 1, 2, 4)
         spinners = self.copy_spinners(cfg)
         team = spinners + 1
-        if not spinners or team + crowd_cpus <= cfg.usable_cores:
+        runnable = team + (1 if team > cfg.usable_cores else 0) + crowd_cpus
+        if not spinners or runnable <= cfg.usable_cores:
             return None
-        share = cfg.usable_cores / (team + 1 + crowd_cpus)
+        share = cfg.usable_cores / runnable
         return share, cfg.omp_spin_ms / share
 
     def pool_fill(self, sim: SimulationView, row_ms: np.ndarray, workers: int, t0: float) -> float:

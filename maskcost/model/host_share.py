@@ -23,13 +23,16 @@ field: each other replica is taken at its average, not step by step):
   slowed by max(1, (rho + L) / C), and a fill-pool burst of k threads (with the replica's own API
   server, a) by max(1, (k + a + L) / C), each relative to the same with L = 0, since the
   single-engine model (what one replica alone is calibrated and checked as) is the reference: one
-  replica gives factors of 1 exactly. The copy's spinners are not spread: a replica's k spinners all spin
-  at once, for about omp_spin_ms after each of its copies, a fraction f = copy_spin / k of the time. So
-  the host factor is the mean over how many of the others are in such a burst (independently, each with
-  probability f; a burst adds its k threads to the others' CPUs less their spinners' average), and during
-  the replica's own burst its engine thread shares the cores with its team, its API server and the others'
-  CPUs less their spinners (Share.crowd_cpus, Engine.spin_share). Two replicas of a team of 8 each on 8
-  cores at 64 clients: 2.1 CPUs each on average (4.2 of 8: no slowdown), 14% slower measured.
+  replica gives factors of 1 exactly. The copy's spinners are not spread: the model takes a replica's k
+  spinners to spin all at once (the team is released together after its copy), for about omp_spin_ms
+  after each of the replica's copies, a fraction f = copy_spin / k of the time. The host factor is then
+  the mean over how many of the others are in such a burst (each independently, with probability f, a
+  mean field still; a burst adds its k threads to the others' CPUs less their spinners), and during the
+  replica's own burst its team shares the cores with the others' average CPUs (Share.crowd_cpus,
+  Engine.spin_share). Two replicas of a team of 8 each on 8 cores at 64 clients, 2.1 CPUs each on average
+  (4.2 of 8: no slowdown by the average alone): measured 8%, 19% and 14% slower on three machines, the
+  model 14%. Not in it: the pool burst meeting the others' bursts (pool_factor takes their average), and
+  a quota's period walk spreads the spinners over the step (cpu_segments).
 - **A CPU quota** (`cpu_quota`, cgroup v2 cpu.max): the group's threads run on any usable core until
   they have used quota x period of CPU time in the period (PERIOD_MS, cpu.max's default 100 ms), then
   all wait to its end. The pools are still sized from cpu_count, and they run as wide as the usable
@@ -89,10 +92,11 @@ class Share:
     host_factor: float = 1.0  # every host thread's work (the others' demand on the cores)
     pool_factor: float = 1.0  # a fill-pool burst, beyond host_factor
     quota_factor: float = 1.0  # every part of the step (the quota's throttling)
-    crowd_cpus: float = 0.0  # the others' CPUs beside the replica's own copy spinners' burst (Engine.spin_share)
+    crowd_cpus: float = 0.0  # the others' CPUs (their average) beside the replica's own spinners' burst (Engine.spin_share)
 
     def close_to(self, other: "Share") -> bool:
-        return all(abs(a - b) <= TOLERANCE * abs(b) for a, b in zip(asdict(self).values(), asdict(other).values()))
+        return all(math.isclose(a, b, rel_tol=TOLERANCE, abs_tol=TOLERANCE)
+                   for a, b in zip(asdict(self).values(), asdict(other).values()))
 
 
 def _step_cpu(sim: Simulation) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, float]:
@@ -189,11 +193,11 @@ def next_share(cfg: EngineConfig, d: Demand, quota: float | None = None) -> Shar
     def slowdown(threads: float, others: float = others) -> float:  # with the others, relative to alone
         return max(1.0, (threads + others) / cores) / max(1.0, threads / cores)
     spinners = cfg.policy.copy_spinners(cfg)
-    crowd = max(0.0, others - (cfg.replicas - 1) * d.copy_spin)  # the others less their spinners' average
     if spinners and d.copy_spin > 0:  # the others' bursts (module doc): j of them spinning at once
         f = min(1.0, d.copy_spin / spinners)
         n = cfg.replicas - 1
-        host = sum(math.comb(n, j) * f ** j * (1 - f) ** (n - j) * slowdown(held, crowd + j * spinners)
+        steady = others * (1.0 - d.copy_spin / rho)  # the others less their spinners (held: under a quota, in part)
+        host = sum(math.comb(n, j) * f ** j * (1 - f) ** (n - j) * slowdown(held, steady + j * spinners)
                    for j in range(n + 1))
     else:
         host = slowdown(held)
@@ -201,7 +205,7 @@ def next_share(cfg: EngineConfig, d: Demand, quota: float | None = None) -> Shar
     pool = slowdown(k + d.api_server) / host if k else 1.0
     gpu = 1.0 + (cfg.replicas - 1) * d.gpu if cfg.replica_gpu == "shared" else 1.0
     return Share(gpu_factor=gpu, host_factor=host, pool_factor=pool, quota_factor=quota,
-                 crowd_cpus=crowd if spinners else 0.0)
+                 crowd_cpus=others if spinners else 0.0)
 
 
 def shared_costs(costs: Costs, cfg: EngineConfig, share: Share) -> Costs:
