@@ -44,6 +44,21 @@ def test_trace_has_one_entry_per_emitted_token(vocab, backend):
         assert r.compile.variant_ms < r.compile.cold_ms / 3
 
 
+
+def test_a_schemas_traced_mean_cost_says_how_well_it_is_known():
+    """Three outputs of 2 tokens costing 2, 4 and 6 us (fill 1, 2, 3 a token; accept 0): the mean cost is 2 us a
+    token; the residuals -2, 0, +2 give a standard error sqrt(8 / (3 x 2)) / 2 = 0.577 us, 28.9% of the mean.
+    Outputs that all cost the same: 0. One output: unknown."""
+    from maskcost.calibrate.fill import mean_cost_spread, spread_words
+    from maskcost.profile import FillTrace
+    traces = [FillTrace("a", (x, x), (0.0, 0.0), (False, False)) for x in (1.0, 2.0, 3.0)]
+    traces += [FillTrace("b", (5.0, 1.0, 3.0), (1.0, 1.0, 1.0), (False,) * 3)] * 4
+    traces += [FillTrace("c", (9.0,), (0.0,), (False,))]
+    got = mean_cost_spread(traces)
+    assert got["a"][0] == 3 and got["a"][1] == pytest.approx((8 / 6) ** 0.5 / 2 / 2)
+    assert got["b"] == (4, 0.0) and got["c"] == (1, None)
+    assert spread_words(traces) == "a +-29% (3 outputs), b +-0% (4 outputs), 1 schema of one output: unknown"
+
 def test_unsupported_schema_is_reported_and_skipped(vocab, tmp_path):
     bad = SchemaEntry("bad/not", "t", {"not": {"type": "string"}}, ({"a": 1},))
     wrong = SchemaEntry("bad/example", "t", {"type": "integer"}, ("text",))

@@ -45,6 +45,43 @@ def rewritten(backend: Backend, output: str | list[int]) -> list[int] | None:
 DEFAULT_SAMPLED = 4
 
 
+def mean_cost_spread(traces: tuple[FillTrace, ...] | list[FillTrace]) -> dict[str, tuple[int, float | None]]:
+    """schema -> (outputs traced, the relative standard error of its mean cost a token: fill and accept, over
+    its outputs; None with one output). The mean is a ratio (all outputs' cost over all their tokens), its
+    error the delta method's: sqrt(sum (c_i - R n_i)^2 / (k (k - 1))) / mean n over R, for k outputs of n_i
+    tokens costing c_i. A fill's cost is heavy-tailed (xgrammar: a fifth of the fills, inside bounded
+    strings, hold nearly all the time: docs/validation.md finding 30), so a few dozen outputs give a mean
+    known to 5-25%; it narrows as 1 / sqrt(k)."""
+    by: dict[str, list[tuple[float, int]]] = {}
+    for tr in traces:
+        by.setdefault(tr.schema_id, []).append((sum(tr.fill_us) + sum(tr.accept_us), len(tr.fill_us)))
+    out: dict[str, tuple[int, float | None]] = {}
+    for sid, cn in by.items():
+        k, cost, tokens = len(cn), sum(c for c, _ in cn), sum(n for _, n in cn)
+        if k < 2 or cost <= 0 or tokens <= 0:
+            out[sid] = (k, None)
+            continue
+        r = cost / tokens
+        se = (sum((c - r * n) ** 2 for c, n in cn) / (k * (k - 1))) ** 0.5 / (tokens / k)
+        out[sid] = (k, se / r)
+    return out
+
+
+def spread_words(traces: tuple[FillTrace, ...] | list[FillTrace], listed: int = 6) -> str:
+    """How well each schema's traced mean cost a token is known (mean_cost_spread): each schema where there are
+    at most `listed`, else the median and the widest over those of two outputs or more, and how many have one."""
+    got = sorted(mean_cost_spread(traces).items())
+    known = [(sid, k, s) for sid, (k, s) in got if s is not None]
+    single = len(got) - len(known)
+    if len(got) <= listed:
+        said = [f"{sid} +-{100 * s:.0f}% ({k} outputs)" for sid, k, s in known]
+    else:
+        widest = max(known, key=lambda x: x[2]) if known else None
+        said = [f"median +-{100 * statistics.median(s for _, _, s in known):.0f}% over {len(known)} schemas, widest "
+                f"{widest[0]} +-{100 * widest[2]:.0f}% ({widest[1]} outputs)"] if widest else []
+    return ", ".join(said + ([f"{single} schema{'s' if single > 1 else ''} of one output: unknown"] if single else []))
+
+
 @dataclass(frozen=True)
 class TraceResult:
     traces: tuple[FillTrace, ...]  # one per replayed output; empty on error
