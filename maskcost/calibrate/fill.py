@@ -67,6 +67,11 @@ def mean_cost_spread(traces: tuple[FillTrace, ...] | list[FillTrace]) -> dict[st
     return out
 
 
+def spread_line(backend: str, traces: tuple[FillTrace, ...] | list[FillTrace]) -> str:
+    """calibrate's line on a backend's traces: how well each schema's mean cost a token is known."""
+    return f"  {backend}: traced mean cost a token known to {spread_words(traces)}"
+
+
 def spread_words(traces: tuple[FillTrace, ...] | list[FillTrace], listed: int = 6) -> str:
     """How well each schema's traced mean cost a token is known (mean_cost_spread): each schema where there are
     at most `listed`, else the median and the widest over those of two outputs or more, and how many have one."""

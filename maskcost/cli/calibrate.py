@@ -18,7 +18,7 @@ def _check(args) -> int:
     n = {b: len(c.traces) for b, c in p.backends.items()}
     print(f"{args.check}: valid maskcost profile v{p.version} '{p.name}': traces {n}, "
           f"{len(p.forward.points)} forward points, host {p.host.cpu_model} (nproc {p.host.nproc})")
-    from ..calibrate.fill import spread_words
+    from ..calibrate.fill import spread_line
     from ..calibrate.run import straddle_split
     for b, c in p.backends.items():
         if c.output_sources:
@@ -28,7 +28,7 @@ def _check(args) -> int:
                 kinds[k] = kinds.get(k, 0) + 1
             print(f"  {b}: outputs replayed: {', '.join(f'{n} schemas {k}' for k, n in kinds.items())}, written "
                   f"with separators {c.traced_separators!r}{'' if c.separators else ' (not recorded: a profile written before it replayed these)'}")
-        print(f"  {b}: traced mean cost a token known to {spread_words(c.traces)} (the spread of its outputs' "
+        print(f"{spread_line(b, c.traces)} (the spread of its outputs' "
               f"costs: more outputs narrow it as 1 / sqrt(outputs): --outputs-per-schema N with a server, --sampled N "
               f"under the mask)")
         sp = straddle_split(c)

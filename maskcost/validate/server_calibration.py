@@ -35,7 +35,7 @@ from ..calibrate.engine import apply_or_copied, fit_frontend, forward_from_summa
 from ..calibrate.host import host_info
 from ..profile import (BackendCosts, EngineFill, MeasuredSpeed, Profile, load_profile, save_profile)
 from ..calibrate import POOL_ROWS
-from ..calibrate.fill import spread_words
+from ..calibrate.fill import spread_line
 from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs, replay_cost_ratio
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
@@ -467,4 +467,4 @@ def summary_line(p: Profile, out: Path) -> str:
             f"forward {len(p.forward.points)} points, prefill {len(p.forward.prefill_points)}, context "
             f"{p.forward.context_us_per_ktoken:.1f} us per 1k tokens; the server's speed {m.words()} "
             f"({m.backend}, {len(m.points)} points); {p.provenance.get('wall_s', 0) / 60:.1f} min\n"
-            + "\n".join(f"  {b}: traced mean cost a token known to {spread_words(c.traces)}" for b, c in p.backends.items()))
+            + "\n".join(spread_line(b, c.traces) for b, c in p.backends.items()))
