@@ -4,6 +4,7 @@ traces scaled by what the held-out sweeps' outputs cost a fill against calibrate
 (output_sample.txt: the mean over thousands of the engine's outputs, not 32), beside the engine's measured ITL
 ratio. Only the ratio is read: the speed calibrate fitted on the original traces is kept.
   python validation/h200-vllm-0.25.1/shape/posthoc/output_sample_model.py   (repository root) -> stdout"""
+import json
 import re
 import sys
 import tempfile
@@ -38,7 +39,7 @@ def scaled(profile_path: Path, f: dict[str, float], out: Path) -> None:
 if __name__ == "__main__":
     for run, f in factors().items():
         prof = check.HERE / run / "xg" / "host.json.gz"
-        rows = __import__("json").loads((check.HERE / run / "score.json").read_text())["rows"]
+        rows = json.loads((check.HERE / run / "score.json").read_text())["rows"]
         meas = {r["load"]: r["measured_ratio"] for r in rows if r["backend"] == "xgrammar" and r["schema"] == "nested"}
         with tempfile.TemporaryDirectory() as t:
             alt = Path(t) / "host.json.gz"
