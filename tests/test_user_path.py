@@ -367,6 +367,17 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     assert whose_outputs("4 outputs sampled under the mask (seed 0)", "guidance", "xgrammar", "u", {}).startswith("4 ")
 
 
+def test_the_default_plan_traces_more_outputs_in_the_former_trace_time():
+    """96 outputs a schema replayed once cost the host phase what 32 replayed three times did (docs/validation.md
+    finding 31); the outputs' point grows with the outputs asked for, and a trace repeat costs its replays."""
+    from maskcost.validate.plan import LivePlan
+    new, former = LivePlan(), LivePlan(outputs_per_schema=32, outputs_concurrency=32, trace_repeats=3)
+    assert new.outputs_per_schema >= 3 * former.outputs_per_schema and new.trace_repeats == 1
+    assert new.estimate_s(3, 2)["host"] == pytest.approx(former.estimate_s(3, 2)["host"], rel=0.02)
+    assert LivePlan(outputs_per_schema=192).estimate_s(3, 2)["outputs"] > new.estimate_s(3, 2)["outputs"]
+    assert LivePlan(trace_repeats=3).estimate_s(3, 2)["host"] > new.estimate_s(3, 2)["host"]
+
+
 def test_the_budget_trims_the_plan_in_order():
     from maskcost.validate.plan import LivePlan, fit_to_budget
     full = LivePlan()

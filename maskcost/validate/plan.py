@@ -20,9 +20,13 @@ class LivePlan:
     speed_concurrency: tuple[int, ...] = (48, 96, 144, 224)  # schema-on: the server's own speed, in this order
     max_tokens: int = 512  # schema-on max_tokens
     # schema-on, first: the server's own outputs, one point a schema, traced in place of outputs sampled under
-    # the mask (their token streams are what the engine's matchers walk, their lengths the requests' lengths)
-    outputs_per_schema: int = 32
-    outputs_concurrency: int = 32
+    # the mask (their token streams are what the engine's matchers walk, their lengths the requests' lengths).
+    # Each output replayed trace_repeats times (each position's median): one output's cost a token varies 43-56%
+    # from the next where a replay's timing varies about 1%, so the replay time goes to more outputs, once each
+    # (docs/validation.md finding 31: 96 once cost what 32 thrice did, and know the mean sqrt(3) better)
+    outputs_per_schema: int = 96
+    outputs_concurrency: int = 96
+    trace_repeats: int = 1
     # client processes a point of `clients` streams runs: 1 + clients // client_streams_per_proc, at most
     # client_procs_max. One Python client process kept 56-81% busy at 32 streams and 91-97% from 64 on the H200
     # hosts (schema-off, 5-14k tokens/s; 34% at 8), and the engine then ran fewer requests than offered (41-50 of
@@ -52,9 +56,11 @@ class LivePlan:
                 n = max(self.min_requests, self.rounds * c)
                 out += 2.0 + n * tokens / c * (6.0 + 0.06 * c) / 1e3 * (1.6 if arm_on else 1.0)
             return out
-        return {"outputs": servers * schemas * sweep_s((self.outputs_concurrency,), 80, arm_on=True) * max(
-                    1.0, 1.25 * self.outputs_per_schema / max(self.min_requests, self.rounds * self.outputs_concurrency)),
-                "host": 10.0 + schemas * backends * (2.0 + 0.1 * self.outputs_per_schema) + backends * 15.0,
+        n = max(self.min_requests, round(1.25 * self.outputs_per_schema))  # server_outputs' first point a schema
+        c = min(self.outputs_concurrency, n)
+        return {"outputs": servers * schemas * (2.0 + n * 80 / c * (6.0 + 0.06 * c) / 1e3 * 1.6),
+                "host": 10.0 + schemas * backends * (2.0 + 0.033 * self.outputs_per_schema * self.trace_repeats)
+                + backends * 15.0,
                 "forward": sweep_s(self.forward_concurrency, self.off_tokens),
                 "prefill": len(self.prefill_pads) * (2.0 + self.min_requests * 0.1),
                 "context": sweep_s(self.context_concurrency, self.off_tokens) if self.context_concurrency else 0.0,

@@ -149,7 +149,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     host = host_info(vocab)
     partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
     costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows,
-                               traces_per_schema=plan.outputs_per_schema, log=lambda m: tqdm.write(m),
+                               traces_per_schema=plan.outputs_per_schema, repeats=plan.trace_repeats,
+                               log=lambda m: tqdm.write(m),
                                outputs_by_backend=outputs)
     costs = {b: replace(c, output_sources=tuple((sid, whose_outputs(src, b, cfg.backend, prov["base_url"], others))
                                                 for sid, src in c.output_sources)) for b, c in costs.items()}

@@ -13,6 +13,8 @@
 #       sweeps spread their clients over processes and whose API-server fits leave out busy-client points)
 #   bash validation/h200-vllm-0.25.1/shape/run.sh run7    (run 7: run 4's steps again, with the calibrate whose
 #       API-server fit stays within the rate the server served; the servers started one after the other)
+#   bash validation/h200-vllm-0.25.1/shape/run.sh run8    (run 8: run 4's steps again, with the calibrate that
+#       traces 96 of the server's outputs a schema, each replayed once, where runs 1-7 traced 32 three times)
 #   bash validation/h200-vllm-0.25.1/shape/run.sh run4    (run 4: calibrate with --backend-url, which now also fits
 #       llguidance's in-engine fill factor on that server's own speed points; run 2's points; then both servers
 #       moved to cores 0-5 (taskset on every process of each, cpu_count stays 16), flat and nested at 128
@@ -23,7 +25,7 @@
 # host's drift over minutes falls on every schema alike. Stops starting sweeps after $DEADLINE s
 # (default 540) of this call; results packed into $OUT/shape.tar.gz after every step.
 set -u
-MODE=${1:-run1}; case "$MODE" in run5|run6|run7) MODE=run4 ;; esac   # runs 5-7 run run 4's steps
+MODE=${1:-run1}; case "$MODE" in run5|run6|run7|run8) MODE=run4 ;; esac   # runs 5-8 run run 4's steps
 T0=$(date +%s); ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/shape; R=${SHAPE:-/tmp/shape}; mkdir -p $R/xg $R/gd
 pack() { for n in xg gd; do [ -f $R/$n.log ] && gzip -c $R/$n.log > $R/$n.log.gz; done
   tar -C "$(dirname $R)" --exclude=xg.log --exclude=gd.log -czf "$OUT/shape.tar.gz" "$(basename $R)"; }
