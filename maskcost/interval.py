@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -190,18 +190,23 @@ def for_point(engine: str, read: str | None, shipped: dict[tuple[str, str], Inte
                 None)
 
 
-def attach(points: list[dict], read: str | None) -> None:
-    """Each point's ITL mean with its engine's 80% interval: `itl_ms_pi80` [low, high] and `interval`
-    (the rule's figures); nothing where the record has no interval for the engine, nor for an engine that
-    shares its host (replicas, a quota) or spans GPUs (tensor parallel): none of the record's points did."""
+def attach(points: list, read: str | None) -> list:
+    """The points (maskcost.point.Point) each with its ITL mean's 80% interval from its engine's rule:
+    `itl_ms_pi80` (low, high) and `interval` (the rule's figures); unchanged where the record has no interval
+    for the engine, and for an engine that shares its host (replicas, a quota) or spans GPUs (tensor
+    parallel): none of the record's points did."""
     shipped = load()
-    for p in points:
-        if p.get("replicas", 1) > 1 or p.get("cpu_quota") is not None or p.get("tensor_parallel", 1) > 1:
-            continue  # the record's errors are of engines alone on one GPU (model/host_share.py)
-        iv = for_point(p["engine"], read, shipped)
-        if iv is not None and p.get("itl_ms_mean") is not None:
-            p["itl_ms_pi80"] = [p["itl_ms_mean"] * iv.lo_ratio, p["itl_ms_mean"] * iv.hi_ratio]
-            p["interval"] = {**asdict(iv), "words": iv.words()}
+    return [_with_interval(p, read, shipped) for p in points]
+
+
+def _with_interval(p, read: str | None, shipped: dict):
+    if p.replicas > 1 or p.cpu_quota is not None or p.tensor_parallel > 1:
+        return p  # the record's errors are of engines alone on one GPU (model/host_share.py)
+    iv = for_point(p.engine, read, shipped)
+    if iv is None or p.itl_ms_mean is None:
+        return p
+    return replace(p, itl_ms_pi80=(p.itl_ms_mean * iv.lo_ratio, p.itl_ms_mean * iv.hi_ratio),
+                   interval={**asdict(iv), "words": iv.words()})
 
 
 def table_rows(intervals: list[Interval]) -> list[str]:

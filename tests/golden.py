@@ -39,8 +39,8 @@ def compute() -> dict:
     out = {}
     for label, cfg, wl in POINTS:
         p = run_point_band(profile, cfg, wl, {})
-        out[label] = {**{k: p[k] for k in KEYS}, "itl_off_ms": p["off"]["itl_ms_mean"],
-                      "band": p["band"]["itl_ms_mean"] if "band" in p else None}
+        out[label] = {**{k: getattr(p, k) for k in KEYS}, "itl_off_ms": p.off.itl_ms_mean,
+                      "band": list(p.band.itl_ms_mean) if p.band is not None else None}
     return {"profile": profile.name, "points": out}
 
 

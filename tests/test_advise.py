@@ -7,6 +7,7 @@ import pytest
 
 from maskcost.cli import main
 from maskcost.model.advise import Goal, dominant
+from maskcost.point import Breakdown, OffArm, Point
 from maskcost.profile import save_profile
 from synth import constant_profile
 
@@ -76,14 +77,19 @@ def test_goal_and_dominant_by_hand():
     with pytest.raises(ValueError, match="--itl-p99-ms"):
         Goal(itl_p99_ms=0)
     g = Goal(itl_p99_ms=10, min_tok_s=1000)
-    assert g.shortfall({"itl_ms_p99": 5.0, "out_tok_per_s": 2000.0}) == 0.5
-    assert g.shortfall({"itl_ms_p99": 5.0, "out_tok_per_s": 500.0}) == 2.0
-    assert g.shortfall({"itl_ms_p99": None, "out_tok_per_s": 500.0}) == float("inf")
-    step = {"step_ms": 20.0, "forward_ms": 5.0, "exposed_ms": 15.0, "serial_fill_step_ms": 12.0,
-            "pool_step_fraction": 0.0, "pool_wait_ms": 0.0, "cpu_overhead_ms": 2.0, "advance_ms": 1.0,
-            "compile_wait_ms": 0.0, "apply_ms": 0.5}
-    assert dominant({"breakdown": step}) == ("serial fill", 12.0, 0.6)
-    assert dominant({"breakdown": {**step, "exposed_ms": 1.0}})[0] == "forward"
+    assert g.shortfall(_pt(itl_ms_p99=5.0, out_tok_per_s=2000.0)) == 0.5
+    assert g.shortfall(_pt(itl_ms_p99=5.0, out_tok_per_s=500.0)) == 2.0
+    assert g.shortfall(_pt(itl_ms_p99=None, out_tok_per_s=500.0)) == float("inf")
+    step = Breakdown(step_ms=20.0, forward_ms=5.0, exposed_ms=15.0, serial_fill_step_ms=12.0, pool_step_fraction=0.0,
+                     pool_wait_ms=0.0, cpu_overhead_ms=2.0, advance_ms=1.0, compile_wait_ms=0.0, apply_ms=0.5)
+    assert dominant(_pt(breakdown=step)) == ("serial fill", 12.0, 0.6)
+    assert dominant(_pt(breakdown=replace(step, exposed_ms=1.0)))[0] == "forward"
+
+
+def _pt(**figures) -> Point:
+    """A point of a hand-made figures (the rest of a Point filled with nothing)."""
+    return Point(**{"engine": "vllm", "backend": "xgrammar", "concurrency": 8, "itl_ms_mean": None,
+                    "breakdown": Breakdown(), "off": OffArm(), "config": {}, **figures})
 
 
 def test_advise_without_a_goal_is_one_line(capsys):

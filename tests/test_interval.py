@@ -64,26 +64,29 @@ def test_the_widening_is_at_least_the_one_every_engines_machines_need():
     assert interval.build(a, "sglang", "speed_read", "hand").widen == 1.0
 
 
+def _pt(engine: str, itl_ms: float):
+    from maskcost.point import Breakdown, OffArm, Point
+    return Point(engine=engine, backend="xgrammar", concurrency=8, itl_ms_mean=itl_ms, breakdown=Breakdown(),
+                 off=OffArm(), config={})
+
+
 def test_a_point_carries_its_engines_interval():
     shipped = interval.load()
-    pts = [{"engine": "vllm", "itl_ms_mean": 10.0}, {"engine": "sglang", "itl_ms_mean": 20.0},
-           {"engine": "nosuch", "itl_ms_mean": 1.0}]
-    interval.attach(pts, read="report")
+    pts = interval.attach([_pt("vllm", 10.0), _pt("sglang", 20.0), _pt("nosuch", 1.0)], read="report")
     v = shipped["vllm", "speed_read"]
-    assert pts[0]["itl_ms_pi80"] == pytest.approx([10 * v.lo_ratio, 10 * v.hi_ratio])
+    assert pts[0].itl_ms_pi80 == pytest.approx([10 * v.lo_ratio, 10 * v.hi_ratio])
     # SGLang with its speed read from a report: three machines in the record, its own interval
     r = shipped["sglang", "speed_read"]
-    assert pts[1]["itl_ms_pi80"] == pytest.approx([20 * r.lo_ratio, 20 * r.hi_ratio])
-    assert pts[1]["interval"]["mode"] == "speed_read" and "itl_ms_pi80" not in pts[2]
+    assert pts[1].itl_ms_pi80 == pytest.approx([20 * r.lo_ratio, 20 * r.hi_ratio])
+    assert pts[1].interval["mode"] == "speed_read" and pts[2].itl_ms_pi80 is None
+    assert "itl_ms_pi80" in pts[0].to_json() and "itl_ms_pi80" not in pts[2].to_json()
     # read at calibration: one machine, too few to measure, so the wider nothing-read one
-    sg = [{"engine": "sglang", "itl_ms_mean": 20.0}]
-    interval.attach(sg, read="calibration")
+    sg = interval.attach([_pt("sglang", 20.0)], read="calibration")
     s = shipped["sglang", "nothing_read"]
-    assert sg[0]["itl_ms_pi80"] == pytest.approx([20 * s.lo_ratio, 20 * s.hi_ratio])
-    assert sg[0]["interval"]["mode"] == "nothing_read"
+    assert sg[0].itl_ms_pi80 == pytest.approx([20 * s.lo_ratio, 20 * s.hi_ratio])
+    assert sg[0].interval["mode"] == "nothing_read"
     assert interval.for_point("llamacpp", "calibration", shipped) is None  # one machine: no interval shown
-    cal = [{"engine": "vllm", "itl_ms_mean": 10.0}]  # the profile's own speed (calibrate --base-url)
-    interval.attach(cal, read="calibration")
+    cal = interval.attach([_pt("vllm", 10.0)], read="calibration")  # the profile's own speed (calibrate --base-url)
     c = shipped["vllm", "calibration_read"]
-    assert cal[0]["itl_ms_pi80"] == pytest.approx([10 * c.lo_ratio, 10 * c.hi_ratio])
+    assert cal[0].itl_ms_pi80 == pytest.approx([10 * c.lo_ratio, 10 * c.hi_ratio])
     assert interval.for_point("vllm", None, shipped).mode == "nothing_read"

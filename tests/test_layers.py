@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "maskcost"
-RANK = {"profile": 0, "inputs": 0, "records": 0, "record": 0, "plotting": 0, "profiles": 0, "interval": 0,
+RANK = {"profile": 0, "inputs": 0, "records": 0, "record": 0, "point": 0, "plotting": 0, "profiles": 0, "interval": 0,
         "model": 1, "calibrate": 2, "validate": 3, "llamacpp": 4, "cli": 5}
 
 

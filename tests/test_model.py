@@ -292,13 +292,13 @@ def test_band_spans_the_servers_engine_speeds_and_survives_the_profile_file():
     from maskcost.model.predict import run_point_band
     base = constant_profile(fill_us=400.0, forward_ms=5.0)
     cfg, wl = EngineConfig(max_num_seqs=256, cpu_speed=0.9), Workload(concurrency=64, requests=256, output_tokens=40)
-    assert "band" not in run_point_band(base, cfg, wl)  # no recorded speeds: no band
+    assert run_point_band(base, cfg, wl).band is None  # no recorded speeds: no band
     p = replace(base, engine_speeds=EngineSpeeds("test", (ServerSpeed("a", 0.8), ServerSpeed("b", 1.25),
                                                           ServerSpeed("c", 1.0))))
     pt = run_point_band(p, cfg, wl)
-    fast, slow = pt["band"]["itl_ms_mean"]
-    assert pt["band"]["cpu_speed"] == [pytest.approx(0.9 * 1.25), pytest.approx(0.9 * 0.8)]
-    assert fast < pt["itl_ms_mean"] < slow
+    fast, slow = pt.band.itl_ms_mean
+    assert pt.band.cpu_speed == (pytest.approx(0.9 * 1.25), pytest.approx(0.9 * 0.8))
+    assert fast < pt.itl_ms_mean < slow
     assert slow / fast == pytest.approx(1.25 / 0.8, rel=0.15)  # a fill-bound step scales with 1 / speed
     d = profile_to_dict(p)
     assert profile_from_dict(d).engine_speeds == p.engine_speeds
@@ -363,8 +363,8 @@ def test_the_schema_off_arm_is_shared_across_cores_exactly():
     loads = [Workload(concurrency=c, requests=200) for c in (8, 160)]
     got = grid(p, cfgs, loads, progress=False, jobs=1)
     alone = [run_point_band(p, c, w) for c in cfgs for w in loads]
-    assert [g["itl_ms_mean"] for g in got] == [a["itl_ms_mean"] for a in alone]
-    assert [g["off"] for g in got] == [a["off"] for a in alone]
+    assert [g.itl_ms_mean for g in got] == [a.itl_ms_mean for a in alone]
+    assert [g.off for g in got] == [a.off for a in alone]
 
 
 def test_points_that_share_a_sim_key_are_the_same_simulation():
@@ -422,9 +422,9 @@ def test_the_grid_on_a_dask_local_cluster_gives_the_local_grid():
     seen = []
     got = grid(p, cfgs, loads, progress=False, jobs=2, executor="dask", on_point=lambda k, pt: seen.append(pt))
     here = grid(p, cfgs, loads, progress=False, jobs=1)
-    assert len(got) == 4 and [g["itl_ms_mean"] for g in got] == [h["itl_ms_mean"] for h in here]
-    assert [g["band"] for g in got] == [h["band"] for h in here] and [g["off"] for g in got] == [h["off"] for h in here]
-    assert [pt["itl_ms_mean"] for pt in seen] == [g["itl_ms_mean"] for g in got]  # streamed in grid order
+    assert len(got) == 4 and [g.itl_ms_mean for g in got] == [h.itl_ms_mean for h in here]
+    assert [g.band for g in got] == [h.band for h in here] and [g.off for g in got] == [h.off for h in here]
+    assert [pt.itl_ms_mean for pt in seen] == [g.itl_ms_mean for g in got]  # streamed in grid order
     with pytest.raises(ValueError, match="--executor"):
         grid(p, cfgs, loads, progress=False, executor="ray")
 
@@ -450,8 +450,8 @@ def test_a_long_lived_dask_cluster_keeps_each_grids_profile_apart():
         second = grid(slow, cfgs, loads, progress=False, band=False, executor="dask",
                       scheduler=cluster.scheduler_address)
     want = grid(slow, cfgs, loads, progress=False, band=False, jobs=1)
-    assert [x["itl_ms_mean"] for x in second] == [w["itl_ms_mean"] for w in want]
-    assert second[1]["itl_ms_mean"] > first[1]["itl_ms_mean"]
+    assert [x.itl_ms_mean for x in second] == [w.itl_ms_mean for w in want]
+    assert second[1].itl_ms_mean > first[1].itl_ms_mean
 
 
 def _steps(profile, backend="xgrammar", **kw):

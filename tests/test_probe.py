@@ -135,7 +135,7 @@ def test_engine_fill_factors_scale_the_models_fills():
     from synth import constant_profile
     p = constant_profile(fill_us=100.0, forward_ms=5.0)
     cfg = EngineConfig(max_num_seqs=256, cpu_count=16, usable_cores=16)
-    base = {c: run_point(p, cfg, Workload(concurrency=c, requests=4 * c, output_tokens=40))["breakdown"]
+    base = {c: _bd(run_point(p, cfg, Workload(concurrency=c, requests=4 * c, output_tokens=40)))
             for c in (64, 256)}
     assert base[64]["serial_fill_step_ms"] == pytest.approx(6.4, rel=0.05) and base[64]["pool_fill_step_ms"] is None
     assert base[256]["pool_fill_step_ms"] > 0
@@ -166,7 +166,7 @@ def test_engine_fill_factors_scale_the_models_fills():
     assert profile_to_dict(loaded)["backends"]["xgrammar"]["engine_fill"] == \
         profile_to_dict(fitted)["backends"]["xgrammar"]["engine_fill"]
     assert loaded.backends["xgrammar"].engine_fill.cpu_points and loaded.backends["xgrammar"].engine_fill.pool_excess_points
-    again = {c: run_point(fitted, cfg, Workload(concurrency=c, requests=4 * c, output_tokens=40))["breakdown"]
+    again = {c: _bd(run_point(fitted, cfg, Workload(concurrency=c, requests=4 * c, output_tokens=40)))
              for c in (64, 256)}
     assert again[64]["serial_fill_step_ms"] == pytest.approx(1.2 * base[64]["serial_fill_step_ms"], rel=0.02)
     # the pool from its parts: 16 tasks of 16 rows x 100 us x 1.2 (task factor) on 8 of 16 cores
@@ -178,8 +178,8 @@ def test_engine_fill_factors_scale_the_models_fills():
     assert again[64]["step_ms"] == pytest.approx(4.0 + again[64]["serial_fill_step_ms"] + again[64]["apply_ms"], rel=0.05)
     # a sync step (ngram turns async off) runs the same calls in the same order (core.py step()):
     # the same curve, counted once, not the schema-off sync overhead on top
-    sync = run_point(fitted, replace(cfg, async_scheduling=False),
-                     Workload(concurrency=64, requests=256, output_tokens=40))["breakdown"]
+    sync = _bd(run_point(fitted, replace(cfg, async_scheduling=False),
+                     Workload(concurrency=64, requests=256, output_tokens=40)))
     assert sync["advance_ms"] + sync["cpu_overhead_ms"] == pytest.approx(4.0, rel=0.05)
     assert sync["step_ms"] == pytest.approx(again[64]["step_ms"], rel=0.05)
 
@@ -197,7 +197,7 @@ def test_fit_with_loop_and_serial_by_rows():
     p = constant_profile(fill_us=100.0, forward_ms=5.0)
     cfg = EngineConfig(max_num_seqs=256, cpu_count=16, usable_cores=16)
     concs = (8, 32, 128)
-    base = {c: run_point(p, cfg, Workload(concurrency=c, requests=4 * c, output_tokens=40))["breakdown"] for c in concs}
+    base = {c: _bd(run_point(p, cfg, Workload(concurrency=c, requests=4 * c, output_tokens=40))) for c in concs}
     # in-engine / model = 2 x (rows / 32)^-0.2: 1.32 at 8, 1.0 at 32, 0.76 at 128 (x 2)
     want = {c: 2.0 * (c / 32.0) ** -0.2 for c in concs}
     rows = []
@@ -223,7 +223,7 @@ def test_fit_with_loop_and_serial_by_rows():
     for c in concs:
         assert costs.serial_fill_factor(c) == pytest.approx(want[c], rel=0.02)
     assert costs.serial_fill_factor(1) == costs.serial_fill_factor(8)  # held inside the fitted rows
-    again = run_point(fitted, cfg, Workload(concurrency=8, requests=32, output_tokens=40))["breakdown"]
+    again = _bd(run_point(fitted, cfg, Workload(concurrency=8, requests=32, output_tokens=40)))
     assert again["serial_fill_step_ms"] == pytest.approx(want[8] * base[8]["serial_fill_step_ms"], rel=0.05)
     d = profile_to_dict(fitted)
     assert profile_from_dict(d).backends["xgrammar"].engine_fill.serial_rows_exponent == pytest.approx(-0.2, abs=0.01)
@@ -271,3 +271,10 @@ def test_earlier_median_speeds_never_use_a_points_own_fill():
     itl = [{**r, "itl_speed": r["fill_speed"] and r["fill_speed"] + 0.1} for r in rows]  # the other source's key
     got = {json.loads(k)[0][0]: v for k, v in earlier_median_speeds(itl, 1.0, "itl").items()}
     assert got == {10.0: 1.0, 20.0: 0.7, 30.0: 0.7, 50.0: pytest.approx(0.85), 60.0: 1.0}
+
+
+def _bd(point) -> dict:
+    """A predicted point's breakdown as a report row carries it (a dict, as in the JSON)."""
+    from dataclasses import asdict
+    return asdict(point.breakdown)
+

@@ -448,9 +448,9 @@ def test_the_servers_speed_is_read_apart_on_each_side_of_the_fill_pool():
     for c, speed, regime in ((32, 0.8, "serial"), (256, 1.2, "pool")):
         got = run_point_band(p, split, wl(c))
         alone = run_point_band(p, replace(cfg, cpu_speed=speed), wl(c))
-        assert got["speed_regime"] == regime and got["cpu_speed_ran"] == speed
-        assert got["itl_ms_mean"] == alone["itl_ms_mean"] and got["config"]["engine"]["cpu_speed_pool"] == 1.2
-    assert run_point_band(p, cfg, wl(32))["speed_regime"] is None
+        assert got.speed_regime == regime and got.cpu_speed_ran == speed
+        assert got.itl_ms_mean == alone.itl_ms_mean and got.config["engine"]["cpu_speed_pool"] == 1.2
+    assert run_point_band(p, cfg, wl(32)).speed_regime is None
     # each of those points ran its schema-on arm once: a load that cannot reach the pool's threshold is
     # serial without a run, a pool point runs at the pool's speed first
     import maskcost.model.predict as mp

@@ -128,33 +128,37 @@ def test_report_uses_committed_predictions_unchanged(tmp_path):
     from dataclasses import asdict
 
     from maskcost.model.config import EngineConfig
+    from maskcost.point import Point
     from maskcost.validate.report import compare
     from synth import constant_profile
     cfg = EngineConfig(max_num_seqs=128)
     # a prediction file's points: the numbers must come through as written, not re-simulated
-    pts = [{"concurrency": c, "config": {"engine": asdict(cfg)}, "itl_ms_mean": 100.0 + c, "ttft_ms_p50": 1.0,
-            "out_tok_per_s": 10.0, "running_mean": 8.0, "breakdown": {}, "overhead_pct": 1.0,
+    pts = [{"engine": "vllm", "backend": "xgrammar", "concurrency": c, "config": {"engine": asdict(cfg)},
+            "itl_ms_mean": 100.0 + c, "ttft_ms_p50": 1.0, "out_tok_per_s": 10.0, "running_mean": 8.0,
+            "breakdown": {}, "overhead_pct": 1.0,
             "off": {"itl_ms_mean": 5.0, "itl_ms_p50": 5.0, "ttft_ms_p50": 1.0, "out_tok_per_s": 1.0,
                     "running_mean": 8.0}} for c in (8, 64)]
+    typed = lambda: [Point.from_json(p) for p in pts]  # noqa: E731  (what report --predicted reads)
     meas = [{"point": f"{a}-c8-r{r}", "arm": a, "concurrency": 8, "config": {"schemas": ["s"]},
              "itl_ms_mean": 50.0, "ttft_ms_p50": 2.0, "out_tok_per_s": 20.0,
              "engine": {"itl_ms": 54.0 * (r + 1), "running_mean": 8.0}} for a in ("on", "off") for r in (0, 1)]
     from synth import summary
-    rows = compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=pts)
+    rows = compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=typed())
     on = next(r for r in rows if r["arm"] == "on")
     e = on["metrics"]["ITL ms"]
     assert e["predicted"] == 108.0 and e["measured"] == 81.0
     assert e["error_pct"] == pytest.approx(100 * 27 / 81) and e["spread_pct"] == pytest.approx(100 * 54 / 81)
     with pytest.raises(ValueError, match="no point made for"):
-        compare(constant_profile(), EngineConfig(max_num_seqs=256), [summary(m) for m in meas], predicted=pts)
+        compare(constant_profile(), EngineConfig(max_num_seqs=256), [summary(m) for m in meas], predicted=typed())
     # a prediction with a band (profile.engine_speeds): the score counts the points inside it
     from maskcost.validate.report import score
     for p, band in zip(pts, ([90.0, 120.0], [150.0, 200.0])):
-        p["band"] = {"itl_ms_mean": band}
-    sc = score(compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=pts))
+        p["band"] = {"cpu_speed": [1.2, 0.8], "servers": ["a", "b"], "itl_ms_mean": band, "ttft_ms_p50": [1.0, 1.0],
+                     "out_tok_per_s": [10.0, 10.0]}
+    sc = score(compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=typed()))
     assert (sc["band_points"], sc["inside_band"]) == (1, 0)  # 81 ms measured at 8, band 90-120
     pts[0]["band"]["itl_ms_mean"] = [80.0, 120.0]
-    assert score(compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=pts))["inside_band"] == 1
+    assert score(compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=typed()))["inside_band"] == 1
     # the engine's own TTFT (its histogram over the window) against the model's mean TTFT; a file made
     # before the model reported a mean has none, and the metric is then not scored
     assert on["metrics"]["server TTFT ms"]["predicted"] is None
@@ -162,14 +166,14 @@ def test_report_uses_committed_predictions_unchanged(tmp_path):
         m["engine"]["counters"] = {"vllm:time_to_first_token_seconds_count": 4.0,
                                    "vllm:time_to_first_token_seconds_sum": 0.2 * (r + 1)}
     pts[0]["ttft_ms_mean"] = 60.0
-    rows = compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=pts)
+    rows = compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=typed())
     t = next(r for r in rows if r["arm"] == "on")["metrics"]["server TTFT ms"]
     assert t["measured"] == pytest.approx(75.0) and t["error_pct"] == pytest.approx(-20.0)
     assert score(rows, "server TTFT ms")["points"] == 1
     # the client's CPU share (sweep: client_cpu_pct), the busiest repeat; a report says where it was high
     meas[0]["client_cpu_pct"], meas[1]["client_cpu_pct"] = 30.0, 75.0
     from maskcost.validate.report import write_report
-    rows = compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=pts)
+    rows = compare(constant_profile(), cfg, [summary(m) for m in meas], predicted=typed())
     assert next(r for r in rows if r["arm"] == "on")["client_cpu_pct"] == 75.0
     write_report(rows, tmp_path / "r", constant_profile(), cfg, ["m.jsonl"], "t")
     assert "over 60% busy per process at on 8 (75%)" in (tmp_path / "r" / "report.md").read_text()
@@ -274,14 +278,17 @@ def test_meter_speed_picks_between_the_speeds_of_a_prediction_grid(tmp_path):
     from dataclasses import asdict, replace
 
     from maskcost.model.config import EngineConfig
+    from maskcost.point import Point
     from maskcost.validate.hostmeter import read_meter, speed_of, window_meter
     from maskcost.validate.report import compare
     from synth import constant_profile
     cfg = EngineConfig(max_num_seqs=256)
     off = {"itl_ms_mean": 5.0, "itl_ms_p50": 5.0, "ttft_ms_p50": 1.0, "out_tok_per_s": 1.0, "running_mean": 8.0}
-    pts = [{"concurrency": 8, "config": {"engine": asdict(replace(cfg, cpu_speed=sp))}, "itl_ms_mean": itl,
-            "ttft_ms_p50": 1.0, "out_tok_per_s": 10.0, "running_mean": 8.0, "breakdown": {"sp": sp},
-            "overhead_pct": 1.0, "off": off} for sp, itl in ((0.5, 200.0), (1.0, 100.0))]
+    pts = [Point.from_json({"engine": "vllm", "backend": "xgrammar", "concurrency": 8,
+                            "config": {"engine": asdict(replace(cfg, cpu_speed=sp))}, "itl_ms_mean": itl,
+                            "ttft_ms_p50": 1.0, "out_tok_per_s": 10.0, "running_mean": 8.0,
+                            "breakdown": {"step_ms": sp}, "overhead_pct": 1.0, "off": off})
+           for sp, itl in ((0.5, 200.0), (1.0, 100.0))]
     from synth import summary
     meas = [summary({"point": "on-c8-r0", "arm": "on", "concurrency": 8, "config": {"schemas": ["s"]},
                      "itl_ms_mean": 50.0, "ttft_ms_p50": 2.0, "out_tok_per_s": 20.0,

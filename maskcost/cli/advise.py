@@ -10,6 +10,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from ..point import Point
 from .engine_args import _add_engine_args, engine_config
 from .predict import _workloads, add_workload_args, load_inputs
 
@@ -71,18 +72,18 @@ def _configs(args, profile, speeds) -> list:
     return list(dict.fromkeys(out))
 
 
-def _figures(p: dict[str, Any]) -> str:
-    iv = p.get("itl_ms_pi80")
+def _figures(p: Point) -> str:
+    iv = p.itl_ms_pi80
 
     def f(v, fmt: str) -> str:
         return "-" if v is None else format(v, fmt)
-    return (f"ITL p99 {f(p['itl_ms_p99'], '.1f')} ms (mean {f(p['itl_ms_mean'], '.1f')}" +
-            (f", 80% interval {iv[0]:.1f}-{iv[1]:.1f}" if iv else "") + f"), TTFT p99 {f(p['ttft_ms_p99'], '.0f')} ms, "
-            f"overhead {f(p['overhead_pct'], '+.0f')}%, {f(p['out_tok_per_s'], '.0f')} tok/s")
+    return (f"ITL p99 {f(p.itl_ms_p99, '.1f')} ms (mean {f(p.itl_ms_mean, '.1f')}" +
+            (f", 80% interval {iv[0]:.1f}-{iv[1]:.1f}" if iv else "") + f"), TTFT p99 {f(p.ttft_ms_p99, '.0f')} ms, "
+            f"overhead {f(p.overhead_pct, '+.0f')}%, {f(p.out_tok_per_s, '.0f')} tok/s")
 
 
-def _load(p: dict[str, Any]) -> str:
-    return f"{p['concurrency']} clients" if p["concurrency"] is not None else f"{p['rate_per_s']:g} req/s"
+def _load(p: Point) -> str:
+    return f"{p.concurrency} clients" if p.concurrency is not None else f"{p.rate_per_s:g} req/s"
 
 
 def _groups(ranked) -> list[list]:
@@ -144,7 +145,7 @@ def cmd_advise(args) -> int:
     chosen = meets[0] if meets else ranked[0]
     result: dict[str, Any] = {"goal": asdict(goal), "profile": names, "command": "maskcost " + " ".join(sys.argv[1:]),
                               "configurations": [{"config": c.config, "meets": c.meets, "shortfall": c.shortfall,
-                                                  "points": c.points} for c in ranked]}
+                                                  "points": [p.to_json() for p in c.points]} for c in ranked]}
     if meets:
         print(f"\n{len(meets)} meet it, cheapest (fewest cores) first; configurations with the same figures on one line:")
         _list(meets, SHOWN)
@@ -190,7 +191,7 @@ def _load_engines(args, engines: list[str]) -> tuple[dict, dict]:
     return flags, loaded
 
 
-def _search(args, flags: dict, loaded: dict, wls) -> list[dict]:
+def _search(args, flags: dict, loaded: dict, wls) -> list[Point]:
     """Every configuration of every engine on the workloads, each point with its interval."""
     from ..interval import attach
     from ..model.predict import grid
@@ -201,8 +202,7 @@ def _search(args, flags: dict, loaded: dict, wls) -> list[dict]:
         print(f"searching {e} {', '.join(sorted({c.policy.version for c in cfgs}))} "
               f"({len(cfgs)} configurations; model/engines.py)")
         got = grid(prof, cfgs, wls, band=False, progress=not args.quiet)
-        attach(got, read=got_in.speeds.read)
-        points += got
+        points += attach(got, read=got_in.speeds.read)
     return points
 
 
@@ -215,17 +215,17 @@ def _explain(chosen, goal, meets: bool, profile, wls, tied: bool) -> dict[str, A
     what, moves = PARTS.get(name, ("the GPU forward: the grammar's host work stays under it", "a faster GPU or a smaller batch"))
     more = _one_more_core(profile, chosen, wls, tied)
     more_worst = next(p for p in more["points"] if _load(p) == _load(worst))
-    before, after = worst["itl_ms_p99"], more_worst["itl_ms_p99"]
+    before, after = worst.itl_ms_p99, more_worst.itl_ms_p99
     change = f" ({100 * (after / before - 1):+.0f}%)" if before and after is not None else ""
-    b = worst["breakdown"]
+    b = worst.breakdown
     print(f"\n{'the cheapest' if meets else 'the nearest'}, {chosen.label()}, at {_load(worst)}: a step of "
-          f"{b['step_ms']:.1f} ms, its forward {b['forward_ms']:.1f} ms; dominant: {name}, {ms:.1f} ms a step "
+          f"{b.step_ms:.1f} ms, its forward {b.forward_ms:.1f} ms; dominant: {name}, {ms:.1f} ms a step "
           f"({100 * share:.0f}%): {what}. What moves it: {moves}.")
     print(f"one more core ({more['cores']}): ITL p99 {before or 0:.1f} -> {after or 0:.1f} ms{change}" +
           ("" if meets or max(goal.shortfall(p) for p in more["points"]) > 1 else ": that meets the goal"))
     return {"config": chosen.config, "meets": chosen.meets, "dominant": {"part": name, "ms": ms, "share": share,
                                                                          "what": what, "moves": moves},
-            "one_more_core": more}
+            "one_more_core": {**more, "points": [p.to_json() for p in more["points"]]}}
 
 
 def _plot(ranked, goal, path: Path) -> None:

@@ -8,6 +8,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..point import Point, PointError
 from .common import UsageError, add_tool_args, tool_entries
 from .engine_args import (SOURCE_WORDS, Speeds, _add_engine_args, _add_speed_source, _engine_configs, _profile,
                           engine_version, given_or_own_speeds)
@@ -36,18 +37,18 @@ def _workloads(args, schema_ids: tuple[str, ...], requests=None):
                      reasoning_tokens=args.reasoning_tokens, precision=args.precision) for kind, v in loads]
 
 
-def _ci(p: dict[str, Any]) -> str:
-    ci, m = p.get("itl_ms_ci95"), p.get("itl_ms_mean")
+def _ci(p) -> str:
+    ci, m = p.itl_ms_ci95, p.itl_ms_mean
     return "-" if ci is None or not m else f"{100 * ci / m:.1f}"
 
 
-def _gpu_words(points: list[dict]) -> str:
+def _gpu_words(points: list) -> str:
     """The GPU column's legend, by what the profile measured (model/metrics.py what_the_engine_shows)."""
     split = ("the share of the wall time the GPU runs kernels (the forward less its host part, split by the GPU's "
              "busy fraction read on the calibration's schema-off sweep)")
     bound = ("the forward's share of the wall time (the forward as the server ran it, host work included: an upper "
              "bound on a GPU monitor's busy; a profile calibrated where NVML reads the server's GPU splits it)")
-    bases = {p.get("gpu_busy_basis") for p in points}
+    bases = {p.gpu_busy_basis for p in points}
     if bases == {"nvml split"}:
         return f"GPU = {split}"
     return f"GPU = {bound}" if "nvml split" not in bases else \
@@ -58,49 +59,49 @@ def _fmt(v: Any, nd: int = 1) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
 
-def print_table(points: list[dict[str, Any]]) -> None:
-    band = any("band" in p for p in points)
-    pi = any("itl_ms_pi80" in p for p in points)
-    shared = any(p.get("replicas", 1) > 1 or p.get("cpu_quota") is not None or p.get("tensor_parallel", 1) > 1
-                 for p in points)
+def print_table(points: list) -> None:
+    """predict's table: a line a point (maskcost.point.Point), then what each column means."""
+    band = any(p.band is not None for p in points)
+    pi = any(p.itl_ms_pi80 is not None for p in points)
+    shared = any(p.replicas > 1 or p.cpu_quota is not None or p.tensor_parallel > 1 for p in points)
     hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}" + (f"{'host':>12}" if shared else "") + f"{'conc':>6}{'running':>8}{'ITL on':>9}{'±95%':>6}"
            + (f"{'80% interval':>15}" if pi else "") + (f"{'band':>14}" if band else "") + f"{'p50':>8}"
            f"{'p99':>8}{'ITL off':>9}{'overhd%':>9}{'tok/s on':>10}{'tok/s off':>10}{'TTFT p50':>9}"
            f"{'fill/step':>10}{'pool':>6}{'GPU':>6}")
     print(hdr)
     for p in points:
-        b = p["breakdown"]
-        print(f"{p['engine']:9}{p['backend']:9}{p['max_num_seqs']:>5}{p['cores']:>6}" +
+        b = p.breakdown
+        print(f"{p.engine:9}{p.backend:9}{p.max_num_seqs:>5}{p.cores:>6}" +
               (f"{_host(p):>12}" if shared else "") +
-              f"{p['concurrency'] if p['concurrency'] is not None else 'r' + str(p['rate_per_s']):>6}"
-              f"{_fmt(p['running_mean']):>8}{_fmt(p['itl_ms_mean'], 2):>9}{_ci(p):>6}" +
-              (f"{_span(p.get('itl_ms_pi80')):>15}" if pi else "") +
-              (f"{_span(p.get('band', {}).get('itl_ms_mean')):>14}" if band else "") +
-              f"{_fmt(p['itl_ms_p50'], 2):>8}"
-              f"{_fmt(p['itl_ms_p99'], 2):>8}{_fmt(p['off']['itl_ms_mean'], 2):>9}{_fmt(p['overhead_pct']):>9}"
-              f"{_fmt(p['out_tok_per_s'], 0):>10}{_fmt(p['off']['out_tok_per_s'], 0):>10}"
-              f"{_fmt(p['ttft_ms_p50']):>9}{_fmt(b['fill_ms'], 2):>10}{_fmt(100 * b['pool_step_fraction'], 0):>5}%"
-              f"{_fmt(100 * p['gpu_busy_fraction'] if p.get('gpu_busy_fraction') is not None else None, 0):>5}%")
+              f"{p.concurrency if p.concurrency is not None else 'r' + str(p.rate_per_s):>6}"
+              f"{_fmt(p.running_mean):>8}{_fmt(p.itl_ms_mean, 2):>9}{_ci(p):>6}" +
+              (f"{_span(p.itl_ms_pi80):>15}" if pi else "") +
+              (f"{_span(p.band.itl_ms_mean if p.band else None):>14}" if band else "") +
+              f"{_fmt(p.itl_ms_p50, 2):>8}"
+              f"{_fmt(p.itl_ms_p99, 2):>8}{_fmt(p.off.itl_ms_mean, 2):>9}{_fmt(p.overhead_pct):>9}"
+              f"{_fmt(p.out_tok_per_s, 0):>10}{_fmt(p.off.out_tok_per_s, 0):>10}"
+              f"{_fmt(p.ttft_ms_p50):>9}{_fmt(b.fill_ms, 2):>10}{_fmt(100 * b.pool_step_fraction, 0):>5}%"
+              f"{_fmt(100 * p.gpu_busy_fraction if p.gpu_busy_fraction is not None else None, 0):>5}%")
     print("ITL in ms (mean/p50/p99, per output token); ±95% = the half-width of ITL on's 95% confidence interval "
           "(batch means over the run), in % of it; overhd% = ITL on / ITL off - 1; fill/step = host fill work "
           "per step in ms; pool = share of steps that used vLLM's fill pool; " + _gpu_words(points) +
           ("; 80% interval = where the engine's ITL fell for 80% of points on machines the rule was not built "
-           "from (maskcost/interval.py): " + "; ".join(sorted({p["interval"]["words"] for p in points
-                                                               if "interval" in p})) if pi else "") +
+           "from (maskcost/interval.py): " + "; ".join(sorted({p.interval["words"] for p in points
+                                                               if p.interval is not None})) if pi else "") +
           ("; band = ITL on with the engine as fast / as slow as on the fastest / slowest server of the profile's "
            "host type measured, against their bench (profile.engine_speeds)" if band else "") +
           ("; host = engines on the host x, 1gpu where they share one GPU, tp = GPUs an engine spans, q = each one's CPU quota; the figures are "
            "one engine's (no 80% interval: the record's errors are of engines alone)" if shared else ""))
 
 
-def _host(p: dict[str, Any]) -> str:
+def _host(p) -> str:
     """The predict table's host column: replicas (and their GPU), tensor parallel, quota."""
-    q, tp = p.get("cpu_quota"), p.get("tensor_parallel", 1)
-    return f"{p['replicas']}x" + ("/1gpu" if p["replica_gpu"] == "shared" and p["replicas"] > 1 else "") + \
+    q, tp = p.cpu_quota, p.tensor_parallel
+    return f"{p.replicas}x" + ("/1gpu" if p.replica_gpu == "shared" and p.replicas > 1 else "") + \
         (f" tp{tp}" if tp > 1 else "") + (f" q{q:g}" if q is not None else "")
 
 
-def _span(lo_hi: list[float | None] | None) -> str:
+def _span(lo_hi: tuple[float | None, float | None] | None) -> str:
     lo, hi = lo_hi or (None, None)
     return f"{lo:.1f}-{hi:.1f}" if lo is not None and hi is not None else "-"
 
@@ -130,8 +131,8 @@ def _partial(args, profile):
         for line in lines[1:]:
             try:
                 d = json.loads(line)
-                done[d["key"]] = d["point"]
-            except (json.JSONDecodeError, KeyError, TypeError):
+                done[d["key"]] = Point.from_json(d["point"], f"{path}: a point")
+            except (json.JSONDecodeError, KeyError, TypeError, PointError):
                 continue  # the line an interruption cut short: that point runs again
         print(f"--resume: {len(done)} points read back from {path}")
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
@@ -143,8 +144,8 @@ def _partial(args, profile):
 
 def _streamer(stream):
     """grid's on_point: one line per finished point, flushed (what --resume reads back)."""
-    def write(key: str, point: dict[str, Any]) -> None:
-        stream.write(json.dumps({"key": key, "point": point}) + "\n")
+    def write(key: str, point: Point) -> None:
+        stream.write(json.dumps({"key": key, "point": point.to_json()}) + "\n")
         stream.flush()
     return write
 
@@ -229,19 +230,19 @@ def cmd_predict(args) -> int:
     from ..interval import attach
     # the interval of a prediction whose speed was read from the target server (a report's points, or the
     # speed the calibration read) is the narrower one; a --cpu-speed given by hand counts as nothing read
-    attach(points, read=speeds.read)
+    points = attach(points, read=speeds.read)
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
           f"{profile.forward.source[:90]}...)")
     print_table(points)
-    unsettled = [p for p in points if not (p.get("host_share") or {"settled": True})["settled"]]
+    unsettled = [p for p in points if not (p.host_share or {"settled": True})["settled"]]
     if unsettled:
-        print(f"note: {len(unsettled)} point(s) sharing a host did not settle in {unsettled[0]['host_share']['rounds']} "
+        print(f"note: {len(unsettled)} point(s) sharing a host did not settle in {unsettled[0].host_share['rounds']} "
               f"rounds (model/host_share.py): their figures are the last round's")
     result = {"profile": {"name": profile.name, "created_utc": profile.created_utc, "host": profile.host.__dict__,
                           "provenance": profile.provenance},
               "command": "maskcost " + " ".join(os.sys.argv[1:]), "cpu_speed_from_report": speed_from,
               "local_schemas": [asdict(h) for h in local],
-              "points": points}
+              "points": [p.to_json() for p in points]}
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=1))
         _partial_path(args).unlink(missing_ok=True)

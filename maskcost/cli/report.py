@@ -133,18 +133,16 @@ def _fit_engine_fill(args, profile, cfg, rows, probe, speed: float) -> None:
     print(f"wrote {args.fit_engine_fill}: {cfg.backend} {describe(fitted.backends[cfg.backend].engine_fill)}")
 
 
-def _predicted_points(path: str) -> list[dict]:
-    """The points of a `maskcost predict --json` file (a one-line error where it is not one)."""
+def _predicted_points(path: str) -> list:
+    """The points of a `maskcost predict --json` file, checked (maskcost.point.Point.from_json): a one-line error
+    where it is not one."""
     from ..inputs import read_json
+    from ..point import Point
     doc = read_json(path, "--predicted ")
     points = doc.get("points") if isinstance(doc, dict) else None
-    if not isinstance(points, list) or not all(isinstance(q, dict) and isinstance(q.get("config"), dict)
-                                               and isinstance(q["config"].get("engine"), dict)
-                                               and isinstance(q.get("concurrency"), (int, type(None)))
-                                               for q in points):
-        raise ValueError(f"--predicted {path}: not a `maskcost predict --json` file (no list of points, each "
-                         f"with its config and concurrency)")
-    return points
+    if not isinstance(points, list):
+        raise ValueError(f"--predicted {path}: not a `maskcost predict --json` file (no list of points)")
+    return [Point.from_json(q, f"--predicted {path}: point {i}") for i, q in enumerate(points)]
 
 
 def cmd_report(args) -> int:

@@ -99,12 +99,13 @@ def run_loop(out: Path, plan: LoopPlan = LoopPlan(), log=print) -> dict[str, Any
 
     cfgs = {p: EngineConfig(engine="llamacpp", backend="gbnf", max_num_seqs=p, cpu_count=os.cpu_count() or nproc,
                             usable_cores=nproc) for p, _ in plan.heldout}
-    predicted: list[dict[str, Any]] = []
+    predicted: list = []  # maskcost.point.Point
     for p, concs in plan.heldout:
         predicted += grid(profile, [cfgs[p]], [Workload(concurrency=c, requests=max(200, 4 * c), schemas=ids)
                                                for c in concs], progress=False, jobs=1)
     (out / "predicted.json").write_text(json.dumps({"made_before": "the held-out sweeps below", "plan": plan.__dict__,
-                                                    "points": predicted}, indent=1, default=list))
+                                                    "points": [p.to_json() for p in predicted]}, indent=1,
+                                                   default=list))
     plot_overhead(predicted, out / "predicted.png", "llama.cpp (tiny model, this CPU): predicted before running")
 
     scores, rows_all = _held_out(model, plan, entries, note, profile, cfgs, predicted, out, log)

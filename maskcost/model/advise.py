@@ -8,6 +8,8 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..point import Point
+
 # the step's parts a user can act on (metrics' breakdown, mean ms a step), what each is, what moves it
 PARTS = {
     "serial fill": ("the bitmask fill on the engine thread, row after row",
@@ -46,12 +48,12 @@ class Goal:
                ("overhead", "overhead_pct", self.overhead_pct, True), ("tok/s", "out_tok_per_s", self.min_tok_s, False)]
         return [c for c in out if c[2] is not None]
 
-    def shortfall(self, point: dict[str, Any]) -> float:
+    def shortfall(self, point: Point) -> float:
         """How far the point is from the goal: the worst of value / bound over the ceilings and bound /
         value over the floors; <= 1 meets it. A figure the run did not give counts as missed."""
         worst = 0.0
         for _, key, bound, ceiling in self.checks():
-            v = point.get(key)
+            v = getattr(point, key)
             if v is None or (not ceiling and v <= 0):
                 return float("inf")
             worst = max(worst, v / bound if ceiling else bound / v)
@@ -67,7 +69,7 @@ class Goal:
 class Choice:
     """One configuration and its points, one a load."""
     config: dict[str, Any]  # the engine config (EngineConfig as a dict)
-    points: list[dict[str, Any]]
+    points: list[Point]
     shortfall: float  # the worst over its loads (Goal.shortfall)
 
     @property
@@ -80,8 +82,8 @@ class Choice:
 
     def figures(self) -> tuple:
         """What the user is shown of it, rounded: configurations with the same are one line."""
-        return tuple((round(p["itl_ms_p99"] or 0, 1), round(p["itl_ms_mean"] or 0, 1), round(p["ttft_ms_p99"] or 0),
-                      round(p["out_tok_per_s"] or 0)) for p in self.points)
+        return tuple((round(p.itl_ms_p99 or 0, 1), round(p.itl_ms_mean or 0, 1), round(p.ttft_ms_p99 or 0),
+                      round(p.out_tok_per_s or 0)) for p in self.points)
 
     def differences(self, other: "Choice") -> str:
         """What of the other's configuration differs from this one's, in words."""
@@ -96,13 +98,13 @@ class Choice:
                 (f", spec {c['spec_tokens']} ({c['spec_method']})" if c["spec_tokens"] else ""))
 
 
-def choices(points: list[dict[str, Any]], goal: Goal) -> list[Choice]:
+def choices(points: list[Point], goal: Goal) -> list[Choice]:
     """The grid's points grouped by configuration, cheapest first: those that meet the goal by cores
     (fewest first), then how far within it; then those that miss, nearest first."""
-    by: dict[str, list[dict[str, Any]]] = {}
+    by: dict[str, list[Point]] = {}
     for p in points:
-        by.setdefault(json.dumps(p["config"]["engine"], sort_keys=True), []).append(p)
-    out = [Choice(ps[0]["config"]["engine"], ps, max(goal.shortfall(p) for p in ps)) for ps in by.values()]
+        by.setdefault(json.dumps(p.config["engine"], sort_keys=True), []).append(p)
+    out = [Choice(ps[0].config["engine"], ps, max(goal.shortfall(p) for p in ps)) for ps in by.values()]
     return sorted(out, key=lambda c: (not c.meets, c.cores if c.meets else 0, c.shortfall, c.label()))
 
 
@@ -110,19 +112,19 @@ def choices(points: list[dict[str, Any]], goal: Goal) -> list[Choice]:
 GPU_STEP_SHARE = 0.9
 
 
-def dominant(point: dict[str, Any]) -> tuple[str, float, float]:
+def dominant(point: Point) -> tuple[str, float, float]:
     """The step's dominant part at this point: (its name, its mean ms a step, its share of the step): the
     largest host part, where the host adds to the forward at least a tenth of the step (exposed_ms); else
     "forward" (the grammar costs little there)."""
-    b = point["breakdown"]
-    step = b.get("step_ms") or 0.0
-    if not step or (b.get("exposed_ms") or 0.0) < (1.0 - GPU_STEP_SHARE) * step:
-        return "forward", b.get("forward_ms") or 0.0, (b.get("forward_ms") or 0.0) / step if step else 0.0
-    psf = b.get("pool_step_fraction") or 0.0
-    parts = {"serial fill": (b.get("serial_fill_step_ms") or 0.0) * (1.0 - psf),
-             "pool wait": b.get("pool_wait_ms") or 0.0,
-             "engine CPU": (b.get("cpu_overhead_ms") or 0.0) + (b.get("advance_ms") or 0.0),
-             "compile wait": b.get("compile_wait_ms") or 0.0,
-             "apply": b.get("apply_ms") or 0.0}
+    b = point.breakdown
+    step = b.step_ms or 0.0
+    if not step or (b.exposed_ms or 0.0) < (1.0 - GPU_STEP_SHARE) * step:
+        return "forward", b.forward_ms or 0.0, (b.forward_ms or 0.0) / step if step else 0.0
+    psf = b.pool_step_fraction or 0.0
+    parts = {"serial fill": (b.serial_fill_step_ms or 0.0) * (1.0 - psf),
+             "pool wait": b.pool_wait_ms or 0.0,
+             "engine CPU": (b.cpu_overhead_ms or 0.0) + (b.advance_ms or 0.0),
+             "compile wait": b.compile_wait_ms or 0.0,
+             "apply": b.apply_ms or 0.0}
     name = max(parts, key=parts.get)
     return name, parts[name], parts[name] / step if step else 0.0

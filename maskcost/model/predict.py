@@ -3,7 +3,6 @@ the schemas, and the schema-off arm of the same point), reported with the overhe
 that several points share (sim_key, off_key) run once."""
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 import os
@@ -20,6 +19,7 @@ from .costs import Costs
 from .engine import Simulation
 from .host_share import demand, simulate
 from .metrics import summarize
+from ..point import Band, Breakdown, OffArm, Point
 
 
 def default_requests(concurrency: int | None) -> int:
@@ -79,7 +79,7 @@ def _summary(sim: Simulation, share: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: dict | None = None,
-              trace_out: Path | None = None, offs: dict | None = None) -> dict[str, Any]:
+              trace_out: Path | None = None, offs: dict | None = None) -> Point:
     """One point, schema on and off; `offs`: schema-off arms already run, by off_key."""
     costs_cache = {} if costs_cache is None else costs_cache
     costs = _costs(profile, cfg, costs_cache)
@@ -93,18 +93,14 @@ def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: di
     off = offs[key] if offs is not None and key in offs else run_off(profile, key, costs_cache)
     if trace_out is not None:
         write_chrome_trace(on_sim, trace_out)
-    point = {
-        **_labels(cfg, wl),
-        **{k: v for k, v in on.items()},
-        "off": {k: off[k] for k in ("itl_ms_mean", "itl_ms_p50", "ttft_ms_mean", "ttft_ms_p50", "out_tok_per_s",
-                                        "running_mean", "host_share") if k in off},
-    }
-    point["overhead_pct"] = (100.0 * (on["itl_ms_mean"] / off["itl_ms_mean"] - 1.0)
-                             if on["itl_ms_mean"] and off["itl_ms_mean"] else None)
-    point["throughput_loss_pct"] = (100.0 * (1.0 - on["out_tok_per_s"] / off["out_tok_per_s"])
-                                    if on["out_tok_per_s"] and off["out_tok_per_s"] else None)
-    point["config"] = {"engine": asdict(cfg), "workload": asdict(wl)}
-    return point
+    return Point(**_labels(cfg, wl), **{**on, "breakdown": Breakdown(**on["breakdown"])},
+                 off=OffArm(**{k: off[k] for k in ("itl_ms_mean", "itl_ms_p50", "ttft_ms_mean", "ttft_ms_p50",
+                                                   "out_tok_per_s", "running_mean", "host_share") if k in off}),
+                 overhead_pct=(100.0 * (on["itl_ms_mean"] / off["itl_ms_mean"] - 1.0)
+                               if on["itl_ms_mean"] and off["itl_ms_mean"] else None),
+                 throughput_loss_pct=(100.0 * (1.0 - on["out_tok_per_s"] / off["out_tok_per_s"])
+                                      if on["out_tok_per_s"] and off["out_tok_per_s"] else None),
+                 config={"engine": asdict(cfg), "workload": asdict(wl)})
 
 
 def _labels(cfg: EngineConfig, wl: Workload) -> dict[str, Any]:
@@ -117,16 +113,13 @@ def _labels(cfg: EngineConfig, wl: Workload) -> dict[str, Any]:
             "schema": ",".join(wl.schemas) if wl.schemas else "all"}
 
 
-def relabel(point: dict[str, Any], cfg: EngineConfig, wl: Workload) -> dict[str, Any]:
+def relabel(point: Point, cfg: EngineConfig, wl: Workload) -> Point:
     """A point run for another config of the same sim_key, as the record of (cfg, wl)."""
-    out = copy.deepcopy(point)
-    out.update(_labels(cfg, wl))
-    out["config"] = {"engine": asdict(cfg), "workload": asdict(wl)}
-    return out
+    return replace(point, **_labels(cfg, wl), config={"engine": asdict(cfg), "workload": asdict(wl)})
 
 
 def run_point_band(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: dict | None = None,
-                   trace_out: Path | None = None, offs: dict | None = None) -> dict[str, Any]:
+                   trace_out: Path | None = None, offs: dict | None = None) -> Point:
     """run_point, plus (where the profile records how the engine's speed varied between servers of
     its host type: profile.engine_speeds) the band: ITL, TTFT and tokens/s with the engine as fast
     as on the fastest server measured and as slow as on the slowest, relative to their bench."""
@@ -142,19 +135,21 @@ def run_point_band(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cach
         if cfg.policy.uses_pool(cfg, rows, cfg.spec_tokens) and wl.structured_fraction > 0:
             pooled = replace(ran, cpu_speed=cfg.cpu_speed_pool)
             point = run_point(profile, pooled, wl, costs_cache, trace_out, offs)
-            if (point["breakdown"] or {}).get("pool_step_fraction", 0.0) >= 0.5:
+            if (point.breakdown.pool_step_fraction or 0.0) >= 0.5:
                 regime, ran = "pool", pooled
     if regime != "pool":
         point = run_point(profile, ran, wl, costs_cache, trace_out, offs)
-    point["config"]["engine"] = asdict(cfg)  # the config asked for; the speed it ran at:
-    point["cpu_speed_ran"], point["speed_regime"] = ran.cpu_speed, regime
+    # the config asked for; the speed it ran at
+    point = replace(point, config={**point.config, "engine": asdict(cfg)}, cpu_speed_ran=ran.cpu_speed,
+                    speed_regime=regime)
     es = profile.engine_speeds
     if es is not None:  # the schema-on arm only: the band is about the grammar's CPU work
         fast, slow = (summarize(simulate(_costs(profile, c, costs_cache), c, wl)[0])
                       for c in (replace(ran, cpu_speed=ran.cpu_speed * r) for r in (es.high, es.low)))
-        point["band"] = {"cpu_speed": [ran.cpu_speed * es.high, ran.cpu_speed * es.low],
-                         "servers": [s.name for s in es.servers],
-                         **{k: [fast[k], slow[k]] for k in ("itl_ms_mean", "ttft_ms_p50", "out_tok_per_s")}}
+        point = replace(point, band=Band((ran.cpu_speed * es.high, ran.cpu_speed * es.low),
+                                         tuple(s.name for s in es.servers),
+                                         **{k: (fast[k], slow[k]) for k in ("itl_ms_mean", "ttft_ms_p50",
+                                                                            "out_tok_per_s")}))
     return point
 
 
@@ -167,7 +162,7 @@ def _off(profile: Profile, key: tuple[EngineConfig, Workload], cache: dict) -> d
     return run_off(profile, key, cache)
 
 
-def _point(profile: Profile, combo: tuple[EngineConfig, Workload, dict], cache: dict) -> dict[str, Any]:
+def _point(profile: Profile, combo: tuple[EngineConfig, Workload, dict], cache: dict) -> Point:
     return run_point_band(profile, combo[0], combo[1], cache, offs=combo[2])
 
 
@@ -181,7 +176,7 @@ def _init_worker(profile: Profile) -> None:
     _WORKER_PROFILE = profile
 
 
-def _in_worker(fn, arg) -> dict[str, Any]:
+def _in_worker(fn, arg) -> Any:
     return fn(_WORKER_PROFILE, arg, _WORKER_CACHE)
 
 
@@ -193,7 +188,7 @@ class LocalExecutor:
         self.profile, self.jobs, self.cache = profile, jobs, cache
         self.pool: ProcessPoolExecutor | None = None  # started by the first map that needs it
 
-    def map(self, fn, args: list) -> Iterable[dict[str, Any]]:
+    def map(self, fn, args: list) -> Iterable[Any]:
         if self.jobs > 1 and len(args) >= 8:
             if self.pool is None:
                 self.pool = ProcessPoolExecutor(self.jobs, initializer=_init_worker, initargs=(self.profile,))
@@ -212,7 +207,7 @@ class LocalExecutor:
 _DASK_WORKER: list = [None, {}]
 
 
-def _on_dask_worker(fn, profile: Profile, arg) -> dict[str, Any]:
+def _on_dask_worker(fn, profile: Profile, arg) -> Any:
     if _DASK_WORKER[0] is not profile:
         _DASK_WORKER[:] = [profile, {}]
     return fn(profile, arg, _DASK_WORKER[1])
@@ -238,7 +233,7 @@ class DaskExecutor:
             raise ValueError(f"--scheduler {address}: cannot reach a dask scheduler there ({e})") from None
         self.profile = self.client.scatter(profile, broadcast=True)
 
-    def map(self, fn, args: list) -> Iterable[dict[str, Any]]:
+    def map(self, fn, args: list) -> Iterable[Any]:
         for f in self.client.map(_on_dask_worker, [fn] * len(args), [self.profile] * len(args), args, pure=False):
             yield f.result()
 
@@ -271,9 +266,9 @@ def _off_arms(ex, keys: list, progress: bool) -> dict:
 
 def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[Workload],
          trace_out: Path | None = None, progress: bool = True, jobs: int | None = None,
-         band: bool = True, done: dict[str, dict[str, Any]] | None = None,
-         on_point: Callable[[str, dict[str, Any]], None] | None = None,
-         executor: str = "local", scheduler: str | None = None) -> list[dict[str, Any]]:
+         band: bool = True, done: dict[str, Point] | None = None,
+         on_point: Callable[[str, Point], None] | None = None,
+         executor: str = "local", scheduler: str | None = None) -> list[Point]:
     """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores), or
     with `executor` "dask" over a dask.distributed cluster (`scheduler`: its address; none: a
     LocalCluster of `jobs` workers). `band`: each point also with the engine as fast and as slow as
@@ -293,7 +288,7 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
     if not combos:
         return [done[k] for k in names]
 
-    def finished(cfg: EngineConfig, wl: Workload, p: dict[str, Any]) -> None:
+    def finished(cfg: EngineConfig, wl: Workload, p: Point) -> None:
         done[k := point_key(cfg, wl)] = p
         if on_point:
             on_point(k, p)
@@ -306,7 +301,7 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
     for cfg, wl in (reps[0], keys[0]):  # a config the profile cannot run fails here, before any bar
         Simulation(_costs(profile, cfg, cache), cfg, wl)
     ex = DaskExecutor(profile, jobs, scheduler) if executor == "dask" else LocalExecutor(profile, jobs, cache)
-    ran: dict[int, dict[str, Any]] = {}
+    ran: dict[int, Point] = {}
     try:
         offs = _off_arms(ex, keys, progress)
         order = list(range(len(sims)))
@@ -350,27 +345,27 @@ def write_chrome_trace(sim: Simulation, path: Path) -> None:
                                 "otherData": {"config": {"engine": asdict(sim.cfg), "workload": asdict(sim.wl)}}}))
 
 
-def plot_overhead(points: list[dict[str, Any]], path: Path, title: str) -> None:
+def plot_overhead(points: list[Point], path: Path, title: str) -> None:
     from ..plotting import batch_axis, save, subplots
     fig, (a1, a2) = subplots(1, 2, figsize=(11, 4.2))
-    series: dict[str, list[dict]] = {}
+    series: dict[str, list[Point]] = {}
     for p in points:
-        speed = p["config"]["engine"]["cpu_speed"]
-        label = f"{p['engine']} {p['backend']} mns={p['max_num_seqs']} cores={p['cores']}" + \
-                (f" spec={p['spec_tokens']}" if p["spec_tokens"] else "") + ("" if p["async_scheduling"] else " sync") + \
+        speed = p.config["engine"]["cpu_speed"]
+        label = f"{p.engine} {p.backend} mns={p.max_num_seqs} cores={p.cores}" + \
+                (f" spec={p.spec_tokens}" if p.spec_tokens else "") + ("" if p.async_scheduling else " sync") + \
                 (f" speed={speed:g}" if speed != 1.0 else "") + \
-                (f" {p['replicas']}x" + ("/1gpu" if p["replica_gpu"] == "shared" else "") if p.get("replicas", 1) > 1 else "") + \
-                (f" quota={p['cpu_quota']:g}" if p.get("cpu_quota") is not None else "")
+                (f" {p.replicas}x" + ("/1gpu" if p.replica_gpu == "shared" else "") if p.replicas > 1 else "") + \
+                (f" quota={p.cpu_quota:g}" if p.cpu_quota is not None else "")
         series.setdefault(label, []).append(p)
     for label, ps in series.items():
-        ps = sorted(ps, key=lambda p: p["running_mean"] or 0)
-        xs = [p["concurrency"] or p["running_mean"] for p in ps]
-        a1.plot(xs, [p["overhead_pct"] for p in ps], marker="o", label=label)
-        a2.plot(xs, [p["itl_ms_mean"] for p in ps], marker="o", label=label)
+        ps = sorted(ps, key=lambda p: p.running_mean or 0)
+        xs = [p.concurrency or p.running_mean for p in ps]
+        a1.plot(xs, [p.overhead_pct for p in ps], marker="o", label=label)
+        a2.plot(xs, [p.itl_ms_mean for p in ps], marker="o", label=label)
         color = a2.lines[-1].get_color()
-        a2.plot(xs, [p["off"]["itl_ms_mean"] for p in ps], ls="--", color=color, alpha=0.6)
-        if all("band" in p for p in ps):
-            a2.fill_between(xs, *zip(*(p["band"]["itl_ms_mean"] for p in ps)), color=color, alpha=0.15, lw=0)
+        a2.plot(xs, [p.off.itl_ms_mean for p in ps], ls="--", color=color, alpha=0.6)
+        if all(p.band is not None for p in ps):
+            a2.fill_between(xs, *zip(*(p.band.itl_ms_mean for p in ps)), color=color, alpha=0.15, lw=0)
     a1.set_ylabel("ITL overhead vs schema-off (%)")
     a2.set_ylabel("ITL (ms); dashed: schema off; shaded: band")
     for a in (a1, a2):

@@ -8,6 +8,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from ..point import OffArm, Point
 from ..profile import Profile
 from ..model.config import EngineConfig
 from ..model.measured import measured_workload, profile_schema_ids
@@ -120,24 +121,24 @@ def _err(pred: float | None, meas: float | None) -> float | None:
     return 100.0 * (pred - meas) / meas
 
 
-def committed_predictions(points: list[dict[str, Any]], cfg: EngineConfig) -> dict[int, dict[float, dict[str, Any]]]:
+def committed_predictions(points: list[Point], cfg: EngineConfig) -> dict[int, dict[float, Point]]:
     """The points of a `maskcost predict --json` file made for this engine config, by concurrency,
     then by the CPU speed they were made at (a file may hold a grid of speeds). A field the file's
     config lacks was not a model input when it was written: it does not count."""
     want = {k: v for k, v in asdict(cfg).items() if k != "cpu_speed"}
-    out: dict[int, dict[float, dict[str, Any]]] = {}
+    out: dict[int, dict[float, Point]] = {}
     for p in points:
-        eng = p["config"]["engine"]
+        eng = p.config["engine"]
         if all(eng[k] == v for k, v in want.items() if k in eng):
-            out.setdefault(p["concurrency"], {})[eng.get("cpu_speed", 1.0)] = p
+            out.setdefault(p.concurrency, {})[eng.get("cpu_speed", 1.0)] = p
     if not out:
-        have = sorted({json.dumps(p["config"]["engine"], sort_keys=True) for p in points})
+        have = sorted({json.dumps(p.config["engine"], sort_keys=True) for p in points})
         raise ValueError(f"--predicted: no point made for {json.dumps(want, sort_keys=True)} (the file has "
                          f"{len(have)} engine configs, e.g. {have[0] if have else 'none'})")
     return out
 
 
-def at_speed(by_speed: dict[float, dict[str, Any]], speed: float) -> dict[str, Any]:
+def at_speed(by_speed: dict[float, Point], speed: float) -> Point:
     """The prediction at `speed` from predictions made at several: the point made at it, or the
     scored metrics interpolated linearly in 1 / speed (CPU time scales with it) between the two
     speeds around it, the breakdown of the nearer one."""
@@ -151,19 +152,15 @@ def at_speed(by_speed: dict[float, dict[str, Any]], speed: float) -> dict[str, A
     lo = have[have.index(hi) - 1]
     w = (1 / speed - 1 / lo) / (1 / hi - 1 / lo)
 
-    def mix(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
-        out = dict(a if w < 0.5 else b)
-        for _, _, key in METRICS:
-            if a.get(key) is not None and b.get(key) is not None:
-                out[key] = (1 - w) * a[key] + w * b[key]
-        return out
-    p = mix(by_speed[lo], by_speed[hi])
-    p["off"] = mix(by_speed[lo]["off"], by_speed[hi]["off"])
-    return p
+    def mix(a, b):  # (two Points, or two OffArms)
+        keys = {key for _, _, key in METRICS if hasattr(a, key)}
+        return replace(a if w < 0.5 else b, **{k: (1 - w) * getattr(a, k) + w * getattr(b, k) for k in keys
+                                                if getattr(a, k) is not None and getattr(b, k) is not None})
+    return replace(mix(by_speed[lo], by_speed[hi]), off=mix(by_speed[lo].off, by_speed[hi].off))
 
 
 def compare(profile: Profile, cfg: EngineConfig, measured: list[SweepSummary],
-            requests_factor: int = 4, predicted: list[dict[str, Any]] | None = None,
+            requests_factor: int = 4, predicted: list[Point] | None = None,
             score_off: bool = False, speed_of=None) -> list[dict[str, Any]]:
     """Measured points against the model: run now on the same points, or (`predicted`) the points of
     a prediction file committed before the measurement, unchanged. Schema-off points calibrate the
@@ -195,7 +192,7 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[SweepSummary],
                     raise ValueError(f"--predicted: no prediction at concurrency {conc} (it has {sorted(before)})")
                 continue  # a schema-off point only measured (it calibrates, it is never scored)
             p = at_speed(before[conc], speed)
-            pred = p if arm == "on" else {**p["off"], "breakdown": None, "overhead_pct": None}
+            pred = p if arm == "on" else p.off
         else:
             wl = measured_workload(ss, ids, max(200, requests_factor * conc))
             pred = run_point_band(profile, cfg if speed_of is None else replace(cfg, cpu_speed=speed,
@@ -204,9 +201,11 @@ def compare(profile: Profile, cfg: EngineConfig, measured: list[SweepSummary],
     return rows
 
 
-def _row(ss: list[SweepSummary], pred: dict[str, Any], windows: list, speed: float, fitted: bool) -> dict[str, Any]:
+def _row(ss: list[SweepSummary], pred: Point | OffArm, windows: list, speed: float, fitted: bool) -> dict[str, Any]:
     """One report row: a group of measured points of one arm and config (their repeats), each metric measured
-    against the model's `pred`, with the windows, the speed it ran at and the server's own timings."""
+    against the model's `pred` (a schema-off row: the point's off arm, which has no breakdown, band or
+    interval), with the windows, the speed it ran at and the server's own timings."""
+    got = lambda key: getattr(pred, key, None)  # noqa: E731  (an off arm has no breakdown, band, interval)
     c = ss[0].config
     row: dict[str, Any] = {"arm": ss[0].arm, "concurrency": ss[0].concurrency,
                            "unique_schemas": bool(c.get("unique_schemas")), "repeats": len(ss),
@@ -223,21 +222,24 @@ def _row(ss: list[SweepSummary], pred: dict[str, Any], windows: list, speed: flo
         vals = [v for v in (get(s) for s in ss) if v is not None]
         meas = statistics.mean(vals) if vals else None
         spread = 100.0 * (max(vals) - min(vals)) / meas if len(vals) > 1 and meas else None
-        row["metrics"][name] = {"measured": meas, "predicted": pred.get(pkey),
-                                "error_pct": _err(pred.get(pkey), meas), "spread_pct": spread}
+        row["metrics"][name] = {"measured": meas, "predicted": got(pkey),
+                                "error_pct": _err(got(pkey), meas), "spread_pct": spread}
     row["windows"] = windows
     busy = [s.client_cpu_pct for s in ss if s.client_cpu_pct is not None]  # sweeps before it have none
     row["client_cpu_pct"] = max(busy) if busy else None
-    row["cpu_speed"] = pred.get("cpu_speed_ran", speed)  # a point in the pool regime: the pool's speed
+    ran = got("cpu_speed_ran")
+    row["cpu_speed"] = speed if ran is None else ran  # a point in the pool regime: the pool's speed
     # the server's own per-request timings: TTFT from its arrival, queue and prefill inside the engine (ms)
     row["server_ms"] = _server_timings(ss)
-    row["predicted_breakdown"] = pred["breakdown"]
-    row["predicted_structured_rows"] = pred.get("structured_rows_mean")
-    row["predicted_overhead_pct"] = pred["overhead_pct"]
+    row["predicted_breakdown"] = asdict(got("breakdown")) if got("breakdown") is not None else None
+    row["predicted_structured_rows"] = got("structured_rows_mean")
+    row["predicted_overhead_pct"] = got("overhead_pct")
     # the engine as fast / as slow as on the servers of the profile's host type (profile.engine_speeds)
-    row["itl_band_ms"] = pred["band"]["itl_ms_mean"] if row["arm"] == "on" and "band" in pred else None
+    band = got("band")
+    row["itl_band_ms"] = list(band.itl_ms_mean) if row["arm"] == "on" and band is not None else None
     # the 80% interval of the model's measured errors (maskcost/interval.py), where the prediction has it
-    row["itl_pi80_ms"] = pred.get("itl_ms_pi80") if row["arm"] == "on" else None
+    pi = got("itl_ms_pi80")
+    row["itl_pi80_ms"] = list(pi) if row["arm"] == "on" and pi is not None else None
     return row
 
 

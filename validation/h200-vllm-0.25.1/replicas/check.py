@@ -62,8 +62,8 @@ def predict(run: str | None = None) -> None:
         wls = [Workload(concurrency=c, requests=default_requests(c), schemas=SCHEMAS) for c in LOADS]
         pts = grid(prof, [cfg], wls, progress=False, jobs=1, band=False)
         out["cells"][name] = {"config": asdict(cfg), "reference": ref, "points": {
-            str(p["concurrency"]): {"on": p["itl_ms_mean"], "off": p["off"]["itl_ms_mean"],
-                                    "host_share": p.get("host_share"), "off_host_share": p["off"].get("host_share")}
+            str(p.concurrency): {"on": p.itl_ms_mean, "off": p.off.itl_ms_mean,
+                                 "host_share": p.host_share, "off_host_share": p.off.host_share}
             for p in pts}}
     predicted_file(run).write_text(json.dumps(out, indent=1) + "\n")
     for name, c in out["cells"].items():

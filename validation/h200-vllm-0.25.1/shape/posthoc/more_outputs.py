@@ -16,13 +16,12 @@ EOS included (an output's cost, its tokens):
   python validation/h200-vllm-0.25.1/shape/posthoc/more_outputs.py   (repository root) -> stdout (more_outputs.txt)"""
 import json
 import os
-from importlib.metadata import version
 import platform
 import random
 import subprocess
 import sys
-import tempfile
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 from maskcost.calibrate.backends import make_backend
@@ -33,7 +32,7 @@ from maskcost.profile import load_profile
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 import check  # noqa: E402
-from output_sample_model import scaled  # noqa: E402
+from output_sample_model import ratio_lines  # noqa: E402
 
 RUNS = ("run4", "run5", "run6", "run7")
 KS = (32, 96, 192)
@@ -107,18 +106,7 @@ def run(name: str, vocab_cache: dict) -> None:
 
 
 def model_ratios(name: str, prof: Path, f: dict[str, float]) -> None:
-    rows = json.loads((check.HERE / name / "score.json").read_text())["rows"]
-    meas = {r["load"]: r["measured_ratio"] for r in rows if r["backend"] == "xgrammar" and r["schema"] == "nested"}
-    with tempfile.TemporaryDirectory() as t:
-        alt = Path(t) / "host.json.gz"
-        scaled(prof, f, alt)
-        got = {n: check.predictions(str(q), sweep_request=True)["ratios"]["nested"]["xgrammar"]
-               for n, q in (("as calibrated (32)", prof), ("96 outputs' cost", alt))}
-    for n, r in got.items():
-        errs = [100 * (r[str(c)] / meas[c] - 1) for c in check.LOADS if meas.get(c)]
-        print(f"{name} model, {n:18}: nested/flat {', '.join(f'{r[str(c)]:.2f}' for c in check.LOADS)} against "
-              f"{', '.join(f'{meas[c]:.2f}' for c in check.LOADS)} measured: errors "
-              f"{', '.join(f'{e:+.0f}%' for e in errs)}; within 10%: {sum(abs(e) <= 10 for e in errs)} of {len(errs)}")
+    print("\n".join(ratio_lines(name, prof, f, ("model, as calibrated (32)", "model, 96 outputs' cost"))))
     print(f"{name} factors (96 outputs' cost / 32's): flat x{f['flat']:.3f}, nested x{f['nested']:.3f}\n")
 
 

@@ -36,19 +36,27 @@ def scaled(profile_path: Path, f: dict[str, float], out: Path) -> None:
     save_profile(replace(p, backends={**p.backends, "xgrammar": replace(b, traces=traces)}), out)
 
 
+def ratio_lines(run: str, prof: Path, f: dict[str, float], names: tuple[str, str]) -> list[str]:
+    """The model's xgrammar nested/flat at each load with `prof` as calibrated and with its traces scaled by `f`
+    (schema -> factor), each against the engine's measured ratio: a line each, named `names`."""
+    rows = json.loads((check.HERE / run / "score.json").read_text())["rows"]
+    meas = {r["load"]: r["measured_ratio"] for r in rows if r["backend"] == "xgrammar" and r["schema"] == "nested"}
+    with tempfile.TemporaryDirectory() as t:
+        alt = Path(t) / "host.json.gz"
+        scaled(prof, f, alt)
+        got = {name: check.predictions(str(q), sweep_request=True)["ratios"]["nested"]["xgrammar"]
+               for name, q in zip(names, (prof, alt))}
+    out, width = [], max(map(len, names))
+    for name, r in got.items():
+        errs = [100 * (r[str(c)] / meas[c] - 1) for c in check.LOADS if meas.get(c)]
+        out.append(f"{run} {name:{width}}: nested/flat {', '.join(f'{r[str(c)]:.2f}' for c in check.LOADS)} against "
+                   f"{', '.join(f'{meas[c]:.2f}' for c in check.LOADS)} measured: errors "
+                   f"{', '.join(f'{e:+.0f}%' for e in errs)}; within 10%: {sum(abs(e) <= 10 for e in errs)} of {len(errs)}")
+    return out
+
+
 if __name__ == "__main__":
     for run, f in factors().items():
-        prof = check.HERE / run / "xg" / "host.json.gz"
-        rows = json.loads((check.HERE / run / "score.json").read_text())["rows"]
-        meas = {r["load"]: r["measured_ratio"] for r in rows if r["backend"] == "xgrammar" and r["schema"] == "nested"}
-        with tempfile.TemporaryDirectory() as t:
-            alt = Path(t) / "host.json.gz"
-            scaled(prof, f, alt)
-            got = {name: check.predictions(str(p), sweep_request=True)["ratios"]["nested"]["xgrammar"]
-                   for name, p in (("as calibrated", prof), ("held-out outputs' cost", alt))}
-        for name, r in got.items():
-            errs = [100 * (r[str(c)] / meas[c] - 1) for c in check.LOADS if meas.get(c)]
-            print(f"{run} {name:22}: nested/flat {', '.join(f'{r[str(c)]:.2f}' for c in check.LOADS)} against "
-                  f"{', '.join(f'{meas[c]:.2f}' for c in check.LOADS)} measured: errors "
-                  f"{', '.join(f'{e:+.0f}%' for e in errs)}; within 10%: {sum(abs(e) <= 10 for e in errs)} of {len(errs)}")
+        print("\n".join(ratio_lines(run, check.HERE / run / "xg" / "host.json.gz", f,
+                                    ("as calibrated", "held-out outputs' cost"))))
         print(f"{run} factors: flat x{f['flat']:.3f}, nested x{f['nested']:.3f}\n")
