@@ -394,7 +394,7 @@ def _add_profile_args(u) -> None:
                         f"(default: {LivePlan.outputs_per_schema})")
     u.add_argument("--budget-min", type=float, help="--base-url: fit the measurement into about this many minutes "
                    "(drops, in turn: the context slope, the prefill points, the API-server fit, forward points, "
-                   "a round of each sweep; default: the full plan)")
+                   "a round of each sweep, two thirds of the outputs a schema; default: the full plan)")
 
 
 def _add_host_args(h) -> None:
