@@ -190,7 +190,7 @@ def for_point(engine: str, read: str | None, shipped: dict[tuple[str, str], Inte
                 None)
 
 
-def attach(points: list, read: str | None) -> list:
+def with_intervals(points: list, read: str | None) -> list:
     """The points (maskcost.point.Point) each with its ITL mean's 80% interval from its engine's rule:
     `itl_ms_pi80` (low, high) and `interval` (the rule's figures); unchanged where the record has no interval
     for the engine, and for an engine that shares its host (replicas, a quota) or spans GPUs (tensor

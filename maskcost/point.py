@@ -1,7 +1,8 @@
 """A predicted point: what `maskcost predict` reports for one (engine config, workload), typed, with its JSON form
 (`to_json`, the record predict, advise and report write) and a checked loader (`from_json`, what `--resume` and
-`report --predicted` read back). A field added after a file was written is None when read from it (a prediction
-committed before the field existed still loads); a field of the wrong type is a PointError naming it.
+`report --predicted` read back). A field added after a file was written takes its default when read from it
+(None; 1 for replicas and tensor_parallel): a prediction committed before the field existed still loads. A field
+of the wrong type is a PointError naming it; a key this version does not name is not kept.
 
 Invariants (model/predict.py builds every Point):
 - the labels are the config the point was asked for (relabel: a shared simulation's figures under another label);
@@ -63,7 +64,7 @@ class Band:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Point:
+class Point:  # (not hashable: its config and host_share are dicts)
     # the config asked for (model/predict.py _labels)
     engine: str
     engine_version: str | None = None
@@ -132,9 +133,13 @@ class Point:
     @classmethod
     def from_json(cls, d: Any, where: str = "point") -> Point:
         """A point record checked and built; PointError naming `where` and the field where it is not one."""
-        return _from_json(cls, d, where)
+        p = _from_json(cls, d, where)
+        if not isinstance(p.config.get("engine"), dict):
+            raise PointError(f"{where}.config.engine: expected the engine config (an object)")
+        return p
 
 
+# fields written only where present, in any record of this module (a point's and its off arm's host_share)
 OMITTED_WHEN_NONE = frozenset({"host_share", "band", "itl_ms_pi80", "interval"})
 
 

@@ -72,7 +72,7 @@ def _pt(engine: str, itl_ms: float):
 
 def test_a_point_carries_its_engines_interval():
     shipped = interval.load()
-    pts = interval.attach([_pt("vllm", 10.0), _pt("sglang", 20.0), _pt("nosuch", 1.0)], read="report")
+    pts = interval.with_intervals([_pt("vllm", 10.0), _pt("sglang", 20.0), _pt("nosuch", 1.0)], read="report")
     v = shipped["vllm", "speed_read"]
     assert pts[0].itl_ms_pi80 == pytest.approx([10 * v.lo_ratio, 10 * v.hi_ratio])
     # SGLang with its speed read from a report: three machines in the record, its own interval
@@ -81,12 +81,12 @@ def test_a_point_carries_its_engines_interval():
     assert pts[1].interval["mode"] == "speed_read" and pts[2].itl_ms_pi80 is None
     assert "itl_ms_pi80" in pts[0].to_json() and "itl_ms_pi80" not in pts[2].to_json()
     # read at calibration: one machine, too few to measure, so the wider nothing-read one
-    sg = interval.attach([_pt("sglang", 20.0)], read="calibration")
+    sg = interval.with_intervals([_pt("sglang", 20.0)], read="calibration")
     s = shipped["sglang", "nothing_read"]
     assert sg[0].itl_ms_pi80 == pytest.approx([20 * s.lo_ratio, 20 * s.hi_ratio])
     assert sg[0].interval["mode"] == "nothing_read"
     assert interval.for_point("llamacpp", "calibration", shipped) is None  # one machine: no interval shown
-    cal = interval.attach([_pt("vllm", 10.0)], read="calibration")  # the profile's own speed (calibrate --base-url)
+    cal = interval.with_intervals([_pt("vllm", 10.0)], read="calibration")  # the profile's own speed (calibrate --base-url)
     c = shipped["vllm", "calibration_read"]
     assert cal[0].itl_ms_pi80 == pytest.approx([10 * c.lo_ratio, 10 * c.hi_ratio])
     assert interval.for_point("vllm", None, shipped).mode == "nothing_read"

@@ -45,6 +45,8 @@ def test_a_record_that_is_not_a_point_is_refused_naming_the_field():
         Point.from_json({**d, "concurrency": True}, "p")
     with pytest.raises(PointError, match=r"^p: expected an object, got list$"):
         Point.from_json([d], "p")
+    with pytest.raises(PointError, match=r"^p\.config\.engine: expected the engine config"):
+        Point.from_json({**d, "config": {}}, "p")  # (what report --predicted picks its points by)
 
 
 def test_every_prediction_file_of_the_record_loads():

@@ -395,6 +395,8 @@ def test_the_budget_trims_the_plan_in_order():
     least = fit_to_budget(full, 1.0, 3, 2)
     assert least.rounds == 2 and not least.frontend and least.prefill_pads == () and 32 not in least.forward_concurrency
     assert least.outputs_per_schema == 32 and least.trace_repeats == 1  # the last trim: a third of the outputs
+    few = LivePlan(outputs_per_schema=16, outputs_concurrency=16)  # never more outputs than asked
+    assert fit_to_budget(few, 1.0, 3, 2).outputs_per_schema == 16
     many, fewer = full.estimate_s(30, 2), fit_to_budget(full, 1.0, 30, 2).estimate_s(30, 2)  # thirty schemas
     assert fewer["host"] < 0.7 * many["host"] and fewer["outputs"] < many["outputs"]
     assert least.speed_concurrency == full.speed_concurrency  # the speed sweep always stays

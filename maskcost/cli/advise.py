@@ -193,7 +193,7 @@ def _load_engines(args, engines: list[str]) -> tuple[dict, dict]:
 
 def _search(args, flags: dict, loaded: dict, wls) -> list[Point]:
     """Every configuration of every engine on the workloads, each point with its interval."""
-    from ..interval import attach
+    from ..interval import with_intervals
     from ..model.predict import grid
     points = []
     for e, got_in in loaded.items():
@@ -202,7 +202,7 @@ def _search(args, flags: dict, loaded: dict, wls) -> list[Point]:
         print(f"searching {e} {', '.join(sorted({c.policy.version for c in cfgs}))} "
               f"({len(cfgs)} configurations; model/engines.py)")
         got = grid(prof, cfgs, wls, band=False, progress=not args.quiet)
-        points += attach(got, read=got_in.speeds.read)
+        points += with_intervals(got, read=got_in.speeds.read)
     return points
 
 

@@ -403,7 +403,8 @@ def _add_host_args(h) -> None:
     h.add_argument("--outputs", metavar="RAW.jsonl", help="replay recorded outputs (a sweep's raw file)")
     h.add_argument("--backend", nargs="+", default=["xgrammar", "guidance"], choices=["xgrammar", "guidance"],
                    help="the grammar backends to measure")
-    h.add_argument("--repeats-fill", type=int, default=3, help="fresh-matcher replays per schema (median)")
+    h.add_argument("--repeats-fill", type=int, default=3, help="fresh-matcher replays of each output, each position's "
+                   "median (default: 3; with --base-url each of the server's outputs is replayed once)")
     h.add_argument("--traces-per-schema", type=int, default=16, help="recorded outputs replayed per schema")
     h.add_argument("--sampled", type=int, default=0, metavar="N",
                    help="replay N outputs sampled under the mask (seeded by --seed) instead of the examples "

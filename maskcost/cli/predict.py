@@ -128,13 +128,15 @@ def _partial(args, profile):
         if head.get("profile") != made_from:
             raise UsageError(f"--resume: {path} is not from profile {profile.name!r} of {profile.created_utc} "
                              f"(remove it, or run without --resume)")
+        refused: list[str] = []
         for line in lines[1:]:
             try:
                 d = json.loads(line)
                 done[d["key"]] = Point.from_json(d["point"], f"{path}: a point")
-            except (json.JSONDecodeError, KeyError, TypeError, PointError):
-                continue  # the line an interruption cut short: that point runs again
-        print(f"--resume: {len(done)} points read back from {path}")
+            except (json.JSONDecodeError, KeyError, TypeError, PointError) as e:
+                refused.append(str(e))  # (the line an interruption cut short): that point runs again
+        print(f"--resume: {len(done)} points read back from {path}" + (
+            f"; {len(refused)} line(s) not, run again (first: {refused[0][:160]})" if refused else ""))
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     stream = open(path, "a" if done else "w")
     if not done:
@@ -227,10 +229,10 @@ def cmd_predict(args) -> int:
     finally:
         if stream:
             stream.close()
-    from ..interval import attach
+    from ..interval import with_intervals
     # the interval of a prediction whose speed was read from the target server (a report's points, or the
     # speed the calibration read) is the narrower one; a --cpu-speed given by hand counts as nothing read
-    points = attach(points, read=speeds.read)
+    points = with_intervals(points, read=speeds.read)
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
           f"{profile.forward.source[:90]}...)")
     print_table(points)

@@ -71,8 +71,9 @@ class LivePlan:
 
 def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends: int, servers: int = 1) -> LivePlan:
     """The plan, trimmed until its estimate fits `budget_s`: first the context slope, then the prefill
-    points, the API-server fit, two forward points, a round of every sweep, and a third of the outputs a
-    schema (to no fewer than 32: each schema's mean cost a token then known about sqrt(3) less well); the
+    points, the API-server fit, two forward points, a round of every sweep, and the outputs a schema cut to a
+    third (to no fewer than 32, and never more than asked: each schema's mean cost a token then known about
+    sqrt(3) less well); the
     host phase, the forward curve's ends and the speed sweep always stay."""
     if budget_s is None:
         return plan
@@ -82,8 +83,8 @@ def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends
         lambda p: replace(p, frontend=False),
         lambda p: replace(p, forward_concurrency=tuple(c for c in p.forward_concurrency if c not in (32, 192))),
         lambda p: replace(p, rounds=2),
-        lambda p: replace(p, outputs_per_schema=max(32, p.outputs_per_schema // 3),
-                          outputs_concurrency=max(32, p.outputs_concurrency // 3)),
+        lambda p: replace(p, outputs_per_schema=min(p.outputs_per_schema, max(32, p.outputs_per_schema // 3)),
+                          outputs_concurrency=min(p.outputs_concurrency, max(32, p.outputs_concurrency // 3))),
     ]
     for trim in trims:
         if sum(plan.estimate_s(schemas, backends, servers).values()) <= budget_s:
