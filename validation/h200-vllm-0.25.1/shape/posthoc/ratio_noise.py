@@ -3,7 +3,8 @@ primary bar scores? Each ratio is the mean of two repeats run minutes apart (run
 schema, server); the two differ. For two draws a, b of one quantity, ((a - b) / 2)^2 estimates the variance of
 their mean; pooled over the runs' ratios (each relative to its own mean), its square root is the SD of a
 measured ratio. Then: how often a model that predicts each ratio's true value exactly would land within 10% of
-the measured one (a normal error of that SD), for one ratio, for a backend's three, for the bar's six.
+the measured one (a normal error of that SD), for one ratio, for a backend's three, for the bar's six; and the same
+for the points' ITL itself (the secondary bar's median |error|: an exact model's is 0.674 SD).
   python validation/h200-vllm-0.25.1/shape/posthoc/ratio_noise.py   (repository root) -> stdout (ratio_noise.txt)"""
 import json
 import math
@@ -18,6 +19,21 @@ BAR = 0.10
 def within(sd: float) -> float:
     """P(|N(0, sd)| <= BAR)."""
     return math.erf(BAR / sd / math.sqrt(2))
+
+
+def itl_noise() -> None:
+    """Each held-out point's two repeats' ITL: the pooled SD of their mean, and an exact model's median |error|."""
+    by: dict[str, list[float]] = {}
+    for run in RUNS:
+        for row in json.loads((S / run / "score.json").read_text())["rows"]:
+            for pts in [row["measured_points"]] + ([row["flat_points"]] if row["schema"] == "nested" else []):
+                if len(pts) == 2:
+                    a, b = (p["itl_ms"] for p in pts)
+                    by.setdefault(row["backend"], []).append(((a - b) / (a + b)) ** 2)
+    for b, v in by.items():
+        s = math.sqrt(statistics.fmean(v))
+        print(f"{b} ITL: SD of a point (two repeats) {100 * s:.1f}% over {len(v)} points; an exact model's median "
+              f"|error| {100 * 0.674 * s:.1f}%")
 
 
 def main() -> None:
@@ -44,3 +60,4 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    itl_noise()
