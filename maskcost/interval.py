@@ -40,6 +40,7 @@ from typing import Callable
 import numpy as np
 
 from . import record
+from .point import Point
 from .record import RECORD
 
 LEVEL = 0.8  # the interval's target coverage
@@ -190,8 +191,8 @@ def for_point(engine: str, read: str | None, shipped: dict[tuple[str, str], Inte
                 None)
 
 
-def with_intervals(points: list, read: str | None) -> list:
-    """The points (maskcost.point.Point) each with its ITL mean's 80% interval from its engine's rule:
+def with_intervals(points: list[Point], read: str | None) -> list[Point]:
+    """The points each with its ITL mean's 80% interval from its engine's rule:
     `itl_ms_pi80` (low, high) and `interval` (the rule's figures); unchanged where the record has no interval
     for the engine, and for an engine that shares its host (replicas, a quota) or spans GPUs (tensor
     parallel): none of the record's points did."""
@@ -199,7 +200,7 @@ def with_intervals(points: list, read: str | None) -> list:
     return [_with_interval(p, read, shipped) for p in points]
 
 
-def _with_interval(p, read: str | None, shipped: dict):
+def _with_interval(p: Point, read: str | None, shipped: dict) -> Point:
     if p.replicas > 1 or p.cpu_quota is not None or p.tensor_parallel > 1:
         return p  # the record's errors are of engines alone on one GPU (model/host_share.py)
     iv = for_point(p.engine, read, shipped)
