@@ -15,24 +15,18 @@ tokens before it: an open quote, after ':' or in an array). For each run and sch
      calibrate would now trace (its 32 and the speed sweep's next 64, as more_outputs.py takes them) against
      the 32 it traced (output_sample_model.ratio_lines), beside the engine's measured ratios.
   python validation/h200-vllm-0.25.1/shape/posthoc/control_variate.py   (repository root) -> stdout (.txt)"""
-import os
 import random
-import subprocess
 import sys
-from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
 
-from maskcost.calibrate.backends import make_backend
 from maskcost.calibrate.run import recorded_outputs
-from maskcost.calibrate.tokenizer import profile_vocab
-from maskcost.profile import load_profile
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 import check  # noqa: E402
-from more_outputs import Costs  # noqa: E402
+from more_outputs import Costs, host_line, run_outputs  # noqa: E402
 from output_sample_model import ratio_lines  # noqa: E402
 
 RUNS = ("run4", "run5", "run6", "run7")
@@ -84,14 +78,7 @@ def estimates(sample: np.ndarray, x_per_n: float) -> tuple[float, float]:
 
 
 def run(name: str, costs: dict) -> None:
-    d = check.HERE / name / "xg"
-    p = load_profile(d / "host.json.gz")
-    if p.tokenizer_sha256 not in costs:
-        vocab = profile_vocab(p.tokenizer, p.vocab_size, p.tokenizer_sha256)
-        costs[p.tokenizer_sha256] = Costs(make_backend("xgrammar", vocab), vocab)
-    cost = costs[p.tokenizer_sha256]
-    cal, speed = (recorded_outputs(d / f, cost.vocab) for f in ("host.outputs.raw.jsonl.gz",
-                                                                  "host.speed-sweep.raw.jsonl.gz"))
+    d, cost, cal, speed = run_outputs(name, costs)
     pool, truth, xn = {}, {}, {}
     for s in ("flat", "nested"):
         pool[s] = rows(cost, cost.vocab, s, cal[s] + speed[s])
@@ -126,6 +113,4 @@ if __name__ == "__main__":
     made: dict = {}
     for r in RUNS:
         run(r, made)
-    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    print(next((ln for ln in cpu.splitlines() if ln.startswith("Model name")), "?").split(":")[-1].strip(),
-          f"nproc {len(os.sched_getaffinity(0))}, xgrammar", version("xgrammar"))
+    print(host_line())

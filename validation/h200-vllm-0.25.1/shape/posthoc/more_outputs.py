@@ -78,16 +78,22 @@ def draws(pool: dict[str, list], truth: float, rng: random.Random) -> str:
     return "; ".join(out)
 
 
-def run(name: str, vocab_cache: dict) -> None:
+def run_outputs(name: str, vocab_cache: dict) -> tuple[Path, Costs, dict, dict]:
+    """A run's xgrammar folder, the Costs of its profile's vocabulary (one a vocabulary, in `vocab_cache`), and
+    the calibration side's outputs by schema as the engine emitted them: calibrate's, its speed sweep's."""
     d = check.HERE / name / "xg"
     p = load_profile(d / "host.json.gz")
     if p.tokenizer_sha256 not in vocab_cache:
         vocab = profile_vocab(p.tokenizer, p.vocab_size, p.tokenizer_sha256)
         vocab_cache[p.tokenizer_sha256] = Costs(make_backend("xgrammar", vocab), vocab)
     cost = vocab_cache[p.tokenizer_sha256]
+    return d, cost, *(recorded_outputs(d / f, cost.vocab) for f in ("host.outputs.raw.jsonl.gz",
+                                                                    "host.speed-sweep.raw.jsonl.gz"))
+
+
+def run(name: str, vocab_cache: dict) -> None:
+    d, cost, cal, speed = run_outputs(name, vocab_cache)
     vocab = cost.vocab
-    cal, speed = recorded_outputs(d / "host.outputs.raw.jsonl.gz", vocab), recorded_outputs(
-        d / "host.speed-sweep.raw.jsonl.gz", vocab)
     sets = {s: {"32": [cost(s, o) for o in cal[s][:32]],
                 "96": [cost(s, o) for o in (cal[s][:32] + speed[s])[:96]],
                 "held-out": [cost(s, o) for o in recorded_outputs(d / f"{s}.raw.jsonl.gz", vocab)[s]]}
@@ -110,10 +116,15 @@ def model_ratios(name: str, prof: Path, f: dict[str, float]) -> None:
     print(f"{name} factors (96 outputs' cost / 32's): flat x{f['flat']:.3f}, nested x{f['nested']:.3f}\n")
 
 
+def host_line() -> str:
+    """This CPU, its nproc and xgrammar's version (the figures' basis)."""
+    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    name = next((ln for ln in cpu.splitlines() if ln.startswith("Model name")), platform.processor())
+    return f"{name.split(':')[-1].strip()} nproc {len(os.sched_getaffinity(0))}, xgrammar {version('xgrammar')}"
+
+
 if __name__ == "__main__":
     vocabs: dict = {}
     for r in RUNS:
         run(r, vocabs)
-    cpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-    print(next((ln for ln in cpu.splitlines() if ln.startswith("Model name")), platform.processor()).split(":")[-1]
-          .strip(), f"nproc {len(os.sched_getaffinity(0))}, xgrammar", version("xgrammar"))
+    print(host_line())
