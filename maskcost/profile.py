@@ -54,6 +54,9 @@ class FillTrace:
     fill_us: tuple[float, ...]  # fill_next_token_bitmask for the row, timed from Python as the engine calls it
     accept_us: tuple[float, ...]  # accept/consume of the emitted token (update_from_output)
     straddle: tuple[bool, ...]  # the emitted token holds a quote plus other bytes
+    # the fill is made inside a string value (the tokens before it leave a string open after ':' or in an
+    # array: calibrate.fill.in_string_value); empty in a profile made before it was kept
+    in_string: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -361,6 +364,10 @@ def profile_to_dict(p: Profile) -> dict[str, Any]:
     for b in d["backends"].values():
         for t in b["traces"]:
             t["straddle"] = [int(s) for s in t["straddle"]]
+            if t["in_string"]:
+                t["in_string"] = [int(s) for s in t["in_string"]]
+            else:
+                del t["in_string"]
         b["failures"] = [{"schema_id": s, "error": e} for s, e in b["failures"]]
         b["output_sources"] = [{"schema_id": s, "source": x} for s, x in b["output_sources"]]
     return _rounded(d)
@@ -418,7 +425,10 @@ def _trace(d: dict, where: str) -> FillTrace:
     strad = tuple(bool(x) for x in _req(d, "straddle", where, list))
     if not fill or not (len(fill) == len(acc) == len(strad)):
         raise ProfileError(f"{where}: fill_us, accept_us and straddle must be non-empty and of equal length")
-    return FillTrace(_req(d, "schema_id", where, str), fill, acc, strad)
+    instr = tuple(bool(x) for x in d.get("in_string") or ())
+    if instr and len(instr) != len(fill):
+        raise ProfileError(f"{where}.in_string: one flag a fill ({len(fill)}), got {len(instr)}")
+    return FillTrace(_req(d, "schema_id", where, str), fill, acc, strad, instr)
 
 
 def _blackbox(d: dict, where: str) -> BlackboxCost:

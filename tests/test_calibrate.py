@@ -59,6 +59,52 @@ def test_a_schemas_traced_mean_cost_says_how_well_it_is_known():
     assert got["b"] == (4, 0.0) and got["c"] == (1, None)
     assert spread_words(traces) == "a +-29% (3 outputs), b +-0% (4 outputs), 1 schema of one output: unknown"
 
+def test_the_fills_inside_a_string_value_are_read_from_the_tokens():
+    """One flag a fill (a fill before each token, the last before EOS): inside a string value, not a key's,
+    an escaped quote staying inside, arrays' items values too."""
+    from maskcost.calibrate.fill import in_string_value
+    toks = [b'{"', b"name", b'":"', b"ab", b"c", b'","', b"tags", b'":["', b"x", b'","', b'y\\"', b"z", b'"],"', b"age",
+            b'":', b"3", b"}"]
+    got = in_string_value(toks)
+    assert len(got) == len(toks) + 1 and sum(got) == 8
+    assert [i for i, f in enumerate(got) if f] == [3, 4, 5, 8, 9, 10, 11, 12]
+
+
+def test_traces_are_scaled_to_the_mean_their_fit_and_many_outputs_give():
+    """Ten traced outputs of 10 fills, fills inside a string value costing 3 us and the others 1 us (accept
+    0): x = 1..10 of them. Their own mean: (10 + 2 x) / 10 a token over x = 5.5 on average: 2.1 us. Counted over
+    many outputs, 0.4 of the fills are inside a string value: 1 + 2 x 0.4 = 1.8 us a token, a factor 1.8 / 2.1.
+    A schema whose string share is not counted, or with fewer traces, or whose fit explains little, is left."""
+    from maskcost.calibrate.fill import MIN_SCALED_TRACES, string_value_scales
+    from maskcost.profile import FillTrace
+    from dataclasses import replace
+
+    def trace(sid, x, noise=0.0):
+        flags = (True,) * x + (False,) * (10 - x)
+        fills = [3.0 if f else 1.0 for f in flags]
+        fills[0] += noise
+        return FillTrace(sid, tuple(fills), (0.0,) * 10, (False,) * 10, flags)
+    a = [trace("a", x) for x in range(1, 11)]
+    got = string_value_scales(a + [trace("b", x) for x in range(1, 11)], {"a": 0.4})
+    assert got == {"a": pytest.approx(1.8 / 2.1)}
+    assert string_value_scales(a[:MIN_SCALED_TRACES - 1], {"a": 0.4}) == {}
+    noisy = [trace("n", x, noise=40.0 * (x % 2)) for x in range(1, 11)]  # the cost not the strings' doing
+    assert string_value_scales(noisy, {"n": 0.4}) == {}
+    assert string_value_scales([replace(t, in_string=()) for t in a], {"a": 0.4}) == {}  # no flags: no fit
+    # the flags go into the profile and come back; a profile made before them has none
+    from maskcost.profile import ProfileError, profile_from_dict, profile_to_dict
+    from synth import constant_profile
+    p = constant_profile()
+    b0 = p.backends["xgrammar"]
+    mine = tuple(replace(t, schema_id="s") for t in a)  # (the profile's schema, whose compile it has)
+    d = profile_to_dict(replace(p, backends={**p.backends, "xgrammar": replace(b0, traces=mine)}))
+    assert profile_from_dict(d).backends["xgrammar"].traces == mine
+    assert "in_string" not in profile_to_dict(p)["backends"]["xgrammar"]["traces"][0]
+    d["backends"]["xgrammar"]["traces"][0]["in_string"] = [1, 0]
+    with pytest.raises(ProfileError, match=r"traces\[0\]\.in_string: one flag a fill \(10\), got 2"):
+        profile_from_dict(d)
+
+
 def test_unsupported_schema_is_reported_and_skipped(vocab, tmp_path):
     bad = SchemaEntry("bad/not", "t", {"not": {"type": "string"}}, ({"a": 1},))
     wrong = SchemaEntry("bad/example", "t", {"type": "integer"}, ("text",))

@@ -45,6 +45,67 @@ def rewritten(backend: Backend, output: str | list[int]) -> list[int] | None:
 DEFAULT_SAMPLED = 4
 
 
+def in_string_value(token_bytes: list[bytes]) -> tuple[bool, ...]:
+    """For each fill of a JSON output's stream (one before each token, the last before EOS: len + 1 flags),
+    whether the tokens before it leave a string value open: a quote opened after ':' or inside an array, not a
+    key's. Read from the tokens' bytes alone (no matcher): where xgrammar's fills cost nearly all their time,
+    inside strings bounded by maxLength (docs/validation.md findings 30, 33)."""
+    stack: list[int] = []
+    in_str = esc = False
+    value = True
+    flags = []
+    for tok in [*token_bytes, None]:
+        flags.append(in_str and value)
+        for ch in tok or b"":
+            if in_str:
+                esc, in_str = (False, True) if esc else (ch == 0x5C, ch != 0x22)  # backslash, closing quote
+            elif ch == 0x22:  # "
+                in_str = True
+            elif ch in (0x7B, 0x5B):  # { [
+                stack.append(ch)
+                value = ch == 0x5B
+            elif ch in (0x7D, 0x5D) and stack:  # } ]
+                stack.pop()
+            elif ch == 0x3A:  # :
+                value = True
+            elif ch == 0x2C:  # ,
+                value = bool(stack) and stack[-1] == 0x5B
+    return tuple(flags)
+
+
+# the fewest traces of a schema, each with its in_string flags, that string_value_scales fits
+MIN_SCALED_TRACES = 8
+MIN_FIT_R2 = 0.5  # and the least share of their costs' spread the fit must explain
+
+
+def string_value_scales(traces: tuple[FillTrace, ...] | list[FillTrace],
+                        in_string_share: dict[str, float]) -> dict[str, float]:
+    """schema -> the factor that takes its traced mean cost a token to the regression estimate from many more
+    outputs: over its traces, cost = a fills + b fills inside a string value (least squares), and the mean cost
+    a token a + b s, with s the share of fills inside a string value over every output the server wrote
+    (`in_string_share`: counted from their tokens, no timing), against the traces' own sum cost / sum fills.
+    Only for a schema with MIN_SCALED_TRACES traces flagged, b > 0 and the fit's R^2 >= MIN_FIT_R2; a fill's
+    xgrammar cost is nearly all inside bounded strings, so a few dozen timed outputs and hundreds counted
+    know the mean far better than the few dozen alone (docs/validation.md finding 33)."""
+    import numpy as np
+    by: dict[str, list[tuple[float, int, int]]] = {}
+    for t in traces:
+        if t.in_string:
+            by.setdefault(t.schema_id, []).append((sum(t.fill_us) + sum(t.accept_us), len(t.fill_us),
+                                                   sum(t.in_string)))
+    out = {}
+    for sid, rows in by.items():
+        if sid not in in_string_share or len(rows) < MIN_SCALED_TRACES:
+            continue
+        c, n, x = (np.array(col, dtype=float) for col in zip(*rows))
+        (a, b), resid, rank, _ = np.linalg.lstsq(np.column_stack([n, x]), c, rcond=None)
+        spread = float(((c - c.mean()) ** 2).sum())
+        if rank < 2 or b <= 0 or not spread or (resid.size and 1 - float(resid[0]) / spread < MIN_FIT_R2):
+            continue
+        out[sid] = float((a + b * in_string_share[sid]) / (c.sum() / n.sum()))
+    return out
+
+
 def mean_cost_spread(traces: tuple[FillTrace, ...] | list[FillTrace]) -> dict[str, tuple[int, float | None]]:
     """schema -> (outputs traced, the relative standard error of its mean cost a token: fill and accept, over
     its outputs; None with one output). The mean is a ratio (all outputs' cost over all their tokens), its
@@ -192,7 +253,9 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
         fill = [statistics.median(r[0][j] for r in runs) for j in range(len(tokens))]
         acc = [statistics.median(r[1][j] for r in runs) for j in range(len(tokens))]
         strad = [t in vocab.straddle_ids for t in tokens]
-        traces.append(FillTrace(entry.schema_id, tuple(fill), tuple(acc), tuple(strad)))
+        body = tokens[:-1] if tokens and tokens[-1] == vocab.eos_id else tokens
+        traces.append(FillTrace(entry.schema_id, tuple(fill), tuple(acc), tuple(strad),
+                                in_string_value([vocab.tokens[t] for t in body])[:len(tokens)]))
         replayed.append(tuple(tokens))
     if not traces:
         return TraceResult((), None, last_error)
@@ -255,8 +318,8 @@ def result_to_json(r: TraceResult, schema_id: str, **extra: Any) -> dict[str, An
     """A TraceResult as one JSON object (calibrate's partial file, the trace cache)."""
     d: dict[str, Any] = {**extra, "schema_id": schema_id, "error": r.error}
     if not r.error:
-        d["traces"] = [{"fill_us": t.fill_us, "accept_us": t.accept_us, "straddle": [int(s) for s in t.straddle]}
-                       for t in r.traces]
+        d["traces"] = [{"fill_us": t.fill_us, "accept_us": t.accept_us, "straddle": [int(s) for s in t.straddle],
+                        "in_string": [int(s) for s in t.in_string]} for t in r.traces]
         d["compile"] = asdict(r.compile)
         d["tokens"] = [list(t) for t in r.tokens]
         d["source"] = r.source
@@ -268,6 +331,7 @@ def result_from_json(d: dict[str, Any]) -> TraceResult:
         return TraceResult((), None, d["error"])
     sid, c = d["schema_id"], d["compile"]
     return TraceResult(tuple(FillTrace(sid, tuple(t["fill_us"]), tuple(t["accept_us"]),
-                                       tuple(bool(s) for s in t["straddle"])) for t in d["traces"]),
+                                       tuple(bool(s) for s in t["straddle"]),
+                                       tuple(bool(s) for s in t.get("in_string", ()))) for t in d["traces"]),
                        CompileCost(sid, c["cold_ms"], c["warm_ms"], c["memory_bytes"], c.get("variant_ms")), None,
                        tuple(tuple(t) for t in d.get("tokens", ())), d.get("source", ""))

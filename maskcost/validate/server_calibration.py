@@ -35,7 +35,7 @@ from ..calibrate.engine import apply_or_copied, fit_frontend, forward_from_summa
 from ..calibrate.host import host_info
 from ..profile import (BackendCosts, EngineFill, MeasuredSpeed, Profile, load_profile, save_profile)
 from ..calibrate import POOL_ROWS
-from ..calibrate.fill import spread_line
+from ..calibrate.fill import in_string_value, spread_line, string_value_scales
 from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs, replay_cost_ratio
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
@@ -170,6 +170,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     done("frontend")
     # the server, schema on: its own speed (the points not yet run, then all of them read)
     speed.run(speed.specs())
+    # each backend's traces at the mean its server's speed-sweep outputs imply, before the speed is read
+    p = string_value_scaled(p, vocab, {b: speed.path(b) for b in (cfg.backend, *others)})
     p = replace(p, measured_speed=read_speed(p, cfg, speed.got[cfg.backend], speed.path(cfg.backend).name))
     for b, u in others.items():
         if speed.got.get(b):
@@ -390,6 +392,33 @@ def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[Sweep
     fitted = _fill_scaled(ef, k_serial, k_pool, method=f"{ef.method}; then {what}" if ef else what)
     p = replace(p, backends={**p.backends, backend: replace(p.backends[backend], engine_fill=fitted)})
     return _noted(p, f"{backend}: in-engine fill {what}")
+
+
+def string_value_scaled(p: Profile, vocab: Vocab, sweeps: dict[str, Path]) -> Profile:
+    """Each backend's traces (of its own server's outputs) scaled, schema by schema, to the mean cost a token
+    that the server's outputs in `sweeps` (backend -> a sweep file; their raw records) imply: the share of
+    their fills made inside a string value, counted from their tokens, through the traces' own fit
+    (calibrate.fill.string_value_scales; a schema whose fit does not hold keeps its traces); noted."""
+    for b, path in sweeps.items():
+        raw = raw_records_path(path)
+        if b not in p.backends or not raw.exists():
+            continue
+        share, counted = {}, 0
+        for sid, outs in recorded_outputs(raw, vocab).items():
+            flags = [f for o in outs for f in in_string_value(
+                [vocab.tokens[t] for t in (vocab.encode(o) if isinstance(o, str) else o) if t != vocab.eos_id])]
+            share[sid], counted = sum(flags) / len(flags), counted + len(outs)
+        scales = string_value_scales(p.backends[b].traces, share)
+        if not scales:
+            continue
+        traces = tuple(replace(t, fill_us=tuple(x * scales[t.schema_id] for x in t.fill_us),
+                               accept_us=tuple(x * scales[t.schema_id] for x in t.accept_us))
+                       if t.schema_id in scales else t for t in p.backends[b].traces)
+        p = replace(p, backends={**p.backends, b: replace(p.backends[b], traces=traces)})
+        p = _noted(p, f"{b}: traces scaled to the mean cost a token of the server's {counted} outputs in {raw.name} "
+                      f"(their fills inside a string value counted, the traces' fit: docs/validation.md finding 33): "
+                      + ", ".join(f"{sid} x{f:.3f}" for sid, f in sorted(scales.items())))
+    return p
 
 
 def _noted(p: Profile, note: str) -> Profile:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from maskcost.calibrate.fill import in_string_value
 from maskcost.calibrate.run import recorded_outputs
 
 HERE = Path(__file__).resolve().parent
@@ -35,34 +36,9 @@ DRAWS = 2000
 
 
 def in_value_string(vocab, toks) -> int:
-    """How many of the output's fills (one before each token, EOS's included) are made inside a string value."""
-    stack, in_str, esc, value, count = [], False, False, True, 0
-    for t in list(toks) + [None]:
-        if in_str and value:
-            count += 1
-        if t is None:
-            break
-        for ch in vocab.tokens[t]:
-            if in_str:
-                if esc:
-                    esc = False
-                elif ch == 0x5C:  # backslash
-                    esc = True
-                elif ch == 0x22:  # the closing quote
-                    in_str = False
-                continue
-            if ch == 0x22:
-                in_str = True
-            elif ch in (0x7B, 0x5B):  # { [
-                stack.append(ch)
-                value = ch == 0x5B
-            elif ch in (0x7D, 0x5D) and stack:  # } ]
-                stack.pop()
-            elif ch == 0x3A:  # :
-                value = True
-            elif ch == 0x2C:  # ,
-                value = bool(stack) and stack[-1] == 0x5B
-    return count
+    """How many of the output's fills (one before each token, EOS's included) are made inside a string value
+    (maskcost.calibrate.fill.in_string_value, what calibrate now counts)."""
+    return sum(in_string_value([vocab.tokens[t] for t in toks]))
 
 
 def rows(cost: Costs, vocab, schema: str, outputs) -> np.ndarray:
