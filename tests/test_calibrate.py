@@ -88,6 +88,7 @@ def test_traces_are_scaled_to_the_mean_their_fit_and_many_outputs_give():
     got = string_value_scales(a + [trace("b", x) for x in range(1, 11)], {"a": 0.4})
     assert got == {"a": pytest.approx(1.8 / 2.1)}
     assert string_value_scales(a[:MIN_SCALED_TRACES - 1], {"a": 0.4}) == {}
+    assert string_value_scales(a, {"a": 0.0}) == {}  # (1 + 0) / 2.1 = 0.48: outside SCALE_BOUNDS, not that kind
     noisy = [trace("n", x, noise=40.0 * (x % 2)) for x in range(1, 11)]  # the cost not the strings' doing
     assert string_value_scales(noisy, {"n": 0.4}) == {}
     assert string_value_scales([replace(t, in_string=()) for t in a], {"a": 0.4}) == {}  # no flags: no fit

@@ -76,6 +76,7 @@ def in_string_value(token_bytes: list[bytes]) -> tuple[bool, ...]:
 # the fewest traces of a schema, each with its in_string flags, that string_value_scales fits
 MIN_SCALED_TRACES = 8
 MIN_FIT_R2 = 0.5  # and the least share of their costs' spread the fit must explain
+SCALE_BOUNDS = (0.5, 2.0)  # a factor outside them says the counted outputs are not the traced ones' kind: none
 
 
 def string_value_scales(traces: tuple[FillTrace, ...] | list[FillTrace],
@@ -84,7 +85,8 @@ def string_value_scales(traces: tuple[FillTrace, ...] | list[FillTrace],
     outputs: over its traces, cost = a fills + b fills inside a string value (least squares), and the mean cost
     a token a + b s, with s the share of fills inside a string value over every output the server wrote
     (`in_string_share`: counted from their tokens, no timing), against the traces' own sum cost / sum fills.
-    Only for a schema with MIN_SCALED_TRACES traces flagged, b > 0 and the fit's R^2 >= MIN_FIT_R2; a fill's
+    Only for a schema with MIN_SCALED_TRACES traces flagged, b > 0, the fit's R^2 >= MIN_FIT_R2 and a factor
+    within SCALE_BOUNDS; a fill's
     xgrammar cost is nearly all inside bounded strings, so a few dozen timed outputs and hundreds counted
     know the mean far better than the few dozen alone (docs/validation.md finding 33)."""
     import numpy as np
@@ -102,7 +104,9 @@ def string_value_scales(traces: tuple[FillTrace, ...] | list[FillTrace],
         spread = float(((c - c.mean()) ** 2).sum())
         if rank < 2 or b <= 0 or not spread or (resid.size and 1 - float(resid[0]) / spread < MIN_FIT_R2):
             continue
-        out[sid] = float((a + b * in_string_share[sid]) / (c.sum() / n.sum()))
+        f = float((a + b * in_string_share[sid]) / (c.sum() / n.sum()))
+        if SCALE_BOUNDS[0] <= f <= SCALE_BOUNDS[1]:
+            out[sid] = f
     return out
 
 
