@@ -86,9 +86,9 @@ def string_value_scales(traces: tuple[FillTrace, ...] | list[FillTrace],
     a token a + b s, with s the share of fills inside a string value over every output the server wrote
     (`in_string_share`: counted from their tokens, no timing), against the traces' own sum cost / sum fills.
     Only for a schema with MIN_SCALED_TRACES traces flagged, b > 0, the fit's R^2 >= MIN_FIT_R2 and a factor
-    within SCALE_BOUNDS; a fill's
-    xgrammar cost is nearly all inside bounded strings, so a few dozen timed outputs and hundreds counted
-    know the mean far better than the few dozen alone (docs/validation.md finding 33)."""
+    within SCALE_BOUNDS; a fill's xgrammar cost is nearly all inside bounded strings, so a few dozen timed
+    outputs and hundreds counted know the mean far better than the few dozen alone (docs/validation.md
+    finding 33)."""
     import numpy as np
     by: dict[str, list[tuple[float, int, int]]] = {}
     for t in traces:
