@@ -301,12 +301,17 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     finally:
         sc.run_sweep = real
     # the speed points spread over the run: one after the forward sweep, one after the prefill, the last at the end
+    # (the traces replay the speed points' outputs: 20 a schema there, so no outputs point of their own)
     first = order[:len(order) // 2]
-    assert [w for w, _ in first] == ["outputs", "outputs-guidance", "forward-sweep", "speed-sweep", "speed-sweep-guidance",
-                                     "prefill500", "prefill1500", "prefill3000", "speed-sweep", "speed-sweep-guidance",
+    assert [w for w, _ in first] == ["forward-sweep", "speed-sweep", "speed-sweep-guidance", "prefill500",
+                                     "prefill1500", "prefill3000", "speed-sweep", "speed-sweep-guidance",
                                      "context", "speed-sweep", "speed-sweep-guidance"]
     for w in ("speed-sweep", "speed-sweep-guidance"):  # each point on the other server at once after the first's
         assert [k for v, k in first if v == w] == [["on-c3-r0"], ["on-c2-r0"], ["on-c3-r0", "on-c2-r0", "on-c4-r0"]]
+    from maskcost.records import read_summaries
+    for w in ("speed-sweep", "speed-sweep-guidance"):  # each server warmed before its first speed point only
+        assert [s_.config["warmup"] for s_ in read_summaries(out.with_name(f"host.{w}.jsonl"))] == [4, 0, 0]
+    assert all(s_.config["warm_first_only"] for s_ in read_summaries(out.with_name("host.forward-sweep.jsonl")))
     p = load_profile(out)
     carried = load_profile(default_profile_path()).backends["guidance"].engine_fill
     m = p.measured_speed
@@ -324,7 +329,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     assert "fitted at calibration on its own server's" in ef.method
     assert ef.serial_factor > 1.5 * carried.serial_factor  # its server's rows cost 4.0 ms against the other's 1.5
     from maskcost.model.config import EngineConfig
-    from maskcost.records import itl_ms, read_summaries
+    from maskcost.records import itl_ms
     from maskcost.validate.report import compare
     for s_ in read_summaries(out.with_name("host.speed-sweep-guidance.jsonl")):
         cfg = EngineConfig(backend="guidance", cpu_speed=dict(m.points)[s_.concurrency], max_num_seqs=256)
@@ -369,12 +374,16 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
 
 def test_the_default_plan_traces_more_outputs_in_the_former_trace_time():
     """96 outputs a schema replayed once cost the host phase what 32 replayed three times did (docs/validation.md
-    finding 31); the outputs' point grows with the outputs asked for, and a trace repeat costs its replays."""
+    finding 31); the outputs cost no point of their own unless the speed points' are short, and a trace repeat
+    costs its replays."""
     from maskcost.validate.plan import LivePlan
     new, former = LivePlan(), LivePlan(outputs_per_schema=32, outputs_concurrency=32, trace_repeats=3)
     assert new.outputs_per_schema >= 3 * former.outputs_per_schema and new.trace_repeats == 1
     assert new.estimate_s(3, 2)["host"] == pytest.approx(former.estimate_s(3, 2)["host"], rel=0.02)
-    assert LivePlan(outputs_per_schema=192).estimate_s(3, 2)["outputs"] > new.estimate_s(3, 2)["outputs"]
+    # the outputs are the speed points' (1,536 requests: 512 a schema of three), a point of its own a schema only
+    # where they are short (20 schemas: 76 a schema)
+    assert new.estimate_s(3, 2)["outputs"] == 0 and LivePlan(outputs_per_schema=192).estimate_s(3, 2)["outputs"] == 0
+    assert new.estimate_s(20, 2)["outputs"] > 0 and LivePlan(outputs_per_schema=1024).estimate_s(3, 2)["outputs"] > 0
     assert LivePlan(trace_repeats=3).estimate_s(3, 2)["host"] > new.estimate_s(3, 2)["host"]
 
 
@@ -385,9 +394,9 @@ def test_the_budget_trims_the_plan_in_order():
     total = sum(full.estimate_s(3, 2).values())
     assert fit_to_budget(full, None, 3, 2) == full and fit_to_budget(full, total + 1, 3, 2) == full
     est = full.estimate_s(3, 2)
-    two = full.estimate_s(3, 2, servers=2)  # --backend-url's server too: its outputs, its speed points
-    assert two["outputs"] == pytest.approx(2 * est["outputs"]) and two["speed"] > 1.9 * est["speed"]
-    budget = total + two["speed"] - est["speed"] + 1  # the speed points stay: the trims pay for its outputs
+    two = full.estimate_s(3, 2, servers=2)  # --backend-url's server too: its speed points (the outputs are theirs)
+    assert two["outputs"] == est["outputs"] == 0 and two["speed"] > 1.9 * est["speed"]
+    budget = sum(two.values()) - 1  # the speed points stay: the trims pay the rest
     assert fit_to_budget(full, budget, 3, 2, servers=2) != full
     assert sum(fit_to_budget(full, budget, 3, 2, servers=2).estimate_s(3, 2, 2).values()) <= budget
     less = fit_to_budget(full, total - est["context"] / 2, 3, 2)
@@ -537,24 +546,34 @@ def test_an_output_is_replayed_as_the_tokens_the_engine_streamed(vocab, tmp_path
     assert r.source == "1 recorded outputs, the engine's own tokens"
 
 
-def test_calibrate_collects_the_servers_outputs_one_point_a_schema(vocab, tmp_path):
-    """calibrate --base-url's outputs step: one schema-on point a schema at one load (each schema's own ITL
-    beside its outputs, for `report --sweep` to put the model's per-schema ITL against), the outputs as the
-    engine streamed their tokens; run again, it resumes without a request."""
+def test_calibrate_traces_its_speed_points_outputs_and_tops_up_a_schema_short_of_them(vocab, tmp_path):
+    """calibrate --base-url's outputs: those its schema-on speed points wrote, spread over them, as the engine
+    streamed their tokens; a schema short of them gets a point of its own for the rest (and only it); run
+    again, it resumes without a request. A schema no backend can compile is never sent to the server."""
     from fake_server import FakeEngine, FakeServer
 
+    from maskcost.calibrate.run import compilable
     from maskcost.validate.plan import LivePlan
-    from maskcost.validate.server_calibration import server_outputs
-    from maskcost.validate.sweep import read_summaries
+    from maskcost.validate.server_calibration import server_outputs, spread
+    from maskcost.validate.sweep import PointSpec, read_summaries, run_sweep
+    assert spread(list(range(10)), 4) == [1, 3, 6, 8] and spread([1, 2], 4) == [1, 2]
     eng = FakeEngine('{"name": "Al", "ok": true}', base_step_ms=1.0, per_request_ms=0.05)
-    entries = [SchemaEntry("plain", "user", PLAIN, ()), SchemaEntry("any", "user", {"type": "object"}, ())]
+    plain, any_ = SchemaEntry("plain", "user", PLAIN, ()), SchemaEntry("any", "user", {"type": "object"}, ())
+    bad = SchemaEntry("bad", "user", {"type": "nope"}, ())
+    said: list[str] = []
+    assert compilable(vocab, [plain, bad, any_], ["xgrammar"], said.append) == {"xgrammar": [plain, any_]}
+    assert len(said) == 1 and said[0].startswith("calibrate: xgrammar: bad is not sent to the server: invalid JSON")
     plan = LivePlan(outputs_per_schema=4, outputs_concurrency=4, min_requests=2)
+    speed, own = tmp_path / "speed.jsonl", tmp_path / "o.jsonl"
     with FakeServer(eng) as srv:
-        got = server_outputs(srv.url, vocab, entries, tmp_path / "o.jsonl", plan, seed=0)
+        run_sweep(srv.url, [PointSpec("on", 3, 0, 6)], [plain], speed)  # the speed points: plain's only
         served = eng.served
-        assert server_outputs(srv.url, vocab, entries, tmp_path / "o.jsonl", plan, seed=0) == got
+        got = server_outputs(srv.url, vocab, [plain, any_], speed, own, plan, seed=0)
+        assert eng.served - served == 4 + 5  # any's point of its own: 4 warm-up, 1.25 x 4; none for plain
+        served = eng.served
+        assert server_outputs(srv.url, vocab, [plain, any_], speed, own, plan, seed=0) == got
         assert eng.served == served
-    assert [p.config["schemas"] for p in read_summaries(tmp_path / "o.jsonl")] == [["plain"], ["any"]]
+    assert [p.config["schemas"] for p in read_summaries(own)] == [["any"]]
     assert {k: len(v) for k, v in got.items()} == {"plain": 4, "any": 4}
     assert all(isinstance(x, list) and x for x in got["plain"])  # token ids, read back from the chunks
 

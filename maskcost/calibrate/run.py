@@ -64,6 +64,26 @@ def _pools(be, vocab: Vocab, ok: list, outs: dict[str, list] | None, pool_worker
     return pool, saving
 
 
+def compilable(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], log=print) -> dict[str, list[SchemaEntry]]:
+    """The schemas each backend compiles (a JSON schema, and its grammar built), by backend: what a live
+    calibration sends a server before it traces anything; each one left out is said in one line."""
+    out: dict[str, list[SchemaEntry]] = {}
+    for b in backends:
+        be, out[b] = make_backend(b, vocab), []
+        for e in entries:
+            problem = schema_problem(e.schema)
+            if problem is None:
+                try:
+                    be.compile(e.schema, cache=True)
+                except Exception as ex:  # the backend's own words, one line (as trace_schema says them)
+                    problem = f"compile failed: {(str(ex).splitlines() or [type(ex).__name__])[0][:300]}"
+            if problem:
+                log(f"calibrate: {b}: {e.schema_id} is not sent to the server: {problem}")
+            else:
+                out[b].append(e)
+    return out
+
+
 def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path,
                        outputs: dict[str, list] | None = None, repeats: int = 3,
                        outputs_by_backend: dict[str, dict[str, list]] | None = None,

@@ -5,6 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
+# estimate_s's terms, fitted to the phases of the 13 calibrations in validation/ (their raw records' send and
+# end times: validation/h200-vllm-0.25.1/shape/posthoc/calibrate_time.py and .txt): the time from one point's
+# last answer to the next point's first request (0.8 s median, a warm-up included), a schema-on point's time
+# against its steps at 80 tokens an output (3.6x: the fill, the queue), the cached long prompt's (1.3x), the
+# prefill points' (1.2 s for 16 requests), the host phase (36-51 s for three schemas, 96 replays each, two
+# backends), and what follows the last point (about 10 s: the API-server fit, the speed read, the profile).
+POINT_S = 1.0
+ESTIMATE_FACTORS = {"schema_on": 3.6, "context": 1.3, "prefill_request_s": 0.075, "speed_read_s": 1.0,
+                    "frontend_s": 3.0, "host_s": 10.0, "schema_s": 2.0, "replay_s": 0.033, "backend_s": 3.0}
+
 
 @dataclass(frozen=True)
 class LivePlan:
@@ -19,8 +29,9 @@ class LivePlan:
     frontend: bool = True  # fit the API server's per-token and per-request costs on the forward sweep
     speed_concurrency: tuple[int, ...] = (48, 96, 144, 224)  # schema-on: the server's own speed, in this order
     max_tokens: int = 512  # schema-on max_tokens
-    # schema-on, first: the server's own outputs, one point a schema, traced in place of outputs sampled under
-    # the mask (their token streams are what the engine's matchers walk, their lengths the requests' lengths).
+    # the server's own outputs a schema, traced in place of outputs sampled under the mask (their token streams
+    # are what the engine's matchers walk, their lengths the requests' lengths): those the speed points wrote,
+    # spread over them, and for a schema short of them a point of its own at outputs_concurrency clients.
     # Each output replayed trace_repeats times (each position's median): one output's cost a token varies 43-56%
     # from the next where a replay's timing varies about 1%, so the replay time goes to more outputs, once each
     # (docs/validation.md finding 31: 96 once cost what 32 thrice did, and know the mean sqrt(3) better)
@@ -47,26 +58,29 @@ class LivePlan:
         return tuple(sorted({cs[0], cs[len(cs) // 2], cs[-1]}))
 
     def estimate_s(self, schemas: int, backends: int, servers: int = 1) -> dict[str, float]:
-        """Seconds each phase takes on an H200 with a 16-core host (a guide for the budget, not a promise):
-        a decode step of about 6 ms + 0.06 ms a row, 80 tokens a structured output; `servers` whose outputs
-        and speed points are collected (--base-url and each --backend-url)."""
-        def sweep_s(concs, tokens, arm_on=False):
-            out = 0.0
-            for c in concs:
-                n = max(self.min_requests, self.rounds * c)
-                out += 2.0 + n * tokens / c * (6.0 + 0.06 * c) / 1e3 * (1.6 if arm_on else 1.0)
-            return out
-        n = max(self.min_requests, round(1.25 * self.outputs_per_schema))  # server_outputs' first point a schema
-        c = min(self.outputs_concurrency, n)
-        return {"outputs": servers * schemas * (2.0 + n * 80 / c * (6.0 + 0.06 * c) / 1e3 * 1.6),
-                "host": 10.0 + schemas * backends * (2.0 + 0.033 * self.outputs_per_schema * self.trace_repeats)
-                + backends * 15.0,
-                "forward": sweep_s(self.forward_concurrency, self.off_tokens),
-                "prefill": len(self.prefill_pads) * (2.0 + self.min_requests * 0.1),
-                "context": sweep_s(self.context_concurrency, self.off_tokens) if self.context_concurrency else 0.0,
-                "frontend": 25.0 if self.frontend else 0.0,
-                "speed": servers * sweep_s(self.speed_concurrency, 80, arm_on=True) + 12.0 * len(self.speed_concurrency)
-                * (1 + 2 * (servers - 1))}  # each point's speed read; each other server's fill factor too
+        """Seconds each phase takes on an H200 with a 16-core host (a guide for the budget, not a promise): a
+        point is POINT_S plus its requests' decode steps (about 6 ms + 0.06 ms a row; 128 tokens schema off,
+        80 a structured output), times the factors of ESTIMATE_FACTORS; `servers` whose speed points are run
+        (--base-url and each --backend-url)."""
+        k = ESTIMATE_FACTORS
+
+        def sweep_s(concs, tokens, factor=1.0):
+            return sum(POINT_S + max(self.min_requests, self.rounds * c) * tokens / c * (6.0 + 0.06 * c) / 1e3 * factor
+                       for c in concs)
+        # server_outputs: the speed points' outputs, a point of its own for each schema short of them
+        short = self.outputs_per_schema - sum(max(self.min_requests, self.rounds * c)
+                                              for c in self.speed_concurrency) // max(1, schemas)
+        n = max(self.min_requests, round(1.25 * short))
+        return {"forward": sweep_s(self.forward_concurrency, self.off_tokens),
+                "prefill": len(self.prefill_pads) * (POINT_S + self.min_requests * k["prefill_request_s"]),
+                "context": sweep_s(self.context_concurrency, self.off_tokens, k["context"]),
+                "speed": servers * sweep_s(self.speed_concurrency, 80, k["schema_on"]) + k["speed_read_s"] * len(
+                    self.speed_concurrency) * (1 + 2 * (servers - 1)),  # each point read; each other server's fit too
+                "outputs": servers * schemas * (POINT_S + n * 80 / (c := min(self.outputs_concurrency, n))
+                                                * (6.0 + 0.06 * c) / 1e3 * k["schema_on"]) if short > 0 else 0.0,
+                "host": k["host_s"] + schemas * backends * (k["schema_s"] + k["replay_s"] * self.outputs_per_schema
+                                                            * self.trace_repeats) + backends * k["backend_s"],
+                "frontend": k["frontend_s"] if self.frontend else 0.0}
 
 
 def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends: int, servers: int = 1) -> LivePlan:

@@ -1,12 +1,13 @@
 """`maskcost calibrate --base-url URL --schema FILE... --out PROFILE`: a self-sufficient profile of a
 live server and its host in one command.
 
-On the host: fill traces, compiles and pools for each backend (calibrate.run), the host benchmark,
-the GPU's mask apply. Against the server, schema off: the forward curve, the prefill steps (unique
-prompts at concurrency 1), the context slope (a long cached prompt) and the API server's queue (fitted
-on the forward sweep). Schema on, short points at four loads, spread over the calibration's time (one
-after each phase against the server, the rest at the end), since a server's host speed moves within
-minutes: each point's ITL speed (the CPU speed at which the model's ITL equals the engine's:
+Against the server first, schema off: the forward curve, the prefill steps (unique prompts at concurrency
+1), the context slope (a long cached prompt) and the API server's queue (fitted on the forward sweep).
+Schema on, short points at four loads between those phases (one after each, the last at the end), since a
+server's host speed moves within minutes. Then on the host, the server idle: fill traces of the server's
+own outputs (those its speed points wrote, the schemas mixed; a point of its own for a schema short of
+them), compiles and pools for each backend (calibrate.run), the host benchmark, the GPU's mask apply.
+Last, each speed point's ITL speed (the CPU speed at which the model's ITL equals the engine's:
 validate.hostspeed) and their median, the speed this server's engine really ran at, which the profile
 carries (Profile.measured_speed) so that predict and report use it without a speed flag.
 
@@ -36,7 +37,8 @@ from ..calibrate.host import host_info
 from ..profile import (BackendCosts, EngineFill, MeasuredSpeed, Profile, load_profile, save_profile)
 from ..calibrate import POOL_ROWS
 from ..calibrate.fill import in_string_value, spread_line, string_value_scales
-from ..calibrate.run import argv, build_profile, calibrate_backends, recorded_outputs, replay_cost_ratio
+from ..calibrate.run import (argv, build_profile, calibrate_backends, compilable, recorded_outputs,
+                             replay_cost_ratio)
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
 from ..model.config import EngineConfig
@@ -142,24 +144,25 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     stem = out.name.split(".")[0]
     side = lambda what: out.with_name(f"{stem}.{what}.jsonl")  # noqa: E731  (the sweeps beside the profile)
     done = _Progress(plan.estimate_s(len(entries), len(backends), 1 + len(others)), log)
-    # the servers' own outputs first (schema on): what the host's traces replay
-    outputs = all_outputs(base_url, cfg.backend, others, backends, vocab, entries, side, plan, seed, notes)
+    # the server, schema off, with the schema-on speed points between its phases; then the last of those
+    speed = SpeedSweeps(base_url, cfg.backend, others, compilable(vocab, entries, backends, log), side,
+                        plan, seed)
+    fwd, forward = schema_off_forward(base_url, plan, cfg, prov, side, seed, speed.interleaved(done))
+    speed.run(speed.specs())
+    done("speed")
+    # the servers' own outputs (the speed points', topped up where short): what the host's traces replay
+    outputs = all_outputs(speed, vocab, entries, backends, notes)
     done("outputs")
     # the host, while the server is idle
     host = host_info(vocab)
     partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
     costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows,
                                traces_per_schema=plan.outputs_per_schema, repeats=plan.trace_repeats,
-                               log=lambda m: tqdm.write(m),
-                               outputs_by_backend=outputs)
+                               log=lambda m: tqdm.write(m), outputs_by_backend=outputs)
     costs = {b: replace(c, output_sources=tuple((sid, whose_outputs(src, b, cfg.backend, prov["base_url"], others))
                                                 for sid, src in c.output_sources)) for b, c in costs.items()}
     apply = apply_or_copied(vocab.size, base, notes)
     done("host")
-    # the server, schema on, one speed point at a time between the other phases (read at the end)
-    speed = SpeedSweeps(base_url, cfg.backend, others, {b: [e for e in entries if e.schema_id in {
-        t.schema_id for t in c.traces}] for b, c in costs.items()}, side, plan, seed)
-    fwd, forward = schema_off_forward(base_url, plan, cfg, prov, side, seed, speed.interleaved(done))
     costs, forward = engine_side(base, base_note, host.bench_us, costs, forward, vocab, entries, outputs, notes)
     notes.append(f"server: {prov['base_url']} (version {prov.get('version')}); calibrated with {' '.join(argv())}")
     p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes, entries)
@@ -168,9 +171,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     if plan.frontend:
         p = with_frontend(p, fwd)
     done("frontend")
-    # the server, schema on: its own speed (the points not yet run, then all of them read)
-    speed.run(speed.specs())
-    # each backend's traces at the mean its server's speed-sweep outputs imply, before the speed is read
+    # each backend's traces at the mean all its server's speed-point outputs imply, then the speed read
     p = string_value_scaled(p, vocab, {b: speed.path(b) for b in (cfg.backend, *others)})
     p = replace(p, measured_speed=read_speed(p, cfg, speed.got[cfg.backend], speed.path(cfg.backend).name))
     for b, u in others.items():
@@ -178,7 +179,6 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
             p = fit_backend_fill(p, cfg, b, speed.got[b], u)
     p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1),
                                "server_engine": served_engine(cfg, prov, other_prov)})
-    done("speed")
     done.close()
     save_profile(p, out)
     load_profile(out)  # what --check reads: the file as written
@@ -216,25 +216,26 @@ class _Progress:
         self.bar.close()
 
 
-def all_outputs(base_url: str, backend: str, others: dict[str, str], backends: list[str], vocab: Vocab,
-                entries: list[SchemaEntry], side: Callable[[str], Path], plan: LivePlan, seed: int,
+def all_outputs(speed: "SpeedSweeps", vocab: Vocab, entries: list[SchemaEntry], backends: list[str],
                 notes: list[str]) -> dict[str, dict[str, list]]:
     """Each backend's outputs to trace (server_outputs): its own server's where it has one (--base-url's
-    for `backend`, --backend-url's for the others), else --base-url's; a note of each in `notes`."""
-    got = {backend: server_outputs(base_url, vocab, entries, side("outputs"), plan, seed)}
-    notes.append(outputs_note(entries, got[backend], plan.outputs_per_schema))
-    for b, u in others.items():
-        got[b] = server_outputs(u, vocab, entries, side(f"outputs-{b}"), plan, seed)
-        notes.append(f"{b}: " + outputs_note(entries, got[b], plan.outputs_per_schema).replace(
-            "the server's", f"its server's ({u})"))
-    return {b: got.get(b, got[backend]) for b in backends}
+    for the server's backend, --backend-url's for the others), else --base-url's; a note of each in `notes`."""
+    plan, got = speed.plan, {}
+    for b, url in ((speed.backend, speed.base_url), *speed.others.items()):
+        mine = [e for e in entries if e in speed.on_entries.get(b, ())]
+        got[b] = server_outputs(url, vocab, mine, speed.path(b), speed.side("outputs" if b == speed.backend
+                                                                            else f"outputs-{b}"), plan, speed.seed)
+        said = outputs_note(entries, got[b], plan.outputs_per_schema)
+        notes.append(said if b == speed.backend else f"{b}: " + said.replace("the server's", f"its server's ({url})"))
+    return {b: got.get(b, got[speed.backend]) for b in backends}
 
 
 @dataclass
 class SpeedSweeps:
-    """calibrate's schema-on speed points (plan.speed_concurrency, the schemas each backend traced): each
-    point on the --base-url server, then at once on each --backend-url one (fit_backend_fill's points, so
-    the host's drift falls on both); `got` holds every server's points by backend as last read."""
+    """calibrate's schema-on speed points (plan.speed_concurrency, the schemas each backend compiles:
+    `compilable`; their outputs are what the host's traces replay: server_outputs): each point on the
+    --base-url server, then at once on each --backend-url one (fit_backend_fill's points, so the host's drift
+    falls on both); `got` holds every server's points by backend as last read."""
     base_url: str
     backend: str
     others: dict[str, str]
@@ -243,10 +244,11 @@ class SpeedSweeps:
     plan: LivePlan
     seed: int
     got: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    warmed: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if not self.on_entries.get(self.backend):
-            raise ValueError(f"calibrate: none of the schemas traced on {self.backend} (the server's backend, "
+            raise ValueError(f"calibrate: none of the schemas compiles on {self.backend} (the server's backend, "
                              f"--server-backend): no speed can be read")
 
     def specs(self) -> list[PointSpec]:
@@ -258,7 +260,7 @@ class SpeedSweeps:
 
     def interleaved(self, done: Callable[[str], None]) -> Callable[[str], None]:
         """What runs after each phase against the server (the forward sweep, the prefill, the context slope):
-        the next of the first points (the last waits for the end), then done(phase)."""
+        the next of the first points (the last runs after them all), then done(phase)."""
         first = iter(self.specs()[:-1])
 
         def between(phase: str) -> None:
@@ -269,11 +271,14 @@ class SpeedSweeps:
         return between
 
     def run(self, specs: list[PointSpec]) -> None:
-        """The points of `specs` not yet on file (a sweep resumes), on every server in turn."""
+        """The points of `specs` not yet on file (a sweep resumes), on every server in turn; each server warmed
+        (its grammars compiled) before the first point this calibration runs on it only."""
         for b, url in ((self.backend, self.base_url), *self.others.items()):
             if self.on_entries.get(b):
                 self.got[b] = run_sweep(url, specs, self.on_entries[b], self.path(b), max_tokens=self.plan.max_tokens,
-                                        seed=self.seed, client_procs=self.plan.client_procs_at)
+                                        seed=self.seed, client_procs=self.plan.client_procs_at,
+                                        warmup=0 if b in self.warmed else 4, warm_first_only=True)
+                self.warmed.add(b)
 
 
 def served_engine(cfg: EngineConfig, prov: dict[str, Any], other_prov: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -294,14 +299,15 @@ def schema_off_forward(base_url: str, plan: LivePlan, cfg: EngineConfig, prov: d
     after each of the first three. Returns the forward sweep's summaries and the forward curve."""
     off = lambda concs: [PointSpec("off", c, 0, max(plan.min_requests, plan.rounds * c)) for c in concs]  # noqa: E731
     fwd = run_sweep(base_url, off(plan.forward_concurrency), [], side("forward-sweep"), off_tokens=plan.off_tokens,
-                    seed=seed, client_procs=plan.client_procs_at)
+                    seed=seed, client_procs=plan.client_procs_at, warm_first_only=True)
     between("forward")
     prefill = [s for pad in plan.prefill_pads for s in
                run_sweep(base_url, [PointSpec("off", 1, 0, plan.min_requests)], [], side(f"prefill{pad}"),
                          off_tokens=8, prompt_pad=pad, unique_prompts=True, seed=seed)]
     between("prefill")
     context = run_sweep(base_url, off(plan.context_concurrency), [], side("context"), off_tokens=plan.off_tokens,
-                        prompt_pad=plan.context_pad, seed=seed, client_procs=plan.client_procs_at) \
+                        prompt_pad=plan.context_pad, seed=seed, client_procs=plan.client_procs_at,
+                        warm_first_only=True) \
         if plan.context_concurrency else []
     between("context")
     eager = [s for unique in (False, True) for s in
@@ -426,26 +432,38 @@ def _noted(p: Profile, note: str) -> Profile:
     return replace(p, provenance={**p.provenance, "notes": [*p.provenance.get("notes", []), note]})
 
 
-def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], path: Path, plan: LivePlan, seed: int,
-                   rounds: int = 3) -> dict[str, list]:
-    """The server's valid schema-on outputs by schema id, plan.outputs_per_schema of each where it gives
-    them, each the token stream the engine emitted (read from the streamed chunks): one point a schema at
-    plan.outputs_concurrency (so each schema's own ITL at one load is measured beside its outputs:
-    `maskcost report --sweep` on the file gives the model's per-schema ITL against it), then up to
-    `rounds - 1` more for the schemas still short. A schema with none keeps outputs sampled under the mask."""
+def spread(items: list, n: int) -> list:
+    """`n` of `items` evenly spaced over them (all of them where there are no more): a sweep's outputs
+    sampled across its points (each point's outputs lie in its file in turn), the same on every run."""
+    if len(items) <= n:
+        return list(items)
+    return [items[(2 * i + 1) * len(items) // (2 * n)] for i in range(n)]
+
+
+def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], speed_sweep: Path, path: Path,
+                   plan: LivePlan, seed: int, rounds: int = 3) -> dict[str, list]:
+    """The server's valid schema-on outputs by schema id, plan.outputs_per_schema of each where it gives them,
+    each the token stream the engine emitted (read from the streamed chunks): those of its speed points
+    (`speed_sweep`: the schemas mixed, at the loads its speed is read at), evenly spread over them; for a
+    schema short of that number, a point of its own at plan.outputs_concurrency for the rest (into `path`),
+    then up to `rounds - 1` more while still short. A schema with none keeps outputs sampled under the mask."""
     want = plan.outputs_per_schema
-    todo, got = list(entries), {}
-    for r in range(rounds):
+    have = recorded_outputs(raw_records_path(speed_sweep)) if raw_records_path(speed_sweep).exists() else {}
+    todo, more = [e for e in entries if len(have.get(e.schema_id, ())) < want], {}
+    for r in range(rounds if todo else 0):
         for e in todo:
-            n = max(plan.min_requests, round(1.25 * (want - len(got.get(e.schema_id, ())))))
+            n = max(plan.min_requests, round(1.25 * (want - len(have.get(e.schema_id, ()))
+                                                     - len(more.get(e.schema_id, ())))))
             run_sweep(base_url, [PointSpec("on", min(plan.outputs_concurrency, n), entries.index(e) * rounds + r, n)],
                       [e], path, max_tokens=plan.max_tokens, seed=seed, client_procs=plan.client_procs_at)
-        got = recorded_outputs(raw_records_path(path))
-        todo = [e for e in todo if len(got.get(e.schema_id, ())) < want]
+        more = recorded_outputs(raw_records_path(path))
+        todo = [e for e in todo if len(have.get(e.schema_id, ())) + len(more.get(e.schema_id, ())) < want]
         if not todo:
             break
-    got = recorded_outputs(raw_records_path(path), vocab)
-    return {e.schema_id: got[e.schema_id][:want] for e in entries if got.get(e.schema_id)}
+    have = recorded_outputs(raw_records_path(speed_sweep), vocab) if have else {}
+    more = recorded_outputs(raw_records_path(path), vocab) if more else {}
+    both = {e.schema_id: spread(have.get(e.schema_id, []), want) + more.get(e.schema_id, []) for e in entries}
+    return {sid: outs[:want] for sid, outs in both.items() if outs}
 
 
 def whose_outputs(source: str, backend: str, server_backend: str, base_url: str, others: dict[str, str]) -> str:
@@ -465,8 +483,9 @@ def outputs_note(entries: list[SchemaEntry], outputs: dict[str, list[str]], want
     """The profile's note of where each schema's traced outputs came from."""
     short = [f"{e.schema_id} ({len(outputs.get(e.schema_id, ()))})" for e in entries
              if len(outputs.get(e.schema_id, ())) < want]
-    return (f"traces: the server's own valid outputs, up to {want} a schema, as the engine emitted their tokens "
-            f"(their lengths are the requests' output lengths)" + (f"; short of {want}: {', '.join(short)} (none: sampled under the mask, "
+    return (f"traces: the server's own valid outputs, up to {want} a schema (its speed points', spread over them; a "
+            f"point of its own for a schema short of them), as the engine emitted their tokens (their lengths are "
+            f"the requests' output lengths)" + (f"; short of {want}: {', '.join(short)} (none: sampled under the mask, "
                                   f"lengths a guess)" if short else ""))
 
 

@@ -277,14 +277,27 @@ def _warm_and_run(base_url: str, model: str, p: PointSpec, warm: list[RequestSpe
     return records, eng, 100.0 * (client_cpu_s() - cpu0) / ((time.perf_counter() - t0) * procs)
 
 
+def _summary_record(p: PointSpec, records: list[RequestRecord], eng: dict[str, Any], cpu_pct: float, procs: int,
+                    resolved: dict[str, Any], prov: dict[str, Any], bench) -> dict[str, Any]:
+    """A point's summary line: its figures, the client's load, the resolved config and provenance."""
+    s = summarize(p, records, eng)
+    s["client_cpu_pct"], s["client_procs"] = cpu_pct, procs
+    s["config"] = resolved
+    s["provenance"] = {"server": prov, "client_host": client_host(bench),
+                       "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    return s
+
+
 def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry], out: Path, *,
               model: str | None = None, max_tokens: int = 512, off_tokens: int = 128, unique: bool = False,
               warmup: int = 4, seed: int = 0, prompt_pad: int = 0, unique_prompts: bool = False,
               client_procs: int | Callable[[int], int] = 1, host_bench: bool = False,
-              config: dict[str, Any] | None = None) -> list[SweepSummary]:
+              config: dict[str, Any] | None = None, warm_first_only: bool = False) -> list[SweepSummary]:
     """Run every point not yet in `out` (JSON lines), appending as it goes; returns all summaries.
     `client_procs`: the client processes of every point, or of each point by its concurrency (a function:
-    calibrate's, LivePlan.client_procs_at); a point never runs more processes than streams."""
+    calibrate's, LivePlan.client_procs_at); a point never runs more processes than streams. `warmup`
+    requests of their own before each point (the grammars compiled, the prompts' prefix cached), or before
+    the first point this call runs only (`warm_first_only`: a server already warm for the rest)."""
     if prompt_pad < 0:
         raise ValueError(f"--prompt-pad {prompt_pad}: must be >= 0")
     procs_at = client_procs if callable(client_procs) else (lambda _c: client_procs)
@@ -296,8 +309,8 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     done = {d.point: d for d in read_summaries(out)} if out.exists() else {}
     todo = [p for p in points if p.key not in done]
     resolved = {"base_url": base_url, "model": model, "max_tokens": max_tokens, "off_tokens": off_tokens,
-                "unique_schemas": unique, "warmup": warmup, "seed": seed, "prompt_pad": prompt_pad,
-                "unique_prompts": unique_prompts,
+                "unique_schemas": unique, "warmup": warmup, "warm_first_only": warm_first_only, "seed": seed,
+                "prompt_pad": prompt_pad, "unique_prompts": unique_prompts,
                 "client_procs": client_procs if not callable(client_procs) else "by load (each point's client_procs)",
                 "schemas": [e.schema_id for e in entries], **(config or {})}
     raw_path = out.with_name(out.name.removesuffix(".jsonl") + ".raw.jsonl")
@@ -311,6 +324,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
             procs = max(1, min(procs_at(p.concurrency), p.concurrency))
             warm = make_specs(PointSpec(p.arm, p.concurrency, -1 - p.repeat, warmup), entries, max_tokens, off_tokens,
                               seed, prompt_pad, unique_prompts) if warmup and not unique else []
+            warmup = 0 if warm_first_only else warmup
             try:
                 records, eng, cpu_pct = _warm_and_run(base_url, model, p, warm, specs, unique, seed, raw, procs)
             except (httpx.HTTPError, OSError) as e:  # the server went away mid-point: keep what finished
@@ -319,11 +333,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                 raise ServerError(f"{base_url}: the server stopped answering at point {p.key} ({type(e).__name__}: "
                                   f"{str(e)[:120] or 'no detail'}); {finished} finished points are in {out}: the same "
                                   f"command again resumes there") from None
-            s = summarize(p, records, eng)
-            s["client_cpu_pct"], s["client_procs"] = cpu_pct, procs
-            s["config"] = resolved
-            s["provenance"] = {"server": prov, "client_host": client_host(bench),
-                               "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            s = _summary_record(p, records, eng, cpu_pct, procs, resolved, prov, bench)
             summ.write(json.dumps(s) + "\n")
             summ.flush()
             done[p.key] = SweepSummary.from_json(s)

@@ -14,7 +14,7 @@
 #   bash validation/h200-vllm-0.25.1/shape/run.sh run7    (run 7: run 4's steps again, with the calibrate whose
 #       API-server fit stays within the rate the server served; the servers started one after the other)
 #   bash validation/h200-vllm-0.25.1/shape/run.sh run8    (run 8: run 4's steps again, with the calibrate that
-#       traces 96 of the server's outputs a schema, each replayed once, where runs 1-7 traced 32 three times)
+#       traces 96 of its speed points' outputs a schema, each replayed once, where runs 1-7 traced 32 three times)
 #   bash validation/h200-vllm-0.25.1/shape/run.sh run4    (run 4: calibrate with --backend-url, which now also fits
 #       llguidance's in-engine fill factor on that server's own speed points; run 2's points; then both servers
 #       moved to cores 0-5 (taskset on every process of each, cpu_count stays 16), flat and nested at 128
