@@ -347,6 +347,13 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     assert r.returncode == 0, r.stderr
     assert f"cpu speed: {m.cpu_speed:.3f}, the calibrated server's own" in r.stdout
     assert json.loads((tmp_path / "p.json").read_text())["points"][0]["config"]["engine"]["cpu_speed"] == m.cpu_speed
+    import torch
+    if not torch.cuda.is_available():  # no GPU for the apply and no profile to copy it from: said before any sweep
+        idle = FakeEngine("{}")
+        with FakeServer(idle) as srv:
+            r = mc("calibrate", "--base-url", srv.url, "--schema", str(s), "--out", str(tmp_path / "x.json.gz"))
+        assert r.returncode == 2 and "give --engine-from PROFILE for the apply cost" in r.stderr.splitlines()[-1]
+        assert idle.served == 0 and not list(tmp_path.glob("x.*"))
     with FakeServer(FakeEngine("{}")) as srv:  # a wrong backend name, a bad budget: one line each
         r = mc("calibrate", "--base-url", srv.url, "--schema", str(s), "--out", str(tmp_path / "x.json.gz"),
                "--backend", "xgrammar", "--server-backend", "guidance")

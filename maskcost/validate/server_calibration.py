@@ -1,15 +1,16 @@
 """`maskcost calibrate --base-url URL --schema FILE... --out PROFILE`: a self-sufficient profile of a
 live server and its host in one command.
 
-Against the server first, schema off: the forward curve, the prefill steps (unique prompts at concurrency
-1), the context slope (a long cached prompt) and the API server's queue (fitted on the forward sweep).
-Schema on, short points at four loads between those phases (one after each, the last at the end), since a
-server's host speed moves within minutes. Then on the host, the server idle: fill traces of the server's
-own outputs (those its speed points wrote, the schemas mixed; a point of its own for a schema short of
-them), compiles and pools for each backend (calibrate.run), the host benchmark, the GPU's mask apply.
-Last, each speed point's ITL speed (the CPU speed at which the model's ITL equals the engine's:
-validate.hostspeed) and their median, the speed this server's engine really ran at, which the profile
-carries (Profile.measured_speed) so that predict and report use it without a speed flag.
+First, the server idle, the GPU's mask apply (or, with no GPU here, the engine-side profile's: without one,
+calibrate stops in one line before any sweep). Against the server, schema off: the forward curve, the
+prefill steps (unique prompts at concurrency 1), the context slope (a long cached prompt) and the API
+server's queue (fitted on the forward sweep). Schema on, short points at four loads between those phases
+(one after each, the last at the end), since a server's host speed moves within minutes. Then on the host,
+the server idle: fill traces of the server's own outputs (those its speed points wrote, the schemas mixed;
+a point of its own for a schema short of them), compiles and pools for each backend (calibrate.run), the
+host benchmark. Last, each speed point's ITL speed (the CPU speed at which the model's ITL equals the
+engine's: validate.hostspeed) and their median, the speed this server's engine really ran at, which the
+profile carries (Profile.measured_speed) so that predict and report use it without a speed flag.
 
 What a live sweep cannot see (the engine thread's own work per step, the pool's in-engine cost: the
 in-server probe's EngineFill, the band between servers, the structured request's extra admission
@@ -143,43 +144,41 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     base, base_note = engine_side_base(engine_from, prov.get("version"), default_path)
     stem = out.name.split(".")[0]
     side = lambda what: out.with_name(f"{stem}.{what}.jsonl")  # noqa: E731  (the sweeps beside the profile)
-    done = _Progress(plan.estimate_s(len(entries), len(backends), 1 + len(others)), log)
-    # the server, schema off, with the schema-on speed points between its phases; then the last of those
-    speed = SpeedSweeps(base_url, cfg.backend, others, compilable(vocab, entries, backends, log), side,
-                        plan, seed)
-    fwd, forward = schema_off_forward(base_url, plan, cfg, prov, side, seed, speed.interleaved(done))
-    speed.run(speed.specs())
-    done("speed")
-    # the servers' own outputs (the speed points', topped up where short): what the host's traces replay
-    outputs = all_outputs(speed, vocab, entries, backends, notes)
-    done("outputs")
-    # the host, while the server is idle
-    host = host_info(vocab)
-    partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
-    costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows,
-                               traces_per_schema=plan.outputs_per_schema, repeats=plan.trace_repeats,
-                               log=lambda m: tqdm.write(m), outputs_by_backend=outputs)
-    costs = {b: replace(c, output_sources=tuple((sid, whose_outputs(src, b, cfg.backend, prov["base_url"], others))
-                                                for sid, src in c.output_sources)) for b, c in costs.items()}
-    apply = apply_or_copied(vocab.size, base, notes)
-    done("host")
-    costs, forward = engine_side(base, base_note, host.bench_us, costs, forward, vocab, entries, outputs, notes)
-    notes.append(f"server: {prov['base_url']} (version {prov.get('version')}); calibrated with {' '.join(argv())}")
-    p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes, entries)
-    if base is not None:
-        p = replace(p, engine_speeds=base.engine_speeds)
-    if plan.frontend:
-        p = with_frontend(p, fwd)
-    done("frontend")
-    # each backend's traces at the mean all its server's speed-point outputs imply, then the speed read
-    p = string_value_scaled(p, vocab, {b: speed.path(b) for b in (cfg.backend, *others)})
-    p = replace(p, measured_speed=read_speed(p, cfg, speed.got[cfg.backend], speed.path(cfg.backend).name))
-    for b, u in others.items():
-        if speed.got.get(b):
-            p = fit_backend_fill(p, cfg, b, speed.got[b], u)
-    p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1),
-                               "server_engine": served_engine(cfg, prov, other_prov)})
-    done.close()
+    apply = apply_or_copied(vocab.size, base, notes)  # the GPU's mask apply, the server idle (or one line now)
+    speed = SpeedSweeps(base_url, cfg.backend, others, compilable(vocab, entries, backends, log), side, plan, seed)
+    with _Progress(plan.estimate_s(len(entries), len(backends), 1 + len(others)), log) as done:
+        # the server, schema off, with the schema-on speed points between its phases; then the last of those
+        fwd, forward = schema_off_forward(base_url, plan, cfg, prov, side, seed, speed.interleaved(done))
+        speed.run(speed.specs())
+        done("speed")
+        # the servers' own outputs (the speed points', topped up where short): what the host's traces replay
+        outputs = all_outputs(speed, vocab, entries, backends, notes)
+        done("outputs")
+        # the host, while the server is idle
+        host = host_info(vocab)
+        partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
+        costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows,
+                                   traces_per_schema=plan.outputs_per_schema, repeats=plan.trace_repeats,
+                                   log=lambda m: tqdm.write(m), outputs_by_backend=outputs)
+        costs = {b: replace(c, output_sources=tuple((sid, whose_outputs(src, b, cfg.backend, prov["base_url"], others))
+                                                    for sid, src in c.output_sources)) for b, c in costs.items()}
+        done("host")
+        costs, forward = engine_side(base, base_note, host.bench_us, costs, forward, vocab, entries, outputs, notes)
+        notes.append(f"server: {prov['base_url']} (version {prov.get('version')}); calibrated with {' '.join(argv())}")
+        p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes, entries)
+        if base is not None:
+            p = replace(p, engine_speeds=base.engine_speeds)
+        if plan.frontend:
+            p = with_frontend(p, fwd)
+        done("frontend")
+        # each backend's traces at the mean all its server's speed-point outputs imply, then the speed read
+        p = string_value_scaled(p, vocab, {b: speed.path(b) for b in (cfg.backend, *others)})
+        p = replace(p, measured_speed=read_speed(p, cfg, speed.got[cfg.backend], speed.path(cfg.backend).name))
+        for b, u in others.items():
+            if speed.got.get(b):
+                p = fit_backend_fill(p, cfg, b, speed.got[b], u)
+        p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1),
+                                   "server_engine": served_engine(cfg, prov, other_prov)})
     save_profile(p, out)
     load_profile(out)  # what --check reads: the file as written
     partial.unlink(missing_ok=True)
@@ -212,7 +211,10 @@ class _Progress:
     def __call__(self, phase: str) -> None:
         self.bar.update(round(self.est[phase]))
 
-    def close(self) -> None:
+    def __enter__(self) -> "_Progress":
+        return self
+
+    def __exit__(self, *exc) -> None:  # closed before an error's one line is printed
         self.bar.close()
 
 
