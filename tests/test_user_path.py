@@ -324,6 +324,9 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
             f"8 recorded outputs, the engine's own tokens of {'its own' if b == 'guidance' else 'the'} {b} server ({url})")
         assert len(p.backends[b].traces) == 8
     assert p.provenance["server_engine"]["backend_servers"]["guidance"]["base_url"] == gd.url
+    took = p.provenance["phases_s"]  # each phase's seconds beside calibrate's estimate of them
+    assert set(took) == set(p.provenance["phases_estimate_s"]) and took["speed"] > 0 and took["forward"] > 0
+    assert sum(took.values()) <= p.provenance["wall_s"] + 0.5
     # guidance's fill factor read on its own server: the model at the paired speeds meets its points
     ef = p.backends["guidance"].engine_fill
     assert "fitted at calibration on its own server's" in ef.method

@@ -56,7 +56,8 @@ def forward_points(summaries: list[SweepSummary]) -> tuple[ForwardPoint, ...]:
             out.append(ForwardPoint(e.running_mean, e.step_ms, itl_ms(s),
                                     busy.get("fraction") if isinstance(busy, dict) else None))
     if not out:
-        raise ValueError("no schema-off sweep point carried the engine's running count, step and ITL metrics")
+        raise ValueError("no schema-off sweep point carried the engine's running count, step and ITL metrics (points "
+                         "too short for the server's /metrics to see requests running: more --min-requests or --rounds)")
     return tuple(sorted(out, key=lambda p: p.batch))
 
 
@@ -114,7 +115,8 @@ def context_fit(summaries: list[SweepSummary], curve, ref_tokens: float) -> tupl
     pts = tuple(ContextPoint(s.engine.running_mean, context_tokens(s), itl_ms(s))
                 for s in summaries if s.arm == "off" and s.engine.running_mean and itl_ms(s))
     if not pts:
-        raise ValueError("context sweep: no schema-off point with the engine's running count and ITL")
+        raise ValueError("context sweep: no schema-off point with the engine's running count and ITL (points too "
+                         "short for the server's /metrics to see requests running: more --min-requests or --rounds)")
     x = np.array([p.batch * (p.context_tokens - ref_tokens) / 1e3 for p in pts])
     y = np.array([(p.itl_ms - curve(p.batch)) * 1e3 for p in pts])
     if not (x ** 2).sum() > 0:

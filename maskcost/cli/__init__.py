@@ -4,6 +4,7 @@ and turns bad input into one line."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..calibrate.schemas import SchemaInputError
@@ -38,6 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     args.run_command = main  # what `campaign run` runs its steps with (cli/campaign.py), passed, not imported
     try:
         return args.func(args)
+    except BrokenPipeError:  # the reader went away (`maskcost ... | head`): no more output, no error line
+        sys.stdout = open(os.devnull, "w")  # (what Python flushes at exit goes nowhere)
+        return 1
     except ImportError as e:  # the calibrate extra (xgrammar, llguidance) is not installed
         print(f"maskcost {args.cmd}: error: {e.name or e} is not installed: this needs the calibrate extra "
               f"(pip install -e \".[calibrate]\" or pip install \"maskcost[calibrate]\")", file=sys.stderr)

@@ -18,6 +18,10 @@ def _check(args) -> int:
     n = {b: len(c.traces) for b, c in p.backends.items()}
     print(f"{args.check}: valid maskcost profile v{p.version} '{p.name}': traces {n}, "
           f"{len(p.forward.points)} forward points, host {p.host.cpu_model} (nproc {p.host.nproc})")
+    took, est = p.provenance.get("phases_s"), p.provenance.get("phases_estimate_s") or {}
+    if took:  # (calibrate --base-url's own phases; the speed points between the schema-off ones count as speed)
+        print(f"  calibrated in {p.provenance.get('wall_s', sum(took.values())):.0f} s (estimated {sum(est.values()):.0f}): "
+              + ", ".join(f"{k} {v:.0f} s ({est.get(k, 0):.0f})" for k, v in took.items() if v or est.get(k)))
     from ..calibrate.fill import spread_line
     from ..calibrate.run import straddle_split
     for b, c in p.backends.items():

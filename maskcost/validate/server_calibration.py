@@ -177,7 +177,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         for b, u in others.items():
             if speed.got.get(b):
                 p = fit_backend_fill(p, cfg, b, speed.got[b], u)
-        p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1),
+        done("speed", ended=False)  # (the speed read, as estimate_s counts it)
+        p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1), **done.provenance(),
                                    "server_engine": served_engine(cfg, prov, other_prov)})
     save_profile(p, out)
     load_profile(out)  # what --check reads: the file as written
@@ -201,15 +202,25 @@ def engine_side(base: Profile | None, base_note: str, bench_us: float, costs: di
 
 
 class _Progress:
-    """calibrate's bar in estimated seconds (LivePlan.estimate_s), a phase's share added as it ends."""
+    """calibrate's bar in estimated seconds (LivePlan.estimate_s), a phase's share added as it ends, and the
+    seconds each phase took (`took`: the time since the last call goes to `phase`)."""
 
     def __init__(self, est: dict[str, float], log: Callable[[str], None]) -> None:
-        self.est = est
+        self.est, self.took, self.t = est, {k: 0.0 for k in est}, time.monotonic()
         log(f"calibrate: about {sum(est.values()) / 60:.1f} min ({', '.join(f'{k} {v:.0f} s' for k, v in est.items() if v)})")
         self.bar = tqdm(total=round(sum(est.values())), unit="s", desc="calibrate (estimated s)", position=0)
 
-    def __call__(self, phase: str) -> None:
-        self.bar.update(round(self.est[phase]))
+    def __call__(self, phase: str, ended: bool = True) -> None:
+        """`phase` took the time since the last call; `ended`: its estimate goes onto the bar."""
+        now = time.monotonic()
+        self.took[phase], self.t = self.took[phase] + now - self.t, now
+        if ended:
+            self.bar.update(round(self.est[phase]))
+
+    def provenance(self) -> dict[str, dict[str, float]]:
+        """What the profile keeps of it: each phase's seconds, measured and estimated."""
+        return {"phases_s": {k: round(v, 1) for k, v in self.took.items()},
+                "phases_estimate_s": {k: round(v, 1) for k, v in self.est.items()}}
 
     def __enter__(self) -> "_Progress":
         return self
@@ -260,16 +271,17 @@ class SpeedSweeps:
     def path(self, backend: str) -> Path:
         return self.side("speed-sweep" if backend == self.backend else f"speed-sweep-{backend}")
 
-    def interleaved(self, done: Callable[[str], None]) -> Callable[[str], None]:
+    def interleaved(self, done: "_Progress") -> Callable[[str], None]:
         """What runs after each phase against the server (the forward sweep, the prefill, the context slope):
         the next of the first points (the last runs after them all), then done(phase)."""
         first = iter(self.specs()[:-1])
 
         def between(phase: str) -> None:
+            done(phase)
             spec = next(first, None)
             if spec is not None:
                 self.run([spec])
-            done(phase)
+                done("speed", ended=False)  # (its estimate goes on when the last point ends)
         return between
 
     def run(self, specs: list[PointSpec]) -> None:
