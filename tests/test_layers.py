@@ -5,6 +5,8 @@ lower one fails, naming both."""
 import ast
 from pathlib import Path
 
+import pytest
+
 PKG = Path(__file__).resolve().parent.parent / "maskcost"
 RANK = {"profile": 0, "inputs": 0, "records": 0, "record": 0, "point": 0, "plotting": 0, "profiles": 0, "interval": 0,
         "model": 1, "calibrate": 2, "validate": 3, "llamacpp": 4, "cli": 5}
@@ -148,3 +150,30 @@ def test_no_function_runs_to_60_lines():
                 if n > MAX_FUNCTION_LINES:
                     long.append(f"{path.relative_to(PKG)}:{node.lineno} {node.name} ({n} lines)")
     assert not long, "functions over 59 lines: " + "; ".join(long)
+
+
+def _option_writes(tree: ast.AST) -> list[int]:
+    """Lines that change a command's options in place: `args.x = ...`, `args.x += ...`, `setattr(args, ...)`."""
+    lines = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] \
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        if any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "args" for t in targets):
+            lines.append(node.lineno)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" \
+                and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id == "args":
+            lines.append(node.lineno)
+    return lines
+
+
+def test_a_commands_options_are_resolved_once_and_read_only():
+    """main hands each command its options read-only (cli.common.Options); no module writes to them."""
+    from maskcost.cli.common import Options
+    o = Options(backend=["xgrammar"], cores=None)
+    with pytest.raises(AttributeError, match="options.cores: a command's options are read-only"):
+        o.cores = [8]
+    assert o.replace(cores=[8]).cores == [8] and o.cores is None
+    assert _option_writes(ast.parse("args.x = 1\nargs.y += 2\nsetattr(args, 'z', 3)\nother.x = 1")) == [1, 2, 3]
+    writes = [f"{path.relative_to(PKG)}:{n}" for path in sorted(PKG.rglob("*.py"))
+              for n in _option_writes(ast.parse(path.read_text()))]
+    assert not writes, "options changed in place: " + "; ".join(writes)

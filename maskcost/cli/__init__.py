@@ -11,7 +11,7 @@ from ..calibrate.schemas import SchemaInputError
 from ..calibrate.tokenizer import TokenizerError
 from ..profile import ProfileError
 from . import advise, calibrate, campaign, hostmeter, llamacpp_loop, predict, report, straddle, sweep, validate
-from .common import HelpWithDefaults, UsageError
+from .common import HelpWithDefaults, Options, UsageError
 
 COMMANDS = (calibrate, predict, advise, report, validate, campaign, sweep, straddle, llamacpp_loop, hostmeter)
 
@@ -35,8 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    args.run_command = main  # what `campaign run` runs its steps with (cli/campaign.py), passed, not imported
+    # resolved once, read-only; run_command: what `campaign run` runs its steps with (cli/campaign.py), passed,
+    # not imported
+    args = Options(**vars(build_parser().parse_args(argv)), run_command=main)
     try:
         return args.func(args)
     except BrokenPipeError:  # the reader went away (`maskcost ... | head`): no more output, no error line

@@ -1,7 +1,6 @@
 """`maskcost advise`: the configurations a user controls that meet a goal, cheapest first (model/advise.py)."""
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..point import Point
+from .common import Options
 from .engine_args import _add_engine_args, engine_config
 from .predict import _workloads, add_workload_args, load_inputs
 
@@ -166,7 +166,7 @@ def cmd_advise(args) -> int:
 
 def _load_engines(args, engines: list[str]) -> tuple[dict, dict]:
     """Each engine's profile with the user's schemas traced for it (load_inputs: with the speeds it runs
-    at), and its own copy of the flags; the search's defaults set on args."""
+    at), and its own options: the user's, the search's defaults where a flag does not narrow it."""
     from ..model.engines import shipped_profile_path
     from ..profile import load_profile
     if len(engines) > 1 and args.profile:
@@ -178,15 +178,13 @@ def _load_engines(args, engines: list[str]) -> tuple[dict, dict]:
         if lacking:
             raise ValueError(f"--backend {b}: the profile '{lacking[0]}' has no {b} costs (llama.cpp profiles: "
                              f"--engine llamacpp --backend gbnf)")
-    args.backend = args.backend or [b for b in ("xgrammar", "guidance", "gbnf")
-                                    if all(b in p.backends for p in profiles.values())]
-    args.max_num_seqs = args.max_num_seqs or list(DEFAULT_MAX_NUM_SEQS)
-    args.cores = args.cores or list(DEFAULT_CORES)
-    args.spec_tokens = args.spec_tokens or list(DEFAULT_SPEC_TOKENS)
+    searched = Options(**vars(args)).replace(
+        backend=args.backend or [b for b in ("xgrammar", "guidance", "gbnf") if all(b in p.backends for p in profiles.values())],
+        max_num_seqs=args.max_num_seqs or list(DEFAULT_MAX_NUM_SEQS), cores=args.cores or list(DEFAULT_CORES),
+        spec_tokens=args.spec_tokens or list(DEFAULT_SPEC_TOKENS))
     flags, loaded = {}, {}
     for e, prof in profiles.items():
-        flags[e] = copy.copy(args)
-        flags[e].engine = [e]
+        flags[e] = searched.replace(engine=[e])
         loaded[e] = load_inputs(flags[e], prof, say_mechanisms=False)
     return flags, loaded
 

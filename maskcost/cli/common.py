@@ -3,11 +3,26 @@ sweep, the usage error, the help formatter."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ..calibrate.schemas import TIERS, SchemaEntry
 
 class UsageError(ValueError):
     pass
+
+
+class Options(argparse.Namespace):
+    """A command's options, resolved once from its flags (main): read-only, so that no step changes what a
+    later one reads; `replace` gives a copy with some changed (a command's own defaults, one engine's)."""
+
+    def __init__(self, **given: Any) -> None:
+        self.__dict__.update(given)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"options.{name}: a command's options are read-only (Options.replace gives a copy)")
+
+    def replace(self, **changed: Any) -> "Options":
+        return Options(**{**vars(self), **changed})
 
 
 def tool_entries(args) -> list[SchemaEntry]:

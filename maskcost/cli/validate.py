@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .common import _add_schema_args, add_sweep_args
+from .common import Options, _add_schema_args, add_sweep_args
 from .engine_args import _add_engine_args
 from .report import add_parser as add_report_parser, cmd_report
 
@@ -16,7 +16,7 @@ def cmd_validate(args) -> int:
     from ..validate.plan import LivePlan
     from ..validate.sweep import PointSpec, run_sweep
     if not (args.schema or args.tools or args.tier or args.corpus):
-        args.tier = list(DEFAULT_TIERS)
+        args = Options(**{**vars(args), "tier": list(DEFAULT_TIERS)})
     entries = _entries(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -31,9 +31,7 @@ def cmd_validate(args) -> int:
     ap = argparse.ArgumentParser()
     add_report_parser(ap.add_subparsers(dest="cmd"))
     report_args = ap.parse_args(["report", "--sweep", str(out / "sweep.jsonl"), "--out", str(out)])
-    merged = argparse.Namespace(**{**vars(report_args), **vars(args)})
-    merged.cpu_speed_from_sweep = args.host_bench
-    return cmd_report(merged)
+    return cmd_report(Options(**{**vars(report_args), **vars(args), "cpu_speed_from_sweep": args.host_bench}))
 
 
 def add_parser(sub) -> None:
