@@ -73,7 +73,8 @@ _COUNT = {"type": "integer", "minimum": 0}
 # What every reader of a sweep summary line relies on (validate/sweep.py writes it; calibrate, report and the
 # model's measured workloads read it): checked once here, at the boundary, so the readers can trust it. Every
 # summary in validation/ passes (tests/test_records.py); fields added later (prompt_tokens_mean,
-# client_cpu_pct, the engine's server_cpu, gpu_busy, counters) are optional, as old records lack them.
+# client_cpu_pct, warmup_requests, the engine's server_cpu, gpu_busy, counters) are optional, as old records
+# lack them.
 SUMMARY_SCHEMA = {
     "type": "object",
     "required": ["point", "arm", "concurrency", "repeat", "requests", "errors", "output_tokens_mean",
@@ -84,7 +85,7 @@ SUMMARY_SCHEMA = {
         "concurrency": {"type": "integer", "minimum": 1},
         "repeat": _COUNT, "requests": _COUNT, "errors": _COUNT,
         "output_tokens_mean": _NUMBER_OR_NULL, "prompt_tokens_mean": _NUMBER_OR_NULL, "itl_ms_mean": _NUMBER_OR_NULL,
-        "client_cpu_pct": _NUMBER_OR_NULL,
+        "client_cpu_pct": _NUMBER_OR_NULL, "warmup_requests": _COUNT,
         "config": {"type": "object"},
         "provenance": {"type": "object"},
         "engine": {
@@ -164,6 +165,7 @@ class SweepSummary:
     out_tok_per_s: float | None = None
     client_cpu_pct: float | None = None  # per client process
     client_procs: int | None = None
+    warmup_requests: int | None = None  # sent before this point, its own (None: a record from before they were)
     checks: dict[str, Any] | None = None  # the outputs' schema checks
     provenance: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)

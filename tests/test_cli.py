@@ -249,3 +249,21 @@ def test_every_flag_of_every_command_says_what_it_does():
     for name, first in (("calibrate", "--base-url"), ("predict", "--engine")):
         groups = [g for g in sub.choices[name]._action_groups if g._group_actions and g.title != "options"]
         assert first in [o for a in groups[0]._group_actions for o in a.option_strings]
+
+
+@pytest.mark.parametrize("raised, rc, says", [(KeyboardInterrupt, 130, "interrupted; what finished is kept"),
+                                              (BrokenPipeError, 1, None)])
+def test_ctrl_c_and_a_closed_pipe_end_without_a_traceback(monkeypatch, capsys, raised, rc, says):
+    """Ctrl-C mid-command: one line (what finished is kept; a sweep resumes); a reader that went away
+    (`maskcost ... | head`): nothing more."""
+    import maskcost.cli.straddle as st
+    from maskcost.cli import main
+
+    def stopped(args):
+        raise raised()
+    monkeypatch.setattr(st, "cmd_straddle", stopped)
+    stdout = sys.stdout
+    assert main(["straddle", "--tokenizer", "llama3"]) == rc
+    sys.stdout = stdout  # (the closed pipe's handler sends the rest of stdout nowhere)
+    err = capsys.readouterr().err
+    assert (err.count("\n") == 1 and says in err) if says else err == ""

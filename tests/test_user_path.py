@@ -310,8 +310,8 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
         assert [k for v, k in first if v == w] == [["on-c3-r0"], ["on-c2-r0"], ["on-c3-r0", "on-c2-r0", "on-c4-r0"]]
     from maskcost.records import read_summaries
     for w in ("speed-sweep", "speed-sweep-guidance"):  # each server warmed before its first speed point only
-        assert [s_.config["warmup"] for s_ in read_summaries(out.with_name(f"host.{w}.jsonl"))] == [4, 0, 0]
-    assert all(s_.config["warm_first_only"] for s_ in read_summaries(out.with_name("host.forward-sweep.jsonl")))
+        assert [s_.warmup_requests for s_ in read_summaries(out.with_name(f"host.{w}.jsonl"))] == [4, 0, 0]
+    assert [s_.warmup_requests for s_ in read_summaries(out.with_name("host.forward-sweep.jsonl"))] == [4, 0, 0]
     p = load_profile(out)
     carried = load_profile(default_profile_path()).backends["guidance"].engine_fill
     m = p.measured_speed
@@ -398,6 +398,8 @@ def test_the_default_plan_traces_more_outputs_in_the_former_trace_time():
 
 
 def test_the_budget_trims_the_plan_in_order():
+    from dataclasses import replace
+
     from maskcost.validate.plan import LivePlan, fit_to_budget
     full = LivePlan()
     assert full.context_concurrency == (8, 128, 256)
@@ -419,6 +421,12 @@ def test_the_budget_trims_the_plan_in_order():
     many, fewer = full.estimate_s(30, 2), fit_to_budget(full, 1.0, 30, 2).estimate_s(30, 2)  # thirty schemas
     assert fewer["host"] < 0.7 * many["host"] and fewer["outputs"] < many["outputs"]
     assert least.speed_concurrency == full.speed_concurrency  # the speed sweep always stays
+    # ten schemas: a round fewer leaves the speed points short of outputs, and their own points cost more than
+    # the round saves: that trim is skipped
+    before = replace(full, context=False, prefill_pads=(), frontend=False, forward_concurrency=(1, 8, 64, 128, 256))
+    assert sum(replace(before, rounds=2).estimate_s(10, 2).values()) > sum(before.estimate_s(10, 2).values())
+    assert fit_to_budget(full, 1.0, 10, 2).rounds == 3 and fit_to_budget(full, 1.0, 6, 2).rounds == 2
+    assert full.outputs_short(3) == 0 and full.outputs_short(20) > 0  # 512 requests a schema of 3; 77 of 20
 
 
 def test_without_the_calibrate_extra_a_schema_is_a_one_line_error(tmp_path):
@@ -572,7 +580,9 @@ def test_calibrate_traces_its_speed_points_outputs_and_tops_up_a_schema_short_of
     bad = SchemaEntry("bad", "user", {"type": "nope"}, ())
     said: list[str] = []
     assert compilable(vocab, [plain, bad, any_], ["xgrammar"], said.append) == {"xgrammar": [plain, any_]}
-    assert len(said) == 1 and said[0].startswith("calibrate: xgrammar: bad is not sent to the server: invalid JSON")
+    assert not said  # (no xgrammar server named: the traces say it later)
+    compilable(vocab, [plain, bad, any_], ["xgrammar"], said.append, said_for={"xgrammar"})
+    assert len(said) == 1 and said[0].startswith("calibrate: bad is not sent to the xgrammar server: invalid JSON")
     plan = LivePlan(outputs_per_schema=4, outputs_concurrency=4, min_requests=2)
     speed, own = tmp_path / "speed.jsonl", tmp_path / "o.jsonl"
     with FakeServer(eng) as srv:
@@ -586,6 +596,39 @@ def test_calibrate_traces_its_speed_points_outputs_and_tops_up_a_schema_short_of
     assert [p.config["schemas"] for p in read_summaries(own)] == [["any"]]
     assert {k: len(v) for k, v in got.items()} == {"plain": 4, "any": 4}
     assert all(isinstance(x, list) and x for x in got["plain"])  # token ids, read back from the chunks
+
+
+def test_the_speed_points_warm_every_schema_once_resume_warm_and_set_an_unfinished_point_aside(vocab, tmp_path):
+    """calibrate's speed points: only the schemas a backend compiles are sent; a server is warmed (one request
+    of every schema at least) before the first point a run measures on it, also when it resumes after points
+    found on file; a point cut short leaves its raw records aside, not mixed with its rerun's."""
+    from fake_server import FakeEngine, FakeServer
+
+    from maskcost.calibrate.run import compilable
+    from maskcost.records import read_raw_records, read_summaries
+    from maskcost.validate.plan import LivePlan
+    from maskcost.validate.server_calibration import SpeedSweeps
+    from maskcost.validate.sweep import PointSpec, set_aside_unfinished, warm_specs
+    ids = [f"s{i}" for i in range(5)]
+    entries = [SchemaEntry(i, "user", PLAIN, ()) for i in ids] + [SchemaEntry("bad", "user", {"type": "nope"}, ())]
+    warm = warm_specs(PointSpec("on", 48, 0, 144), entries[:5], 4, 64, 16, seed=0)
+    assert {r.schema_id for r in warm} == set(ids) and len(warm) >= 5  # every grammar compiled before the point
+    eng = FakeEngine('{"name": "Al", "ok": true}', base_step_ms=1.0, per_request_ms=0.05)
+    side = lambda what: tmp_path / f"h.{what}.jsonl"  # noqa: E731
+    plan = LivePlan(speed_concurrency=(3, 2), rounds=2, min_requests=6)
+    with FakeServer(eng) as srv:
+        on = compilable(vocab, entries, ["xgrammar"], said_for={"xgrammar"})
+        SpeedSweeps(srv.url, "xgrammar", {}, on, side, plan, 0).run([PointSpec("on", 3, 0, 6)])
+        again = SpeedSweeps(srv.url, "xgrammar", {}, on, side, plan, 0)  # a second run: the first point on file
+        again.run([PointSpec("on", 3, 0, 6), PointSpec("on", 2, 0, 6)])
+    got = {s.point: s for s in read_summaries(side("speed-sweep"))}
+    assert got["on-c3-r0"].warmup_requests >= 5 and got["on-c2-r0"].warmup_requests >= 5
+    assert {r["schema_id"] for r in read_raw_records(tmp_path / "h.speed-sweep.raw.jsonl")} <= set(ids)  # no "bad"
+    raw = tmp_path / "x.raw.jsonl"
+    raw.write_text('{"point": "on-c3-r0"}\n{"point": "on-c2-r0"}\n{"point": "on-c2')  # c2 cut short
+    set_aside_unfinished(raw, {"on-c2-r0"})
+    assert raw.read_text() == '{"point": "on-c3-r0"}\n'
+    assert (tmp_path / "x.aborted.raw.jsonl").read_text() == '{"point": "on-c2-r0"}\n{"point": "on-c2'
 
 
 def test_a_user_schemas_compile_is_carried_by_the_profiles_own_tier_compiles(tmp_path, monkeypatch):

@@ -64,9 +64,11 @@ def _pools(be, vocab: Vocab, ok: list, outs: dict[str, list] | None, pool_worker
     return pool, saving
 
 
-def compilable(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], log=print) -> dict[str, list[SchemaEntry]]:
+def compilable(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], log=print,
+               said_for: set[str] = frozenset()) -> dict[str, list[SchemaEntry]]:
     """The schemas each backend compiles (a JSON schema, and its grammar built), by backend: what a live
-    calibration sends a server before it traces anything; each one left out is said in one line."""
+    calibration sends the server of that backend before it traces anything; for the backends in `said_for`
+    (those with a server), each one left out is said in one line (the traces say the others' later)."""
     out: dict[str, list[SchemaEntry]] = {}
     for b in backends:
         be, out[b] = make_backend(b, vocab), []
@@ -77,9 +79,9 @@ def compilable(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], lo
                     be.compile(e.schema, cache=True)
                 except Exception as ex:  # the backend's own words, one line (as trace_schema says them)
                     problem = f"compile failed: {(str(ex).splitlines() or [type(ex).__name__])[0][:300]}"
-            if problem:
-                log(f"calibrate: {b}: {e.schema_id} is not sent to the server: {problem}")
-            else:
+            if problem and b in said_for:
+                log(f"calibrate: {e.schema_id} is not sent to the {b} server: {problem}")
+            elif not problem:
                 out[b].append(e)
     return out
 

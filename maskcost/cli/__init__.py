@@ -40,7 +40,12 @@ def main(argv: list[str] | None = None) -> int:
     args = Options(**vars(build_parser().parse_args(argv)), run_command=main)
     try:
         return args.func(args)
-    except BrokenPipeError:  # the reader went away (`maskcost ... | head`): no more output, no error line
+    except KeyboardInterrupt:  # Ctrl-C: what finished is on file (sweeps append as they go)
+        print(f"maskcost {args.cmd}: interrupted; what finished is kept: the same command again resumes where it "
+              f"can", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (`maskcost ... | head`): no more output, no error line (a
+        # server's closed socket reaches here as httpx's own errors, which the sweeps turn into one line)
         sys.stdout = open(os.devnull, "w")  # (what Python flushes at exit goes nowhere)
         return 1
     except ImportError as e:  # the calibrate extra (xgrammar, llguidance) is not installed

@@ -20,7 +20,8 @@ def _check(args) -> int:
           f"{len(p.forward.points)} forward points, host {p.host.cpu_model} (nproc {p.host.nproc})")
     took, est = p.provenance.get("phases_s"), p.provenance.get("phases_estimate_s") or {}
     if took:  # (calibrate --base-url's own phases; the speed points between the schema-off ones count as speed)
-        print(f"  calibrated in {p.provenance.get('wall_s', sum(took.values())):.0f} s (estimated {sum(est.values()):.0f}): "
+        print(f"  calibrated in {p.provenance.get('wall_s', sum(took.values())):.0f} s (estimated {sum(est.values()):.0f})"
+              + (", its last run only (it resumed one cut short)" if p.provenance.get("resumed") else "") + ": "
               + ", ".join(f"{k} {v:.0f} s ({est.get(k, 0):.0f})" for k, v in took.items() if v or est.get(k)))
     from ..calibrate.fill import spread_line
     from ..calibrate.run import straddle_split

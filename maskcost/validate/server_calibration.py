@@ -26,6 +26,7 @@ same command resumes where the first stopped.
 from __future__ import annotations
 
 import statistics
+import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,7 +44,7 @@ from ..calibrate.run import (argv, build_profile, calibrate_backends, compilable
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
 from ..model.config import EngineConfig
-from ..records import SweepSummary, itl_ms, raw_records_path
+from ..records import SweepSummary, itl_ms, raw_records_path, read_summaries
 from .client import ServerError
 from .hostspeed import attach_itl_speeds, solve_factor
 from .plan import LivePlan
@@ -142,11 +143,13 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     others = {b: pv["base_url"] for b, pv in other_prov.items()}
     cfg = _served_version(cfg, prov)
     base, base_note = engine_side_base(engine_from, prov.get("version"), default_path)
-    stem = out.name.split(".")[0]
-    side = lambda what: out.with_name(f"{stem}.{what}.jsonl")  # noqa: E731  (the sweeps beside the profile)
-    apply = apply_or_copied(vocab.size, base, notes)  # the GPU's mask apply, the server idle (or one line now)
-    speed = SpeedSweeps(base_url, cfg.backend, others, compilable(vocab, entries, backends, log), side, plan, seed)
+    side = lambda what: out.with_name(f"{out.name.split('.')[0]}.{what}.jsonl")  # noqa: E731  (beside the profile)
+    resumed = side("forward-sweep").exists()  # (the phases' seconds are then this invocation's only)
     with _Progress(plan.estimate_s(len(entries), len(backends), 1 + len(others)), log) as done:
+        apply = apply_or_copied(vocab.size, base, notes)  # the GPU's mask apply, the server idle (or one line now)
+        speed = SpeedSweeps(base_url, cfg.backend, others, compilable(vocab, entries, backends, done.write,
+                                                                      said_for={cfg.backend, *others}), side, plan, seed)
+        done("setup")
         # the server, schema off, with the schema-on speed points between its phases; then the last of those
         fwd, forward = schema_off_forward(base_url, plan, cfg, prov, side, seed, speed.interleaved(done))
         speed.run(speed.specs())
@@ -162,8 +165,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
                                    log=lambda m: tqdm.write(m), outputs_by_backend=outputs)
         costs = {b: replace(c, output_sources=tuple((sid, whose_outputs(src, b, cfg.backend, prov["base_url"], others))
                                                     for sid, src in c.output_sources)) for b, c in costs.items()}
-        done("host")
         costs, forward = engine_side(base, base_note, host.bench_us, costs, forward, vocab, entries, outputs, notes)
+        done("host")
         notes.append(f"server: {prov['base_url']} (version {prov.get('version')}); calibrated with {' '.join(argv())}")
         p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes, entries)
         if base is not None:
@@ -179,6 +182,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
                 p = fit_backend_fill(p, cfg, b, speed.got[b], u)
         done("speed", ended=False)  # (the speed read, as estimate_s counts it)
         p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1), **done.provenance(),
+                                   **({"resumed": True} if resumed else {}),
                                    "server_engine": served_engine(cfg, prov, other_prov)})
     save_profile(p, out)
     load_profile(out)  # what --check reads: the file as written
@@ -213,9 +217,12 @@ class _Progress:
     def __call__(self, phase: str, ended: bool = True) -> None:
         """`phase` took the time since the last call; `ended`: its estimate goes onto the bar."""
         now = time.monotonic()
-        self.took[phase], self.t = self.took[phase] + now - self.t, now
+        self.took[phase], self.t = self.took.get(phase, 0.0) + now - self.t, now
         if ended:
-            self.bar.update(round(self.est[phase]))
+            self.bar.update(round(self.est.get(phase, 0.0)))
+
+    def write(self, line: str) -> None:
+        tqdm.write(line, file=sys.stderr)
 
     def provenance(self) -> dict[str, dict[str, float]]:
         """What the profile keeps of it: each phase's seconds, measured and estimated."""
@@ -238,7 +245,7 @@ def all_outputs(speed: "SpeedSweeps", vocab: Vocab, entries: list[SchemaEntry], 
         mine = [e for e in entries if e in speed.on_entries.get(b, ())]
         got[b] = server_outputs(url, vocab, mine, speed.path(b), speed.side("outputs" if b == speed.backend
                                                                             else f"outputs-{b}"), plan, speed.seed)
-        said = outputs_note(entries, got[b], plan.outputs_per_schema)
+        said = outputs_note(mine, got[b], plan.outputs_per_schema)
         notes.append(said if b == speed.backend else f"{b}: " + said.replace("the server's", f"its server's ({url})"))
     return {b: got.get(b, got[speed.backend]) for b in backends}
 
@@ -272,8 +279,9 @@ class SpeedSweeps:
         return self.side("speed-sweep" if backend == self.backend else f"speed-sweep-{backend}")
 
     def interleaved(self, done: "_Progress") -> Callable[[str], None]:
-        """What runs after each phase against the server (the forward sweep, the prefill, the context slope):
-        the next of the first points (the last runs after them all), then done(phase)."""
+        """What runs after each phase against the server (the forward sweep, the prefill, the context slope,
+        SGLang's eager prefill): done(phase), then the next of the first points (the last runs after them all),
+        its time the speed phase's."""
         first = iter(self.specs()[:-1])
 
         def between(phase: str) -> None:
@@ -286,13 +294,15 @@ class SpeedSweeps:
 
     def run(self, specs: list[PointSpec]) -> None:
         """The points of `specs` not yet on file (a sweep resumes), on every server in turn; each server warmed
-        (its grammars compiled) before the first point this calibration runs on it only."""
+        (each of its schemas' grammars compiled) before the first point this calibration runs on it only."""
         for b, url in ((self.backend, self.base_url), *self.others.items()):
             if self.on_entries.get(b):
+                on_file = {d.point for d in read_summaries(self.path(b))} if self.path(b).exists() else set()
                 self.got[b] = run_sweep(url, specs, self.on_entries[b], self.path(b), max_tokens=self.plan.max_tokens,
                                         seed=self.seed, client_procs=self.plan.client_procs_at,
                                         warmup=0 if b in self.warmed else 4, warm_first_only=True)
-                self.warmed.add(b)
+                if any(p.key not in on_file for p in specs):
+                    self.warmed.add(b)  # (a point ran on it: warm now; one found on file warms nothing)
 
 
 def served_engine(cfg: EngineConfig, prov: dict[str, Any], other_prov: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -310,7 +320,7 @@ def schema_off_forward(base_url: str, plan: LivePlan, cfg: EngineConfig, prov: d
     """The server schema off: the forward sweep, the prefill steps (unique prompts at concurrency 1), the
     context slope (a long cached prompt) and, for an engine whose one-token prefill runs eager
     (engines.Sglang0517), concurrency-1 TTFT of the same short prompt against fresh ones; `between(phase)`
-    after each of the first three. Returns the forward sweep's summaries and the forward curve."""
+    after each. Returns the forward sweep's summaries and the forward curve."""
     off = lambda concs: [PointSpec("off", c, 0, max(plan.min_requests, plan.rounds * c)) for c in concs]  # noqa: E731
     fwd = run_sweep(base_url, off(plan.forward_concurrency), [], side("forward-sweep"), off_tokens=plan.off_tokens,
                     seed=seed, client_procs=plan.client_procs_at, warm_first_only=True)
@@ -328,6 +338,8 @@ def schema_off_forward(base_url: str, plan: LivePlan, cfg: EngineConfig, prov: d
              run_sweep(base_url, [PointSpec("off", 1, 0, plan.min_requests)], [],
                        side("eager-fresh" if unique else "eager-same"), off_tokens=16, unique_prompts=unique,
                        seed=seed)] if cfg.policy.reads_eager_prefill else []
+    if eager:
+        between("eager")
     srv = f"{prov['base_url']} (version {prov.get('version')})"
     forward = forward_from_summaries(fwd, f"schema-off sweep of {srv}: {side('forward-sweep').name}"
                                           f"{'; prefill at concurrency 1, unique prompts ' + str(list(plan.prefill_pads)) if prefill else ''}"
@@ -354,8 +366,10 @@ def read_speed(p: Profile, cfg: EngineConfig, on: list[SweepSummary], sweep_name
     rows = attach_itl_speeds(compare(p, cfg, on), p, cfg, on, requests_factor=4)
     pts = tuple((r["concurrency"], round(r["itl_speed"], 4)) for r in rows if r.get("itl_speed"))
     if not pts:
-        raise ServerError(f"calibrate: no schema-on point of {sweep_name} gave an ITL speed (the model cannot "
-                          f"match the engine's ITL there at any speed); the profile is not written")
+        short = any(not s.engine.running_mean for s in on)
+        raise ServerError(f"calibrate: no schema-on point of {sweep_name} gave an ITL speed (" + (
+            "points too short for the server's /metrics to see requests running: more --min-requests or --rounds"
+            if short else "the model cannot match the engine's ITL there at any speed") + "); the profile is not written")
     return measured_speed(pts, on, cfg, sweep_name)
 
 
@@ -459,11 +473,12 @@ def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], spee
     """The server's valid schema-on outputs by schema id, plan.outputs_per_schema of each where it gives them,
     each the token stream the engine emitted (read from the streamed chunks): those of its speed points
     (`speed_sweep`: the schemas mixed, at the loads its speed is read at), evenly spread over them; for a
-    schema short of that number, a point of its own at plan.outputs_concurrency for the rest (into `path`),
-    then up to `rounds - 1` more while still short. A schema with none keeps outputs sampled under the mask."""
+    schema with fewer than plan.outputs_enough of them, a point of its own at plan.outputs_concurrency for the
+    rest (into `path`), then up to `rounds - 1` more while still short. A schema with none keeps outputs
+    sampled under the mask."""
     want = plan.outputs_per_schema
     have = recorded_outputs(raw_records_path(speed_sweep)) if raw_records_path(speed_sweep).exists() else {}
-    todo, more = [e for e in entries if len(have.get(e.schema_id, ())) < want], {}
+    todo, more = [e for e in entries if len(have.get(e.schema_id, ())) < plan.outputs_enough], {}
     for r in range(rounds if todo else 0):
         for e in todo:
             n = max(plan.min_requests, round(1.25 * (want - len(have.get(e.schema_id, ()))

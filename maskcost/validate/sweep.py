@@ -257,6 +257,37 @@ def make_specs(point: PointSpec, entries: list[SchemaEntry], max_tokens: int, of
 
 
 
+def set_aside_unfinished(raw_path: Path, todo: set[str]) -> None:
+    """A resumed sweep's raw records of points it has no summary of (a point cut short: the server went away,
+    the run was stopped) moved to a file beside it (`*.aborted.raw.jsonl`, kept), so that the raw file holds
+    the finished points' requests only when the point runs again."""
+    if not todo or not raw_path.exists():
+        return
+    keep, aside = [], []
+    for line in raw_path.read_text().splitlines(keepends=True):
+        try:
+            (aside if json.loads(line).get("point") in todo else keep).append(line)
+        except json.JSONDecodeError:
+            aside.append(line)  # a line cut short by the stop
+    if aside:
+        with open(raw_path.with_name(raw_path.name.removesuffix(".raw.jsonl") + ".aborted.raw.jsonl"), "a") as f:
+            f.writelines(aside)
+        raw_path.write_text("".join(keep))
+
+
+def warm_specs(p: PointSpec, entries: list[SchemaEntry], warmup: int, max_tokens: int, off_tokens: int, seed: int,
+               prompt_pad: int = 0, unique_prompts: bool = False) -> list[RequestSpec]:
+    """A point's warm-up: `warmup` requests of their own, and a schema-on one of every schema (each grammar
+    compiled before the point measures)."""
+    spec = PointSpec(p.arm, p.concurrency, -1 - p.repeat, warmup)
+    got = make_specs(spec, entries, max_tokens, off_tokens, seed, prompt_pad, unique_prompts)
+    if p.arm == "on":
+        drawn = {r.schema_id for r in got}
+        got += [make_specs(spec, [e], max_tokens, off_tokens, seed, prompt_pad, unique_prompts)[0]
+                for e in entries if e.schema_id not in drawn]
+    return got
+
+
 def client_cpu_s() -> float:
     """CPU seconds this process and its finished children (the client processes of --client-procs,
     joined at the end of each point) have used."""
@@ -288,6 +319,15 @@ def _summary_record(p: PointSpec, records: list[RequestRecord], eng: dict[str, A
     return s
 
 
+def _procs_at(client_procs: int | Callable[[int], int], prompt_pad: int) -> Callable[[int], int]:
+    """run_sweep's client processes by a point's concurrency; its arguments checked (one line each)."""
+    if prompt_pad < 0:
+        raise ValueError(f"--prompt-pad {prompt_pad}: must be >= 0")
+    if not callable(client_procs) and client_procs < 1:
+        raise ValueError(f"--client-procs {client_procs}: must be >= 1")
+    return client_procs if callable(client_procs) else (lambda _c: client_procs)
+
+
 def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry], out: Path, *,
               model: str | None = None, max_tokens: int = 512, off_tokens: int = 128, unique: bool = False,
               warmup: int = 4, seed: int = 0, prompt_pad: int = 0, unique_prompts: bool = False,
@@ -295,14 +335,11 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
               config: dict[str, Any] | None = None, warm_first_only: bool = False) -> list[SweepSummary]:
     """Run every point not yet in `out` (JSON lines), appending as it goes; returns all summaries.
     `client_procs`: the client processes of every point, or of each point by its concurrency (a function:
-    calibrate's, LivePlan.client_procs_at); a point never runs more processes than streams. `warmup`
-    requests of their own before each point (the grammars compiled, the prompts' prefix cached), or before
-    the first point this call runs only (`warm_first_only`: a server already warm for the rest)."""
-    if prompt_pad < 0:
-        raise ValueError(f"--prompt-pad {prompt_pad}: must be >= 0")
-    procs_at = client_procs if callable(client_procs) else (lambda _c: client_procs)
-    if not callable(client_procs) and client_procs < 1:
-        raise ValueError(f"--client-procs {client_procs}: must be >= 1")
+    calibrate's, LivePlan.client_procs_at); a point never runs more processes than streams. A warm-up
+    before each point (`warm_specs`: `warmup` requests and one of every schema; the grammars compiled, the
+    prompts' prefix cached), or before the first point this call runs only (`warm_first_only`: a server
+    already warm for the rest); a point cut short before is measured again (set_aside_unfinished)."""
+    procs_at = _procs_at(client_procs, prompt_pad)
     base_url = base_url.rstrip("/")
     prov = server_provenance(base_url)
     model = model or prov["models"][0]
@@ -314,6 +351,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                 "client_procs": client_procs if not callable(client_procs) else "by load (each point's client_procs)",
                 "schemas": [e.schema_id for e in entries], **(config or {})}
     raw_path = out.with_name(out.name.removesuffix(".jsonl") + ".raw.jsonl")
+    set_aside_unfinished(raw_path, {p.key for p in todo})
     bench = host_bench_us() if host_bench and todo else None  # before the load, on an idle engine
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     with open(raw_path, "a") as raw, open(out, "a") as summ:
@@ -322,8 +360,8 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
             bar.set_postfix_str(p.key)
             specs = make_specs(p, entries, max_tokens, off_tokens, seed, prompt_pad, unique_prompts)
             procs = max(1, min(procs_at(p.concurrency), p.concurrency))
-            warm = make_specs(PointSpec(p.arm, p.concurrency, -1 - p.repeat, warmup), entries, max_tokens, off_tokens,
-                              seed, prompt_pad, unique_prompts) if warmup and not unique else []
+            warm = warm_specs(p, entries, warmup, max_tokens, off_tokens, seed, prompt_pad, unique_prompts) \
+                if warmup and not unique else []
             warmup = 0 if warm_first_only else warmup
             try:
                 records, eng, cpu_pct = _warm_and_run(base_url, model, p, warm, specs, unique, seed, raw, procs)
@@ -334,6 +372,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                                   f"{str(e)[:120] or 'no detail'}); {finished} finished points are in {out}: the same "
                                   f"command again resumes there") from None
             s = _summary_record(p, records, eng, cpu_pct, procs, resolved, prov, bench)
+            s["warmup_requests"] = len(warm)  # (this point's own: warm_first_only warms the first only)
             summ.write(json.dumps(s) + "\n")
             summ.flush()
             done[p.key] = SweepSummary.from_json(s)

@@ -20,7 +20,7 @@ from maskcost.validate.plan import LivePlan
 def points(d: Path) -> list[dict]:
     """Every point of a calibration's sweeps, in the order they ran."""
     out = []
-    for f in sorted(d.glob("host.*.raw.jsonl.gz")):
+    for f in sorted(f for f in d.glob("host.*.raw.jsonl.gz") if ".aborted." not in f.name):
         pts: dict = {}
         for line in gzip.open(f):
             r = json.loads(line)
