@@ -395,12 +395,14 @@ def _add_profile_args(u) -> None:
                    "profile carries their median (vLLM: the serial-fill and the fill-pool points' apart)")
     u.add_argument("--outputs-per-schema", type=int, default=LivePlan.outputs_per_schema, metavar="N",
                    help="--base-url: the server's own valid outputs traced for each schema, those its speed points "
-                        "wrote (spread over them; a schema short of them gets a point of its own), each once in place "
+                        "wrote (spread over them; a schema with fewer than three quarters of N there gets a point of its "
+                        "own), each once in place "
                         "of outputs sampled under the mask; their lengths are the requests' "
                         f"(default: {LivePlan.outputs_per_schema})")
     u.add_argument("--budget-min", type=float, help="--base-url: fit the measurement into about this many minutes "
                    "(drops, in turn: the context slope, the prefill points, the API-server fit, forward points, "
-                   "a round of each sweep, two thirds of the outputs a schema; default: the full plan)")
+                   "a round of each sweep, two thirds of the outputs a schema, each only where it shortens the "
+                   "estimate; default: the full plan)")
 
 
 def _add_host_args(h) -> None:
