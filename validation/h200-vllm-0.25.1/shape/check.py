@@ -124,6 +124,15 @@ def respeed(run: Path) -> list[dict]:
             for c in sorted(set(a) & set(b))]
 
 
+def calibrate_time(run: Path) -> dict | None:
+    """calibrate's wall time and each phase's seconds beside its own estimate (a profile that keeps them: run 8
+    on), reported without a bar (goal 210 s)."""
+    import gzip
+    prov = json.load(gzip.open(run / "xg" / "host.json.gz"))["provenance"]
+    return {k: prov.get(k) for k in ("wall_s", "phases_s", "phases_estimate_s", "resumed")} if "phases_s" in prov \
+        else None
+
+
 def score(run: Path, profile: Path | None = None) -> None:
     meas6 = measured(run, "6")
     pred = predictions(str(profile or run / "xg" / "host.json.gz"), cores6=bool(meas6),
@@ -173,6 +182,7 @@ def score(run: Path, profile: Path | None = None) -> None:
                           "median_ratio": statistics.median(g["predicted"] / g["measured"] for g in gb),
                           "basis": sorted({g.get("basis") or "-" for g in gb})}
     res["respeed"] = respeed(run)
+    res["calibrate_time"] = calibrate_time(run)
     (run / "score.json").write_text(json.dumps(res, indent=1) + "\n")
     f = lambda v, fmt="{:.2f}": "-" if v is None else fmt.format(v)
     lines = ["| backend | clients | schema | ITL measured ms (flat) | ratio measured (by repeat) | ratio predicted | "
@@ -210,6 +220,11 @@ def score(run: Path, profile: Path | None = None) -> None:
     if res["respeed"]:
         lines.append("calibrate's speed points run again at once (ITL ms, calibrate's -> again): " + ", ".join(
             f"c{r['load']} {r['calibrate_ms']:.1f} -> {r['again_ms']:.1f} ({r['change_pct']:+.0f}%)" for r in res["respeed"]))
+    if res["calibrate_time"]:
+        t = res["calibrate_time"]
+        lines.append(f"calibrate: {t['wall_s']:.0f} s (goal 210 s; its estimate {sum(t['phases_estimate_s'].values()):.0f} s"
+                     + (", resumed: its last run's phases" if t["resumed"] else "") + "): " + ", ".join(
+                         f"{k} {v:.0f} s ({t['phases_estimate_s'].get(k, 0):.0f})" for k, v in t["phases_s"].items()))
     (run / "score.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     from maskcost.plotting import save, subplots
