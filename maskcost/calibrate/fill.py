@@ -230,8 +230,7 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
     try:
         compiled, compile_cost = _compile_costs(backend, entry)
     except Exception as e:  # the backend's own words, one line
-        msg = str(e).splitlines()[0][:300] if str(e) else type(e).__name__
-        return TraceResult((), None, f"compile failed: {msg}")
+        return TraceResult((), None, compile_failed(e))
     vocab = backend.vocab
     bitmask = backend.bitmask(1)
     last_error = "no output replayed"
@@ -267,6 +266,11 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
         source += (f" ({rewrites} written by another backend's engine, re-written with this one's separators "
                    f"{backend.separators!r} and re-tokenized)")
     return TraceResult(tuple(traces), compile_cost, None, tuple(replayed), source)
+
+
+def compile_failed(e: Exception) -> str:
+    """A backend's compile error in one line, its own words."""
+    return f"compile failed: {str(e).splitlines()[0][:300] if str(e) else type(e).__name__}"
 
 
 def _what_to_replay(backend: Backend, entry: SchemaEntry, texts: list | None, sampled: int, seed: int,

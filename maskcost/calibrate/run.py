@@ -14,8 +14,8 @@ from tqdm import tqdm
 
 from . import POOL_ROWS, POOL_WORKERS
 from .backends import make_backend
-from .fill import (TraceResult, median_fills, output_json, output_text, result_from_json, result_to_json,
-                   trace_schema)
+from .fill import (TraceResult, compile_failed, median_fills, output_json, output_text, result_from_json,
+                   result_to_json, trace_schema)
 from .host import cpu_model, package_versions
 from .pool import advanced_matchers, measure_batch_fill_saving, measure_llguidance_batched, measure_vllm_pool
 from ..profile import (ApplyCost, BackendCosts, ForwardCurve, HostInfo, Profile, schema_sha256,
@@ -78,7 +78,7 @@ def compilable(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], lo
                 try:
                     be.compile(e.schema, cache=True)
                 except Exception as ex:  # the backend's own words, one line (as trace_schema says them)
-                    problem = f"compile failed: {(str(ex).splitlines() or [type(ex).__name__])[0][:300]}"
+                    problem = compile_failed(ex)
             if problem and b in said_for:
                 log(f"calibrate: {e.schema_id} is not sent to the {b} server: {problem}")
             elif not problem:

@@ -255,8 +255,6 @@ def make_specs(point: PointSpec, entries: list[SchemaEntry], max_tokens: int, of
             (entries[rng.randrange(len(entries))] for _ in range(point.requests))]
 
 
-
-
 def set_aside_unfinished(raw_path: Path, todo: set[str]) -> None:
     """A resumed sweep's raw records of points it has no summary of (a point cut short: the server went away,
     the run was stopped) moved to a file beside it (`*.aborted.raw.jsonl`, kept), so that the raw file holds
