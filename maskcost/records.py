@@ -187,7 +187,11 @@ def read_summaries(path: str | Path) -> list[SweepSummary]:
     wrong). Sweeps written before summaries carried `prompt_tokens_mean` get it from their raw records,
     where present."""
     out = []
-    for n, line in enumerate(Path(path).read_text().splitlines(), 1):
+    try:
+        text = Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"sweep {path}: cannot read ({getattr(e, 'strerror', None) or e})") from None
+    for n, line in enumerate(text.splitlines(), 1):
         if line.strip():
             try:
                 d = json.loads(line)
