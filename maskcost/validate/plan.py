@@ -120,9 +120,11 @@ def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends
     ]
     def total(p: LivePlan) -> float:
         return sum(p.estimate_s(schemas, backends, servers).values())
+    now = total(plan)
     for trim in trims:
-        if total(plan) <= budget_s:
+        if now <= budget_s:
             break
-        if total(trim(plan)) < total(plan):  # (a round fewer can cost more: outputs points of their own)
-            plan = trim(plan)
+        cut = trim(plan)
+        if (then := total(cut)) < now:  # (a round fewer can cost more: outputs points of their own)
+            plan, now = cut, then
     return plan

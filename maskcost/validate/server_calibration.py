@@ -477,7 +477,7 @@ def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], spee
     rest (into `path`), then up to `rounds - 1` more while still short. A schema with none keeps outputs
     sampled under the mask."""
     want = plan.outputs_per_schema
-    have = recorded_outputs(raw_records_path(speed_sweep)) if raw_records_path(speed_sweep).exists() else {}
+    have = recorded_outputs(raw_records_path(speed_sweep), vocab) if raw_records_path(speed_sweep).exists() else {}
     todo, more = [e for e in entries if len(have.get(e.schema_id, ())) < plan.outputs_enough], {}
     for r in range(rounds if todo else 0):
         for e in todo:
@@ -489,8 +489,7 @@ def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], spee
         todo = [e for e in todo if len(have.get(e.schema_id, ())) + len(more.get(e.schema_id, ())) < want]
         if not todo:
             break
-    have = recorded_outputs(raw_records_path(speed_sweep), vocab) if have else {}
-    more = recorded_outputs(raw_records_path(path), vocab) if more else {}
+    more = recorded_outputs(raw_records_path(path), vocab) if more else {}  # (counted above, read as tokens now)
     both = {e.schema_id: spread(have.get(e.schema_id, []), want) + more.get(e.schema_id, []) for e in entries}
     return {sid: outs[:want] for sid, outs in both.items() if outs}
 
