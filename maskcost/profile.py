@@ -493,6 +493,9 @@ def _profile_from_dict(d: dict[str, Any], where: str) -> Profile:
     if not isinstance(d, dict):
         raise ProfileError(f"{where}: not a JSON object")
     v = d.get("maskcost_profile_version")
+    if v is None:
+        raise ProfileError(f"{where}: not a maskcost profile (no maskcost_profile_version; `maskcost calibrate` "
+                           f"writes one)")
     if v not in READABLE_VERSIONS:
         raise ProfileError(f"{where}: maskcost_profile_version is {v!r}, this maskcost reads "
                            f"{', '.join(map(str, READABLE_VERSIONS))}")

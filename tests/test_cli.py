@@ -32,9 +32,38 @@ def test_predict_on_the_default_profile_writes_json_png_and_trace(tmp_path):
     assert {"GPU", "engine thread"} <= names
 
 
+def test_a_short_run_a_core_count_beyond_the_hosts_and_a_trace_are_said(tmp_path):
+    """A point whose ITL did not settle is named with what settles it; --cores above the cpu_count the engine
+    sizes its pools from is said; the trace file is announced; a zero default is shown in the help."""
+    r = mc("predict", "--concurrency", "64", "--requests", "100", "--cores", "32", "--no-band", "--trace",
+           str(tmp_path / "t.json"))
+    assert r.returncode == 0, r.stderr
+    assert "note: --cores 32 is more than the cpu_count 16" in r.stdout
+    assert "point(s) ran too short for their ITL to settle" in r.stdout and "--precision 0.05" in r.stdout
+    assert f"wrote {tmp_path / 't.json'}: the first point's steps" in r.stdout
+    r = mc("predict", "--concurrency", "8", "--precision", "0.05", "--no-band")
+    assert r.returncode == 0 and "too short" not in r.stdout
+    helped = " ".join(mc("predict", "--help").stdout.split())
+    assert "--prompt-cached-tokens PROMPT_CACHED_TOKENS of which" in helped
+    assert "(default: 0)" in helped.split("--prompt-cached-tokens PROMPT_CACHED_TOKENS of which")[1][:300]
+
+
 def test_bad_inputs_are_one_line_errors(tmp_path):
     r = mc("predict", "--profile", str(tmp_path / "missing.json"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "missing.json: cannot read" in r.stderr
+    (tmp_path / "s.json").write_text('{"type": "object"}')
+    r = mc("predict", "--profile", str(tmp_path / "s.json"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--profile" in r.stderr and "not a maskcost profile" \
+        in r.stderr
+    for flags, said in ((("--requests", "0"), "--requests 0: must be >= 1"), (("--cores", "0"), "--cores 0: must be"),
+                        (("--structured-fraction", "1.5"), "--structured-fraction 1.5: must be in [0, 1]"),
+                        (("--spec-acceptance", "2"), "--spec-acceptance 2.0: must be in [0, 1]"),
+                        (("--prompt-lengths", "uniform:5"), "--prompt-lengths uniform:5: expected")):
+        r = mc("predict", "--concurrency", "8", *flags)  # one line, no other output before it
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and said in r.stderr and not r.stdout, (flags, r)
+    r = mc("predict", "--concurency", "8")
+    assert r.returncode == 2 and r.stderr.splitlines()[-1] == ("maskcost predict: error: unrecognized arguments: "
+                                                             "--concurency 8 (did you mean --concurrency?)")
     r = mc("predict", "--schema-id", "nope/nope", "--concurrency", "1")
     assert r.returncode == 2 and "--schema-id nope/nope: not in the profile" in r.stderr
     r = mc("calibrate", "--check", str(tmp_path / "missing.json"))
@@ -107,7 +136,10 @@ def test_predict_reads_the_cpu_speed_from_reports(tmp_path):
     r = mc("predict", *same, "--cpu-speed-from-report", str(b))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "no point with an ITL speed" in r.stderr
     r = mc("predict", *same, "--cpu-speed-from-report", str(tmp_path / "none.json"))
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "none.json: not a `maskcost report`" in r.stderr
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "none.json: cannot read" in r.stderr
+    b.write_text("[1, 2]")
+    r = mc("predict", *same, "--cpu-speed-from-report", str(b))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "not a `maskcost report` report.json" in r.stderr
     r = mc("predict", *same, "--cpu-speed", "0.9", "--cpu-speed-from-report", str(a))
     assert r.returncode == 2 and "give it or --cpu-speed, not both" in r.stderr
 

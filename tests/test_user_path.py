@@ -62,6 +62,33 @@ def test_a_schema_without_examples_is_traced_from_outputs_sampled_under_the_mask
     assert all(t[-1] == vocab.eos_id for t in a.tokens)  # a bounded schema closes
 
 
+def test_sampled_outputs_that_never_close_are_said_to(vocab):
+    """An unbounded value (a number, a string with no maxLength) never closes under a random pick: the trace's
+    source says how many outputs were cut unfinished, and a bounded schema's says nothing of it."""
+    unbounded = {"type": "object", "properties": {"price": {"type": "number"}}, "required": ["price"]}
+    r = trace_schema(make_backend("xgrammar", vocab), SchemaEntry("u", "user", unbounded, ()), repeats=1)
+    cut = sum(t[-1] != vocab.eos_id for t in r.tokens)
+    assert r.error is None and cut >= 1 and f"{cut} of 4 cut unfinished at 256 tokens" in r.source
+    assert "unfinished" not in trace_schema(make_backend("xgrammar", vocab), SchemaEntry("p", "user", PLAIN, ()),
+                                            repeats=1).source
+
+
+def test_a_local_profile_keeps_the_in_engine_side_of_the_profile_it_starts_from(tmp_path):
+    """calibrate --schema F --engine-from P (no server): this CPU's traces, and P's forward curve, in-engine fill
+    factors and band, as calibrate --base-url carries them; the CPU and the traces are this host's."""
+    f = tmp_path / "plain.json"
+    f.write_text(json.dumps(PLAIN))
+    out = tmp_path / "here.json.gz"
+    r = mc("calibrate", "--schema", str(f), "--engine-from", str(default_profile_path()), "--backend", "guidance",
+           "--out", str(out), "--pool-rows", "16")
+    assert r.returncode == 0, r.stderr
+    base, p = load_profile(default_profile_path()), load_profile(out)
+    ef, mine = base.backends["guidance"].engine_fill, p.backends["guidance"].engine_fill
+    assert mine is not None and mine.serial_factor == pytest.approx(ef.serial_factor, rel=0.35)
+    assert p.engine_speeds == base.engine_speeds and p.forward.points == base.forward.points
+    assert any("in-engine factors from" in n for n in p.provenance["notes"])
+
+
 def test_an_invalid_schema_is_named_as_such(vocab):
     assert "invalid JSON schema" in schema_problem({"type": "nosuchtype"})
     assert schema_problem(PLAIN) is None and schema_problem(TIERS["deep"].schema) is None

@@ -43,6 +43,7 @@ def rewritten(backend: Backend, output: str | list[int]) -> list[int] | None:
 
 # outputs drawn under the mask for a schema that has no examples and no recorded outputs
 DEFAULT_SAMPLED = 4
+SAMPLED_MAX_TOKENS = 256  # a stream drawn under the mask is cut here (an unbounded value never closes)
 
 
 def in_string_value(token_bytes: list[bytes]) -> tuple[bool, ...]:
@@ -189,7 +190,7 @@ def median_fills(backend: Backend, compiled: Any, tokens: list[int], repeats: in
     return [statistics.median(r[j] for r in runs) for j in range(len(tokens))]
 
 
-def sample_under_mask(backend: Backend, compiled: Any, seed: int, max_tokens: int = 256,
+def sample_under_mask(backend: Backend, compiled: Any, seed: int, max_tokens: int = SAMPLED_MAX_TOKENS,
                       p_stop: float = 0.5) -> list[int]:
     """A token stream drawn under the grammar's own mask with a seeded RNG: a uniform pick among
     the allowed tokens (what a random-weight model does under a grammar), EOS with probability
@@ -265,6 +266,11 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
     if rewrites:
         source += (f" ({rewrites} written by another backend's engine, re-written with this one's separators "
                    f"{backend.separators!r} and re-tokenized)")
+    cut = sum(1 for t in replayed if not texts and (not t or t[-1] != vocab.eos_id))
+    if cut:
+        source = (f"{source.removesuffix(')')}; {cut} of {len(replayed)} cut unfinished at {SAMPLED_MAX_TOKENS} "
+                  f"tokens: a value the schema leaves unbounded, a number or a string or array with no maxLength or "
+                  f"maxItems, never closes under a random pick; examples in the file price what a model writes)")
     return TraceResult(tuple(traces), compile_cost, None, tuple(replayed), source)
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from .backends import make_backend
 from .cache import cached_reference_compiles, cached_trace
+from .fill import spread_words
 from .host import cache_dir
 from ..profile import Profile, schema_sha256
 from .schemas import SchemaEntry
@@ -30,6 +31,7 @@ class LocalSchema:
     # a compile measured here x compile_scale on the profile's host: the profile's own compiles of the
     # reference tiers over this host's (cache.cached_reference_compiles); None: by `scale` (no tier in common)
     compile_scale: float | None = None
+    known: str = ""  # how well its traced mean cost a token is known (fill.spread_words)
 
 
 def _resolve_ids(profile: Profile, entries: list[SchemaEntry], backends: list[str]
@@ -91,7 +93,8 @@ def add_local_schemas(profile: Profile, entries: list[SchemaEntry], backends: li
             r, here_us, cached = results[b, e.schema_id] = cached_trace(b, vocab, e, get_backend, seps)
             was, why = renamed.get(e.schema_id, (None, ""))
             how.append(LocalSchema(e.schema_id, b, r.source, cached, profile.host.bench_us / here_us if here_us else 0.0,
-                                   r.error, renamed_from=was, why_renamed=why, compile_scale=compile_scale[b]))
+                                   r.error, renamed_from=was, why_renamed=why, compile_scale=compile_scale[b],
+                                   known=spread_words(r.traces) if r.traces else ""))
     failed = [h for h in how if h.error]
     bad = {h.schema_id for h in failed}
     keep = [e.schema_id for e in reuse] + [e.schema_id for e in to_trace if e.schema_id not in bad]
@@ -138,6 +141,8 @@ def describe(how: list[LocalSchema]) -> list[str]:
         comp = (f"compiles x{h.compile_scale:.3f} (the profile's own compiles of the tiers over this CPU's)"
                 if h.compile_scale is not None else "compiles too")
         return (f"{head}: traced on this CPU from {h.source}, scaled x{h.scale:.3f} to the profile's CPU, {comp}; "
+                + (f"its mean cost a token known to {h.known}, more examples in the file narrow it; " if h.known
+                   else "") +
                 f"{'read from the cache' if h.cached else 'measured now and cached'} in {cache_dir()}"
                 + ("; left out: another backend could not trace it" if h.schema_id in failed else ""))
     return [line(h) for h in how]

@@ -4,6 +4,7 @@ and turns bad input into one line."""
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 
@@ -31,13 +32,26 @@ def build_parser() -> argparse.ArgumentParser:
         m.add_parser(sub)
     for p in sub.choices.values():
         p.formatter_class = HelpWithDefaults
+    ap.commands = sub.choices  # each command's own parser, by name
     return ap
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """The command line; a flag the command does not know is its error (its usage, and the nearest flag)."""
+    ap = build_parser()
+    ns, extra = ap.parse_known_args(argv)
+    if extra:
+        command = ap.commands[ns.cmd]
+        flags = [s for a in command._actions for s in a.option_strings]
+        near = difflib.get_close_matches(extra[0].split("=")[0], flags, n=1)
+        command.error(f"unrecognized arguments: {' '.join(extra)}" + (f" (did you mean {near[0]}?)" if near else ""))
+    return ns
 
 
 def main(argv: list[str] | None = None) -> int:
     # resolved once, read-only; run_command: what `campaign run` runs its steps with (cli/campaign.py), passed,
     # not imported
-    args = Options(**vars(build_parser().parse_args(argv)), run_command=main)
+    args = Options(**vars(_parse(argv)), run_command=main)
     try:
         return args.func(args)
     except KeyboardInterrupt:  # Ctrl-C: what finished is on file (sweeps append as they go)

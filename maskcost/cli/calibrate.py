@@ -144,14 +144,33 @@ def _calibrate_offline(args, vocab, entries, base, sweeps, outputs, out: Path, n
     if sampled:
         notes.append(f"outputs sampled under the mask (seed {args.seed}) for {len(sampled)} schemas without examples "
                      f"or recorded outputs: {', '.join(sampled[:10])}{' ...' if len(sampled) > 10 else ''}")
+    if base is not None:  # what no local trace can see, as calibrate --base-url takes it: base's in-engine side
+        backends, forward = _engine_side_of(base, args.engine_from, host.bench_us, backends, forward, vocab, entries,
+                                            notes)
     p = build_profile(args.name or out.name.split(".")[0], vocab, host, backends, forward, apply, argv(),
                       notes, entries)
+    if base is not None:
+        from dataclasses import replace
+        p = replace(p, engine_speeds=base.engine_speeds)
     save_profile(p, out)
     load_profile(out)  # what --check reads: the file as written
     partial.unlink(missing_ok=True)
     print(f"wrote {out}: {', '.join(f'{b}: {len(c.traces)} traces of {len(c.compiles)} schemas, {len(c.failures)} skipped' for b, c in backends.items())}"
           + (f"; {len(sampled)} schemas without examples: outputs sampled under the mask" if sampled else ""))
     return 0
+
+
+def _engine_side_of(base, engine_from: str, bench_us: float, backends: dict, forward, vocab, entries,
+                    notes: list[str]) -> tuple[dict, object]:
+    """The in-engine fill factors and the structured request's API-server cost of --engine-from, carried to
+    these traces (validate/server_calibration.engine_side), the examples standing for the server's outputs
+    where a factor's convention must be converted."""
+    from ..calibrate.fill import output_text
+    from ..validate.server_calibration import engine_side
+    outputs = {b: {e.schema_id: [output_text(x, c.traced_separators) for x in e.examples] for e in entries
+                   if e.examples} for b, c in backends.items()}
+    return engine_side(base, f"in-engine factors from {engine_from}", bench_us, backends, forward, vocab, entries,
+                       outputs, notes)
 
 
 def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
@@ -431,13 +450,14 @@ def _add_sweep_args(s) -> None:
                    help="the schema-off sweep's loads (default: 1 8 32 64 128 192 256)")
     s.add_argument("--rounds", type=int, default=3, help="requests per point = max(--min-requests, rounds x "
                    "concurrency) (default: 3)")
-    s.add_argument("--min-requests", type=int, default=16, help="(default: 16)")
+    s.add_argument("--min-requests", type=int, default=16, help="the fewest requests a sweep point sends")
     s.add_argument("--off-tokens", type=int, default=128, help="schema-off output length (default: 128)")
 
 
 def _add_finished_args(f) -> None:
     """calibrate's flags: a profile from finished sweeps (the validation campaigns)."""
-    f.add_argument("--forward-sweep", metavar="SWEEP.jsonl", help="use a finished schema-off sweep instead")
+    f.add_argument("--forward-sweep", metavar="SWEEP.jsonl", help="the forward curve from a finished schema-off "
+                   "sweep (`maskcost sweep --arms off`), instead of sweeping a live server (--base-url)")
     f.add_argument("--sync-sweep", metavar="SWEEP.jsonl", help="schema-off sweep of the same server with "
                                                               "--no-async-scheduling")
     f.add_argument("--prefill-sweep", nargs="+", metavar="SWEEP.jsonl", help="schema-off sweeps at concurrency 1 "
@@ -453,7 +473,10 @@ def _add_finished_args(f) -> None:
                    "--server-backend, --server-cores and --max-num-seqs say (default: none fitted)")
     f.add_argument("--frontend", action="store_true", help="--engine-only: fit the API server's per-token and "
                    "per-request costs on the --forward-sweep (TTFT and running count under load)")
-    f.add_argument("--engine-from", metavar="PROFILE", help="take forward and apply costs from this profile")
+    f.add_argument("--engine-from", metavar="PROFILE", help="take the GPU side (forward curve, mask apply) and the "
+                   "in-engine factors from this profile (e.g. maskcost/profiles/default.json.gz); with --base-url, "
+                   "the in-engine factors only (default: the embedded profile's, where its vLLM version is the "
+                   "server's)")
     f.add_argument("--engine-note", help="engine flags/GPU to record with the forward curve")
     f.add_argument("--variant-compile", action="store_true",
                    help="add the near-identical-variant compile time of --engine-from's schemas (measured here, "

@@ -292,7 +292,13 @@ def cmd_campaign(args) -> int:
 
 def add_parser(sub) -> None:
     p = sub.add_parser("campaign", help="a pre-registered live check from a campaign file: register it, run it "
-                                        "against a live server, score it")
+                                        "against a live server, score it",
+                       epilog="A campaign file is JSON: name, schemas (files beside it) or tools, tokenizer, server "
+                              "{engine, engine_version, backend, max_num_seqs, flags, env}, held_out (the loads "
+                              "scored), metric, bar_pct, repeats, calibrate_args; or arms (several servers, each with "
+                              "its own name, server and held_out); profile (shipped or a file: calibrate nothing) "
+                              "with speed_loads, read_bar_pct, interval_min_inside. Examples: "
+                              "validation/*/campaign*.json; every field: maskcost/validate/campaign.py.")
     p.add_argument("action", choices=["register", "run", "score"],
                    help="register: write the registration; run: the three GPU-host commands and the score; "
                         "score: score a finished run again")

@@ -114,8 +114,8 @@ class HelpWithDefaults(argparse.HelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str:
         h = action.help or ""
         d = action.default
-        if (action.option_strings and "default" not in h and d not in (None, False, argparse.SUPPRESS)
-                and not isinstance(action, argparse._HelpAction)):
+        if (action.option_strings and "default" not in h and d is not None and d is not False
+                and d != argparse.SUPPRESS and not isinstance(action, argparse._HelpAction)):
             shown = " ".join(map(str, d)) if isinstance(d, (list, tuple)) else ("on" if d is True else str(d))
             h = f"{h} (default: {shown.replace('%', '%%')})".strip()
         return h

@@ -7,11 +7,16 @@ import itertools
 from dataclasses import dataclass
 
 from ..model.engines import shipped_profile_path
-from ..profile import Profile, load_profile
+from ..profile import Profile, ProfileError, load_profile
 
 def _profile(args) -> Profile:
-    p = load_profile(args.profile or shipped_profile_path(getattr(args, "engine", ()),
-                                                         getattr(args, "engine_version", None)))
+    if args.profile:
+        try:
+            p = load_profile(args.profile)
+        except ProfileError as e:
+            raise ProfileError(f"--profile {e}") from None
+    else:
+        p = load_profile(shipped_profile_path(getattr(args, "engine", ()), getattr(args, "engine_version", None)))
     for b in args.backend:
         if b not in p.backends:
             raise ValueError(f"--backend {b}: the profile '{p.name}' has no {b} costs (it has "
@@ -89,13 +94,18 @@ def host_terms(args, profile: Profile) -> dict:
 
 def _engine_configs(args, profile: Profile, speeds: Speeds):
     cores_list = args.cores or [profile.host.nproc]
+    counts = args.cpu_count or [profile.host.os_cpu_count]
+    if max(cores_list) > min(counts):
+        which = "--cpu-count" if args.cpu_count else "the profile host's"
+        print(f"note: --cores {max(cores_list)} is more than the cpu_count {min(counts)} the engine sizes its pools "
+              f"from ({which}); for a host that large give --cpu-count too")
     out = []
     for engine in args.engine:
         version = engine_version(args, profile, engine)[0]
         for backend in args.backend:
             for mns in args.max_num_seqs:
                 for cores in cores_list:
-                    for cpu_count in (args.cpu_count or [profile.host.os_cpu_count]):
+                    for cpu_count in counts:
                         for k in args.spec_tokens:
                             for speed, replicas, quota in itertools.product(
                                     speeds.cpu, getattr(args, "replicas", None) or [1],
@@ -135,7 +145,8 @@ def _add_engine_args(p: argparse.ArgumentParser, search: dict[str, str] | None =
     p.add_argument("--engine-version", metavar="V", help=h("--engine-version", "whose mechanisms run: " + versions
                    + " (default: the version the profile was calibrated against where modelled, else the first)"))
     p.add_argument("--backend", nargs="+", default=[d.backend], choices=["xgrammar", "guidance", "gbnf"],
-                   help=h("--backend", "gbnf: llama.cpp's own grammar sampler (a black-box profile)"))
+                   help=h("--backend", "the grammar backend whose costs run (several: a point each): xgrammar, guidance "
+                          "(llguidance), or gbnf, llama.cpp's own grammar sampler (a black-box profile)"))
     p.add_argument("--max-num-seqs", type=int, nargs="+", default=[d.max_num_seqs], help=h("--max-num-seqs", "the engine's cap on running requests (vLLM --max-num-seqs, SGLang "
                                                         "--max-running-requests)"))
     p.add_argument("--cores", type=int, nargs="+", help=h("--cores", "cores the server may use (default: the profile host's)"))
@@ -150,14 +161,15 @@ def _add_engine_args(p: argparse.ArgumentParser, search: dict[str, str] | None =
     p.add_argument("--spec-acceptance", type=float, default=d.spec_acceptance,
                    help="speculative decoding: the chance each draft token is accepted")
     p.add_argument("--spec-draft-rate", type=float, default=d.spec_draft_rate,
-                   help="fraction of decode rows with drafts per step (EAGLE 1; ngram: as measured)")
+                   help="fraction of decode rows with drafts per step (EAGLE drafts every row: 1; for ngram give the share "
+                        "your server's metrics show)")
     p.add_argument("--spec-method", default=d.spec_method, choices=list(SPEC_METHODS),
                    help="speculative decoding's drafter (vLLM turns async scheduling off with ngram)")
     p.add_argument("--async-scheduling", action=argparse.BooleanOptionalAction, default=d.async_scheduling,
                    help=h("--async-scheduling", "vLLM's async scheduling (SGLang: the overlap scheduler); "
                           "--no-async-scheduling: the sync step"))
     p.add_argument("--max-num-batched-tokens", type=int, default=d.max_num_batched_tokens,
-                   help="token budget of one step: decode rows + prefill chunks (vLLM's default on an H200)")
+                   help="token budget of one step: decode rows + prefill chunks (the default is vLLM's on an H200)")
     p.add_argument("--xgrammar-cache-mb", type=int, default=d.xgrammar_cache_mb, metavar="MB",
                    help="vLLM's compiled-grammar cache (VLLM_XGRAMMAR_CACHE_MB, LRU by bytes; 0: only the grammar "
                         "compiled last is kept, so schemas in turn compile every time)")

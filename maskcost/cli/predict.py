@@ -14,6 +14,8 @@ from .engine_args import (SOURCE_WORDS, Speeds, _add_engine_args, _add_speed_sou
                           engine_version, given_or_own_speeds)
 
 PRECISION_CAP = 10  # with --precision and no --requests, a point runs at most this many times the default
+DEFAULT_CONCURRENCY = (1, 8, 32, 64, 128, 160, 192, 256)  # the loads of a run given neither --concurrency nor --rate
+UNSETTLED_CI = 0.10  # a point whose ITL's 95% half-width is over this share of its mean is said to be unsettled
 
 
 def _workloads(args, schema_ids: tuple[str, ...], requests=None):
@@ -23,14 +25,18 @@ def _workloads(args, schema_ids: tuple[str, ...], requests=None):
     from ..model.predict import default_requests
     loads = [("c", c) for c in (args.concurrency or [])] + [("r", r) for r in (args.rate or [])]
     if not loads:
-        loads = [("c", c) for c in (1, 8, 32, 64, 128, 160, 192, 256)]
+        loads = [("c", c) for c in DEFAULT_CONCURRENCY]
+
+    def count(clients: int | None) -> int:
+        if args.requests is not None:
+            return args.requests  # (0 or less: Workload says so)
+        if requests:
+            return requests(clients)
+        return (PRECISION_CAP if args.precision else 1) * default_requests(clients)
     return [Workload(concurrency=v if kind == "c" else None, rate_per_s=v if kind == "r" else None,
-                     requests=args.requests or (requests(v if kind == "c" else None) if requests else
-                                                (PRECISION_CAP if args.precision else 1) * default_requests(
-                                                    v if kind == "c" else None)),
+                     requests=count(v if kind == "c" else None),
                      prompt_tokens=args.prompt_tokens, prompt_cached_tokens=args.prompt_cached_tokens,
-                     prompt_lengths=args.prompt_lengths,
-                     output_tokens=args.output_tokens,
+                     prompt_lengths=args.prompt_lengths, output_tokens=args.output_tokens,
                      unstructured_lengths=args.unstructured_lengths,
                      structured_fraction=args.structured_fraction, schemas=schema_ids,
                      unique_schemas=args.unique_schemas, schema_order=args.schema_order, seed=args.seed,
@@ -208,21 +214,29 @@ def load_inputs(args, profile=None, say_mechanisms: bool = True) -> Inputs:
         # only schemas every requested backend could compile
         for b in args.backend[1:]:
             schema_ids = tuple(s for s in schema_ids if s in set(profile.schema_ids(b)))
-    for engine in args.engine if say_mechanisms else ():
+    if say_mechanisms:
+        say_engines(args, profile, local)
+    return Inputs(profile, schema_ids, local, speed_from, speeds)
+
+
+def say_engines(args, profile, local: list) -> None:
+    """Whose mechanisms each --engine runs, and where its pinned libraries differ from the traces'."""
+    for engine in args.engine:
         version, why = engine_version(args, profile, engine)
         print(f"mechanisms: {engine} {version} ({why}; model/engines.py)")
         _say_pins(engine, version, profile, local)
-    return Inputs(profile, schema_ids, local, speed_from, speeds)
 
 
 def cmd_predict(args) -> int:
     from ..model.predict import grid, plot_overhead
-    profile, schema_ids, local, speed_from, speeds = load_inputs(args)
     if args.scheduler and args.executor != "dask":
         raise ValueError(f"--scheduler {args.scheduler}: only with --executor dask")
+    profile, schema_ids, local, speed_from, speeds = load_inputs(args, say_mechanisms=False)
+    configs, loads = _engine_configs(args, profile, speeds), _workloads(args, schema_ids)  # (bad flags: one line)
+    say_engines(args, profile, local)
     stream, done = _partial(args, profile)
     try:
-        points = grid(profile, _engine_configs(args, profile, speeds), _workloads(args, schema_ids),
+        points = grid(profile, configs, loads,
                       trace_out=Path(args.trace) if args.trace else None, band=args.band, done=done,
                       on_point=_streamer(stream) if stream else None, executor=args.executor,
                       scheduler=args.scheduler)
@@ -240,6 +254,9 @@ def cmd_predict(args) -> int:
     if unsettled:
         print(f"note: {len(unsettled)} point(s) sharing a host did not settle in {unsettled[0].host_share['rounds']} "
               f"rounds (model/host_share.py): their figures are the last round's")
+    _say_unsettled(points, args)
+    if args.trace:
+        print(f"wrote {args.trace}: the first point's steps, a lane per thread (chrome://tracing or ui.perfetto.dev)")
     result = {"profile": {"name": profile.name, "created_utc": profile.created_utc, "host": profile.host.__dict__,
                           "provenance": profile.provenance},
               "command": "maskcost " + " ".join(os.sys.argv[1:]), "cpu_speed_from_report": speed_from,
@@ -256,12 +273,28 @@ def cmd_predict(args) -> int:
     return 0
 
 
+def _say_unsettled(points: list, args) -> None:
+    """A note naming the points whose run was too short for their ITL to settle (its 95% interval wider than
+    UNSETTLED_CI of the mean): their p50, p99 and TTFT move more than the mean."""
+    loose = [p for p in points if p.itl_ms_ci95 is not None and p.itl_ms_mean and
+             p.itl_ms_ci95 > UNSETTLED_CI * p.itl_ms_mean]
+    if loose:
+        worst = max(loose, key=lambda p: p.itl_ms_ci95 / p.itl_ms_mean)
+        more = "more --requests" if args.precision else "--precision 0.05 (or more --requests)"
+        print(f"note: {len(loose)} point(s) ran too short for their ITL to settle (±95% over "
+              f"{100 * UNSETTLED_CI:.0f}% of the mean; {worst.engine} {worst.backend} at "
+              f"{worst.concurrency if worst.concurrency is not None else f'rate {worst.rate_per_s}'}: "
+              f"±{100 * worst.itl_ms_ci95 / worst.itl_ms_mean:.0f}%): their p50, p99 and TTFT move more still; {more} "
+              f"runs a point until it settles")
+
+
 def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, requests_help: str | None = None) -> None:
     """The load and schema flags predict and advise share; their defaults are Workload's."""
     from ..model.config import Workload
     w = Workload()  # the load flags' defaults are its own
     p.add_argument("--concurrency", type=int, nargs="+", help=concurrency_help)
-    p.add_argument("--rate", type=float, nargs="+", help="open-loop Poisson arrivals per second")
+    p.add_argument("--rate", type=float, nargs="+", help="open-loop Poisson arrivals per second (default: none; "
+                   f"with neither --rate nor --concurrency, the concurrencies {' '.join(map(str, DEFAULT_CONCURRENCY))})")
     p.add_argument("--requests", type=int, help=requests_help or "requests per point (default max(200, 4 x "
                    f"concurrency)); with --precision, the most a point runs (default {PRECISION_CAP} x that)")
     p.add_argument("--precision", type=float, default=w.precision, metavar="P",

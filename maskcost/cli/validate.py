@@ -18,8 +18,7 @@ def cmd_validate(args) -> int:
     if not (args.schema or args.tools or args.tier or args.corpus):
         args = Options(**{**vars(args), "tier": list(DEFAULT_TIERS)})
     entries = _entries(args)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = Path(args.out)  # (made by the sweep once the server answers: no empty folder for a wrong URL)
     pts = [PointSpec(a, c, r, max(args.min_requests, args.rounds * c))
            for r in range(args.repeats) for c in args.concurrency for a in args.arms]
     run_sweep(args.base_url, pts, entries, out / "sweep.jsonl", max_tokens=args.max_tokens,

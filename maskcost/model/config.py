@@ -63,13 +63,18 @@ class EngineConfig:
         if self.engine not in ENGINES:
             raise ValueError(f"--engine {self.engine}: unknown (known: {', '.join(ENGINES)})")
         engine_policy(self.engine, self.engine_version)  # a version not modelled: one line
-        if self.max_num_seqs < 1 or self.cpu_count < 1 or self.usable_cores < 1:
-            raise ValueError("--max-num-seqs, --cpu-count and --cores must be >= 1")
+        for flag, v in (("--max-num-seqs", self.max_num_seqs), ("--cpu-count", self.cpu_count),
+                        ("--cores", self.usable_cores)):
+            if v < 1:
+                raise ValueError(f"{flag} {v}: must be >= 1")
         if self.max_num_batched_tokens < self.max_num_seqs * (1 + self.spec_tokens):
             raise ValueError(f"--max-num-batched-tokens {self.max_num_batched_tokens}: must hold a decode step of "
                              f"every slot (max-num-seqs x (1 + spec tokens) = {self.max_num_seqs * (1 + self.spec_tokens)})")
-        if self.spec_tokens < 0 or not 0.0 <= self.spec_acceptance <= 1.0 or not 0.0 <= self.spec_draft_rate <= 1.0:
-            raise ValueError("--spec-tokens must be >= 0, --spec-acceptance and --spec-draft-rate in [0, 1]")
+        if self.spec_tokens < 0:
+            raise ValueError(f"--spec-tokens {self.spec_tokens}: must be >= 0")
+        for flag, v in (("--spec-acceptance", self.spec_acceptance), ("--spec-draft-rate", self.spec_draft_rate)):
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"{flag} {v}: must be in [0, 1]")
         if not self.cpu_speed > 0 or (self.cpu_speed_pool is not None and not self.cpu_speed_pool > 0):
             raise ValueError(f"--cpu-speed {self.cpu_speed}: must be > 0")
         if self.replicas < 1 or self.replica_gpu not in REPLICA_GPUS:
@@ -153,8 +158,10 @@ class Workload:
             raise ValueError(f"--concurrency {self.concurrency}: must be >= 1")
         if self.rate_per_s is not None and not self.rate_per_s > 0:
             raise ValueError(f"--rate {self.rate_per_s}: must be > 0")
-        if self.requests < 1 or not 0.0 <= self.structured_fraction <= 1.0:
-            raise ValueError("--requests must be >= 1 and --structured-fraction in [0, 1]")
+        if self.requests < 1:
+            raise ValueError(f"--requests {self.requests}: must be >= 1")
+        if not 0.0 <= self.structured_fraction <= 1.0:
+            raise ValueError(f"--structured-fraction {self.structured_fraction}: must be in [0, 1]")
         if not 1 <= self.prompt_tokens or self.prompt_cached_tokens < 0 or (
                 self.prompt_lengths == "fixed" and self.prompt_cached_tokens >= self.prompt_tokens):
             raise ValueError(f"--prompt-tokens {self.prompt_tokens} --prompt-cached-tokens {self.prompt_cached_tokens}: "
@@ -170,7 +177,7 @@ class Workload:
         if self.prompt_lengths != "fixed" and not self.prompt_lengths.startswith(("uniform:", "lognormal:")):
             raise ValueError(f"--prompt-lengths {self.prompt_lengths}: expected fixed (--prompt-tokens), "
                              f"uniform:LO:HI or lognormal:MEDIAN:SIGMA")
-        length_distribution(self.prompt_lengths, none_kind="fixed")  # validates the numbers
+        length_distribution(self.prompt_lengths, none_kind="fixed", flag="--prompt-lengths")  # validates the numbers
 
 
 def reasoning_distribution(spec: str):
@@ -188,9 +195,9 @@ def reasoning_distribution(spec: str):
                          f"lognormal:MEDIAN:SIGMA with positive numbers") from None
 
 
-def length_distribution(spec: str, none_kind: str = "trace"):
+def length_distribution(spec: str, none_kind: str = "trace", flag: str = "--unstructured-lengths"):
     """`none_kind` ('trace' for outputs, 'fixed' for prompts) -> None, else a function (rng, n) ->
-    n lengths >= 1."""
+    n lengths >= 1; `flag`: the option an error names."""
     import numpy as np
     if spec == none_kind:
         return None
@@ -202,7 +209,7 @@ def length_distribution(spec: str, none_kind: str = "trace"):
     ok = {"trace": 0, "fixed": 1, "uniform": 2, "lognormal": 2}
     if kind not in ok or len(args) != ok[kind] or len(vals) != len(args) or any(v <= 0 for v in vals) \
             or (kind == "uniform" and vals[0] > vals[1]):
-        raise ValueError(f"--unstructured-lengths {spec}: expected trace, fixed:N, uniform:LO:HI or "
+        raise ValueError(f"{flag} {spec}: expected {none_kind}, fixed:N, uniform:LO:HI or "
                          f"lognormal:MEDIAN:SIGMA with positive numbers")
     if kind == "trace":
         return None

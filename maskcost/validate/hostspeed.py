@@ -141,14 +141,20 @@ def speed_from_reports(paths: list[str], profile: Profile, source: str) -> tuple
     for path in paths:
         try:
             doc = json.loads(Path(path).read_text())
-            made_with, rows = doc["profile"], doc["rows"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise ValueError(f"--cpu-speed-from-report {path}: not a `maskcost report` report.json ({e})") from None
-        if (made_with["name"], made_with["created_utc"]) != (profile.name, profile.created_utc):
-            raise ValueError(f"--cpu-speed-from-report {path}: read against profile '{made_with['name']}' "
-                             f"({made_with['created_utc']}), not '{profile.name}' ({profile.created_utc}); a "
+        except OSError as e:
+            raise ValueError(f"--cpu-speed-from-report {path}: cannot read ({e.strerror or e})") from None
+        except ValueError:
+            raise ValueError(f"--cpu-speed-from-report {path}: not JSON (a `maskcost report` report.json)") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("profile"), dict) or \
+                not isinstance(doc.get("rows"), list):
+            raise ValueError(f"--cpu-speed-from-report {path}: not a `maskcost report` report.json (it has no "
+                             f"profile and rows)")
+        made_with, rows = doc["profile"], doc["rows"]
+        if (made_with.get("name"), made_with.get("created_utc")) != (profile.name, profile.created_utc):
+            raise ValueError(f"--cpu-speed-from-report {path}: read against profile '{made_with.get('name')}' "
+                             f"({made_with.get('created_utc')}), not '{profile.name}' ({profile.created_utc}); a "
                              f"speed is relative to the profile it was read against")
-        found = [r[key] for r in rows if r.get(key)]
+        found = [r[key] for r in rows if isinstance(r, dict) and r.get(key)]
         if not found:
             raise ValueError(f"--cpu-speed-from-report {path}: no point with {how}")
         speeds += found
