@@ -69,6 +69,13 @@ def test_no_configuration_meets_it_said_plainly(capsys, tmp_path):
     rc, text, res = advise(capsys, tmp_path, p, "--concurrency", "8", "--itl-p99-ms", "1", "--cores", "4")
     assert rc == 1 and "No configuration searched meets the goal" in text
     assert not any(c["meets"] for c in res["configurations"])
+    # the nearest, where more cores change nothing (8 rows fill serially, the fill the step's most): the fewest
+    # cores first, and what moves it leaves out what it does already or cannot do at its load
+    p = two_backends(tmp_path, 800.0, 400.0, 1.0)
+    rc, text, res = advise(capsys, tmp_path, p, "--concurrency", "8", "--itl-p99-ms", "1", "--cores", "16", "4")
+    first = res["configurations"][0]
+    assert rc == 1 and first["config"]["usable_cores"] == 4 and first["config"]["backend"] == "guidance"
+    assert "What moves it: a faster core." in text  # not llguidance (it runs it), not the pool (8 rows)
 
 
 def test_goal_and_dominant_by_hand():

@@ -37,7 +37,8 @@ def test_a_campaign_file_is_checked_and_registered(tmp_path):
     assert digest(f) != d0  # the registration pins the schemas too
     for over, msg in [({"colour": 1}, "unknown field 'colour'"), ({"held_out": []}, "held_out"),
                       ({"schemas": []}, "give schemas or tools"), ({"schemas": ["nope.json"]}, "no such file"),
-                      ({"metric": "speed"}, "metric 'speed'"), ({"server": {"gpu": 1}}, "server: expected")]:
+                      ({"metric": "speed"}, "metric 'speed'"), ({"server": {"gpu": 1}}, "server: expected"),
+                      ({"held_out": [3, 4]}, r"held_out 4 is one of the calibration's speed points \(2 4\)")]:
         with pytest.raises(CampaignError, match=msg):
             load_campaign(_campaign(tmp_path, **over))
     (tmp_path / "bad.json").write_text("{")

@@ -299,3 +299,26 @@ def test_ctrl_c_and_a_closed_pipe_end_without_a_traceback(monkeypatch, capsys, r
     sys.stdout = stdout  # (the closed pipe's handler sends the rest of stdout nowhere)
     err = capsys.readouterr().err
     assert (err.count("\n") == 1 and says in err) if says else err == ""
+
+
+def test_ctrl_c_on_a_grid_in_worker_processes_ends_at_once(tmp_path):
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while a grid runs in worker processes:
+    the command ends within seconds with its one line, no worker left and no traceback; --resume then finishes."""
+    import os
+    import signal
+    import time
+    out = tmp_path / "g.json"
+    argv = [sys.executable, "-m", "maskcost.cli", "predict", "--concurrency", "8", "64", "256", "--cores", "4", "16",
+            "--backend", "xgrammar", "guidance", "--no-band", "--requests", "6000", "--json", str(out)]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    partial = tmp_path / "g.json.partial.jsonl"
+    t0 = time.monotonic()
+    while not (partial.exists() and partial.read_text().count("\n") >= 1) and time.monotonic() - t0 < 60:
+        time.sleep(0.05)  # (the workers are busy once the first point is on file)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130 and err.strip().splitlines()[-1].endswith("resumes where it can"), err
+    assert "Traceback" not in err and "Error" not in err.replace("error", "")
+    r = subprocess.run(argv + ["--resume"], capture_output=True, text=True)
+    assert r.returncode == 0 and len(json.loads(out.read_text())["points"]) == 12, r.stderr

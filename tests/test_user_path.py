@@ -409,6 +409,24 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     assert whose_outputs("4 outputs sampled under the mask (seed 0)", "guidance", "xgrammar", "u", {}).startswith("4 ")
 
 
+def test_a_plan_of_no_points_and_a_budget_it_cannot_meet_are_said(tmp_path):
+    """calibrate --base-url: a zero load or count is one line naming the flag, before any server is asked; a
+    --budget-min shorter than the shortest plan is said (the plan goes on at its shortest)."""
+    from maskcost.validate.plan import LivePlan
+    with pytest.raises(ValueError, match="--speed-concurrency 0: must be >= 1"):
+        LivePlan(speed_concurrency=(0, 96))
+    with pytest.raises(ValueError, match="--rounds 0: must be >= 1"):
+        LivePlan(rounds=0)
+    s = tmp_path / "plain.json"
+    s.write_text(json.dumps(PLAIN))
+    base = ("calibrate", "--base-url", "http://127.0.0.1:9", "--schema", str(s), "--out", str(tmp_path / "x.json.gz"))
+    r = mc(*base, "--concurrency", "0")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--concurrency 0: must be >= 1" in r.stderr, r.stderr
+    r = mc(*base, "--budget-min", "0.1")
+    assert "--budget-min 0.1 cannot be met: the shortest plan takes about" in r.stderr
+    assert r.stderr.strip().splitlines()[-1].endswith("unreachable (ConnectError: [Errno 111] Connection refused)")
+
+
 def test_the_default_plan_traces_more_outputs_in_the_former_trace_time():
     """96 outputs a schema replayed once cost the host phase what 32 replayed three times did (docs/validation.md
     finding 31); the outputs cost no point of their own unless the speed points' are short, and a trace repeat

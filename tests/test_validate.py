@@ -95,14 +95,38 @@ def test_sweep_records_checks_and_resumes(tmp_path):
         assert len(res2) == 3 and srv.engine.served == served + 4
 
 
-def test_dead_server_keeps_finished_points(tmp_path):
+def test_dead_server_keeps_finished_points_and_measures_the_failed_one_again(tmp_path):
+    """A point whose requests mostly failed is an error naming their schemas, and is not kept: the same command
+    measures it again once the server answers (its failed requests' raw records set aside)."""
     out = tmp_path / "s.jsonl"
     eng = FakeEngine(json.dumps(FLAT.examples[0]))
+    pts = [PointSpec("on", 2, 0, 8), PointSpec("on", 2, 1, 8)]
     with FakeServer(eng) as srv:
         eng.fail_after = 10
-        with pytest.raises(ServerError, match="requests failed at point on-c2-r1"):
-            run_sweep(srv.url, [PointSpec("on", 2, 0, 8), PointSpec("on", 2, 1, 8)], [FLAT], out, warmup=0)
-    assert [json.loads(x)["point"] for x in out.read_text().splitlines()] == ["on-c2-r0", "on-c2-r1"]
+        with pytest.raises(ServerError, match="requests failed at point on-c2-r1 .*of schemas tier/flat.*not kept"):
+            run_sweep(srv.url, pts, [FLAT], out, warmup=0)
+        assert [json.loads(x)["point"] for x in out.read_text().splitlines()] == ["on-c2-r0"]
+        eng.fail_after = None
+        res = run_sweep(srv.url, pts, [FLAT], out, warmup=0)
+    assert [r.point for r in res] == ["on-c2-r0", "on-c2-r1"] and res[1].checks == {"valid": 8}
+    assert (tmp_path / "s.aborted.raw.jsonl").exists()
+
+
+def test_a_sweep_resumes_only_with_the_settings_it_was_measured_with(tmp_path):
+    out = tmp_path / "s.jsonl"
+    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
+        run_sweep(srv.url, [PointSpec("off", 2, 0, 4)], [], out, off_tokens=10, warmup=0)
+        with pytest.raises(ValueError, match=r"measured otherwise \(off_tokens 10 there, 50 now\)"):
+            run_sweep(srv.url, [PointSpec("off", 2, 0, 4), PointSpec("off", 4, 0, 4)], [], out, off_tokens=50,
+                      warmup=0)
+        with pytest.raises(ValueError, match="--max-tokens 0: must be >= 1"):
+            run_sweep(srv.url, [PointSpec("off", 2, 0, 4)], [], out, max_tokens=0)
+        with pytest.raises(ValueError, match="without /v1"):
+            run_sweep(srv.url + "/v1", [PointSpec("off", 2, 0, 4)], [], tmp_path / "t.jsonl")
+    with pytest.raises(ValueError, match="--concurrency 0: must be >= 1"):
+        PointSpec("on", 0, 0, 4)
+    with pytest.raises(ValueError, match="no requests"):
+        PointSpec("on", 2, 0, 0)
 
 
 def test_unreachable_server_is_one_clear_error(tmp_path):
@@ -336,6 +360,17 @@ def test_validate_sweeps_then_reports(tmp_path):
     # the tracking rule's backtest needs no probe with ITL speeds
     assert main(["fit", "--sweep", str(tmp_path / "v" / "sweep.jsonl"), "--out", str(tmp_path / "e"),
                  "--speed-from-earlier"]) == 0
+
+
+def test_report_says_which_points_had_failed_requests(tmp_path, capsys):
+    from maskcost.cli import main
+    eng = FakeEngine(json.dumps(FLAT.examples[0]))
+    out = tmp_path / "s.jsonl"
+    with FakeServer(eng) as srv:
+        eng.fail_after = 10  # 2 of the second point's 8 requests fail: kept, said
+        run_sweep(srv.url, [PointSpec("on", 2, 0, 4), PointSpec("on", 2, 1, 8)], [FLAT], out, warmup=0)
+    assert main(["report", "--sweep", str(out), "--out", str(tmp_path / "r")]) == 0
+    assert "1 point(s) of the sweep had failed requests (on-c2-r1: 2 of 8)" in capsys.readouterr().out
 
 
 def test_itl_speed_is_where_the_models_itl_meets_the_engines():

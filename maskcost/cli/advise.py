@@ -207,10 +207,10 @@ def _search(args, flags: dict, loaded: dict, wls) -> list[Point]:
 def _explain(chosen, goal, meets: bool, profile, wls, tied: bool) -> dict[str, Any]:
     """For the chosen configuration (or the nearest), at its worst load: what dominates its step, what moves
     it, and what one more core buys; printed, and returned for the JSON."""
-    from ..model.advise import PARTS, dominant
+    from ..model.advise import dominant, what_moves
     worst = max(chosen.points, key=goal.shortfall)
     name, ms, share = dominant(worst)
-    what, moves = PARTS.get(name, ("the GPU forward: the grammar's host work stays under it", "a faster GPU or a smaller batch"))
+    what, moves = what_moves(name, worst)
     more = _one_more_core(profile, chosen, wls, tied)
     more_worst = next(p for p in more["points"] if _load(p) == _load(worst))
     before, after = worst.itl_ms_p99, more_worst.itl_ms_p99

@@ -204,6 +204,11 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
     others = backend_urls(args.backend_url, args.server_backend, args.backend)
     plan = fit_to_budget(plan, args.budget_min * 60 if args.budget_min else None, len(entries), len(args.backend),
                          1 + len(others))
+    shortest = sum(plan.estimate_s(len(entries), len(args.backend), 1 + len(others)).values()) / 60
+    if args.budget_min and shortest > args.budget_min * 1.05:
+        print(f"calibrate: --budget-min {args.budget_min:g} cannot be met: the shortest plan takes about "
+              f"{shortest:.1f} min (the host phase, the forward curve's ends and the speed sweep always stay)",
+              file=sys.stderr)
     p = calibrate_live(args.base_url, vocab, entries, args.backend, out, plan, cfg, args.engine_from,
                        default_profile_path(), args.name or out.name.split(".")[0], notes, seed=args.seed,
                        pool_rows=tuple(args.pool_rows), log=lambda m: print(m, file=sys.stderr), backend_urls=others)

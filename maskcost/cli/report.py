@@ -154,6 +154,8 @@ def cmd_report(args) -> int:
     if not measured:
         raise ValueError(f"--sweep {' '.join(args.sweep)}: no points (a `maskcost sweep` file has one line a "
                          f"finished point)")
+    if not any(s.requests > s.errors for s in measured):
+        raise ValueError(f"--sweep {' '.join(args.sweep)}: no point has a request that finished: nothing to score")
     speeds = _report_speed(args, profile, measured)
     speed = speeds.cpu[0]
     meter = None
@@ -173,6 +175,11 @@ def cmd_report(args) -> int:
     rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
                    score_off=args.score_off, speed_of=speed_of(meter, profile.host.bench_us, "--speed-from-meter")
                    if args.speed_from_meter else None)
+    failed = [s for s in measured if s.errors]
+    if failed:
+        which = ", ".join(f"{s.point}: {s.errors} of {s.requests}" for s in failed[:4])
+        print(f"warning: {len(failed)} point(s) of the sweep had failed requests ({which}"
+              f"{' ...' if len(failed) > 4 else ''}): their figures are of the requests that finished")
     known = set(profile.schema_ids(cfg.backend))
     unknown = sorted({x for s in measured if s.arm == "on" for x in s.config.get("schemas") or ()} - known)
     if unknown:

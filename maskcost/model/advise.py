@@ -105,7 +105,21 @@ def choices(points: list[Point], goal: Goal) -> list[Choice]:
     for p in points:
         by.setdefault(json.dumps(p.config["engine"], sort_keys=True), []).append(p)
     out = [Choice(ps[0].config["engine"], ps, max(goal.shortfall(p) for p in ps)) for ps in by.values()]
-    return sorted(out, key=lambda c: (not c.meets, c.cores if c.meets else 0, c.shortfall, c.label()))
+    # (equal shortfalls: the fewer cores first, then the label)
+    return sorted(out, key=lambda c: (not c.meets, c.cores if c.meets else 0, c.shortfall, c.cores, c.label()))
+
+
+def what_moves(name: str, point: Point) -> tuple[str, str]:
+    """What the dominant part `name` is, and what would move it at this point (a choice it has already made,
+    or one that cannot act at its load, left out)."""
+    if name == "serial fill":
+        moves = ([] if point.backend == "guidance" else ["llguidance (cheaper rows)"]) + \
+                (["vLLM's fill pool (over 128 structured rows with max-num-seqs > 128)"]
+                 if point.engine == "vllm" and (point.concurrency or point.running_mean or 0) > 128 else []) + \
+                ["a faster core"]
+        return PARTS[name][0], ", ".join(moves)
+    return PARTS.get(name, ("the GPU forward: the grammar's host work stays under it",
+                            "a faster GPU or a smaller batch"))
 
 
 # a step whose host time beyond the forward is under this share of it is the GPU's

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from concurrent.futures import ProcessPoolExecutor
+import signal
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -174,33 +174,48 @@ _WORKER_CACHE: dict = {}
 def _init_worker(profile: Profile) -> None:
     global _WORKER_PROFILE
     _WORKER_PROFILE = profile
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
 
 
-def _in_worker(fn, arg) -> Any:
+def _in_worker(fn_arg: tuple) -> Any:
+    fn, arg = fn_arg
     return fn(_WORKER_PROFILE, arg, _WORKER_CACHE)
 
 
-class LocalExecutor:
+class _Closing:
+    """An executor as a context: closed on the way out, at once where Ctrl-C is what ends it."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, *_) -> None:
+        self.close(interrupted=kind is not None and issubclass(kind, KeyboardInterrupt))
+
+
+class LocalExecutor(_Closing):
     """The grid's work on this host: `jobs` processes for 8 or more tasks (the profile set once in each),
-    else here, with the grid's own costs."""
+    else here, with the grid's own costs. The workers ignore Ctrl-C; the grid's close stops them."""
 
     def __init__(self, profile: Profile, jobs: int, cache: dict) -> None:
         self.profile, self.jobs, self.cache = profile, jobs, cache
-        self.pool: ProcessPoolExecutor | None = None  # started by the first map that needs it
+        self.pool: Any = None  # a multiprocessing.Pool, started by the first map that needs it
 
     def map(self, fn, args: list) -> Iterable[Any]:
         if self.jobs > 1 and len(args) >= 8:
             if self.pool is None:
-                self.pool = ProcessPoolExecutor(self.jobs, initializer=_init_worker, initargs=(self.profile,))
-            yield from self.pool.map(_in_worker, [fn] * len(args), args,
-                                     chunksize=max(1, len(args) // (16 * self.jobs)))
+                import multiprocessing
+                self.pool = multiprocessing.Pool(self.jobs, initializer=_init_worker, initargs=(self.profile,))
+            yield from self.pool.imap(_in_worker, [(fn, a) for a in args],
+                                      chunksize=max(1, len(args) // (16 * self.jobs)))
         else:
             for a in args:
                 yield fn(self.profile, a, self.cache)
 
-    def close(self) -> None:
+    def close(self, interrupted: bool = False) -> None:
+        """The workers stopped: at once where `interrupted` (a resume runs their points again), else done."""
         if self.pool is not None:
-            self.pool.shutdown(cancel_futures=True)
+            self.pool.terminate() if interrupted else self.pool.close()
+            self.pool.join()
 
 
 # a dask worker's costs, for the profile they were built from (a long-lived worker serves many grids)
@@ -213,7 +228,7 @@ def _on_dask_worker(fn, profile: Profile, arg) -> Any:
     return fn(profile, arg, _DASK_WORKER[1])
 
 
-class DaskExecutor:
+class DaskExecutor(_Closing):
     """The grid's work on a dask.distributed cluster: the scheduler at `address`, or a LocalCluster of
     `jobs` single-threaded worker processes on loopback. The profile goes to every worker once; map()
     yields results in the order of its arguments, each as soon as it and those before it are done."""
@@ -237,8 +252,8 @@ class DaskExecutor:
         for f in self.client.map(_on_dask_worker, [fn] * len(args), [self.profile] * len(args), args, pure=False):
             yield f.result()
 
-    def close(self) -> None:
-        self.client.close()
+    def close(self, interrupted: bool = False) -> None:
+        self.client.close()  # (its tasks go with the client, interrupted or not)
         if self.cluster is not None:
             self.cluster.close()
 
@@ -302,7 +317,7 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
         Simulation(_costs(profile, cfg, cache), cfg, wl)
     ex = DaskExecutor(profile, jobs, scheduler) if executor == "dask" else LocalExecutor(profile, jobs, cache)
     ran: dict[int, Point] = {}
-    try:
+    with ex:  # (closed on the way out: at once on Ctrl-C)
         offs = _off_arms(ex, keys, progress)
         order = list(range(len(sims)))
         if trace_out is not None:  # the first point here: it writes the trace
@@ -320,8 +335,6 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
                     ran[j] = r
                 finished(cfg, wl, ran[i] if reps[i] == (cfg, wl) else relabel(ran[i], cfg, wl))
                 bar.update()
-    finally:
-        ex.close()
     return [done[k] for k in names]
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..inputs import read_json
+from .plan import LivePlan
 
 CAMPAIGN_VERSION = 1
 METRICS = ("ITL ms", "client ITL ms", "server TTFT ms", "TTFT p50 ms", "out tok/s", "running")
@@ -139,7 +140,25 @@ def load_campaign(path: str | Path) -> Campaign:
         if not (path.parent / f).is_file():
             raise CampaignError(f"{path}: {f}: no such file beside the campaign")
     _check_transfer(path, c)
+    _check_held_out(path, c)
     return c
+
+
+def _check_held_out(path: Path, c: Campaign) -> None:
+    """A held-out load is one the calibration does not run schema on: not among its speed points (LivePlan's,
+    or calibrate_args' --speed-concurrency) where the campaign calibrates."""
+    if c.profile:
+        return
+    args = list(c.calibrate_args)
+    speed = set(LivePlan.speed_concurrency)
+    if "--speed-concurrency" in args:
+        after = args[args.index("--speed-concurrency") + 1:]
+        speed = {int(a) for a in after[:next((i for i, a in enumerate(after) if a.startswith("--")), len(after))]}
+    for a in c.arm_list():
+        seen = sorted(speed & set(a.held_out))
+        if seen:
+            raise CampaignError(f"{path}: held_out {seen[0]} is one of the calibration's speed points "
+                                f"({' '.join(map(str, sorted(speed)))}): a held-out load must be one it does not run")
 
 
 def _check_transfer(path: Path, c: Campaign) -> None:

@@ -52,6 +52,16 @@ class LivePlan:
     client_streams_per_proc: int = 16
     client_procs_max: int = 8
 
+    def __post_init__(self) -> None:
+        for name in ("forward_concurrency", "speed_concurrency", "prefill_pads"):
+            bad = [v for v in getattr(self, name) if v < 1]
+            if bad:
+                raise ValueError(f"--{name.replace('_', '-').replace('forward-', '')} {bad[0]}: must be >= 1")
+        for name in ("rounds", "min_requests", "off_tokens", "max_tokens", "outputs_per_schema", "outputs_concurrency",
+                     "trace_repeats", "client_streams_per_proc", "client_procs_max"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"--{name.replace('_', '-')} {getattr(self, name)}: must be >= 1")
+
     def client_procs_at(self, clients: int) -> int:
         return min(self.client_procs_max, 1 + clients // self.client_streams_per_proc)
 

@@ -14,7 +14,7 @@ import resource
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import httpx
 import numpy as np
@@ -39,6 +39,12 @@ class PointSpec:
     concurrency: int
     repeat: int
     requests: int
+
+    def __post_init__(self) -> None:  # (the flags that make a point: --concurrency, --rounds, --min-requests)
+        if self.concurrency < 1:
+            raise ValueError(f"--concurrency {self.concurrency}: must be >= 1")
+        if self.requests < 1:
+            raise ValueError(f"point {self.key}: no requests (--rounds and --min-requests: at least one must be >= 1)")
 
     @property
     def key(self) -> str:
@@ -180,6 +186,9 @@ def _engine_summary(engine: str, samples: list[tuple[float, float, float]], ws, 
 
 
 def server_provenance(base_url: str) -> dict[str, Any]:
+    if base_url.rstrip("/").endswith("/v1"):
+        raise ValueError(f"--base-url {base_url}: the server's root, without /v1 (maskcost adds /v1/chat/completions, "
+                         f"/metrics and /version to it)")
     prov: dict[str, Any] = {"base_url": base_url}
     try:
         prov["version"] = get_json(base_url, "/version")
@@ -337,6 +346,9 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     before each point (`warm_specs`: `warmup` requests and one of every schema; the grammars compiled, the
     prompts' prefix cached), or before the first point this call runs only (`warm_first_only`: a server
     already warm for the rest); a point cut short before is measured again (set_aside_unfinished)."""
+    for flag, v in (("--max-tokens", max_tokens), ("--off-tokens", off_tokens)):
+        if v < 1:
+            raise ValueError(f"{flag} {v}: must be >= 1")
     procs_at = _procs_at(client_procs, prompt_pad)
     base_url = base_url.rstrip("/")
     prov = server_provenance(base_url)
@@ -348,6 +360,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                 "prompt_pad": prompt_pad, "unique_prompts": unique_prompts,
                 "client_procs": client_procs if not callable(client_procs) else "by load (each point's client_procs)",
                 "schemas": [e.schema_id for e in entries], **(config or {})}
+    same_sweep(out, done.values(), resolved)
     raw_path = out.with_name(out.name.removesuffix(".jsonl") + ".raw.jsonl")
     set_aside_unfinished(raw_path, {p.key for p in todo})
     bench = host_bench_us() if host_bench and todo else None  # before the load, on an idle engine
@@ -371,6 +384,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                                   f"command again resumes there") from None
             s = _summary_record(p, records, eng, cpu_pct, procs, resolved, prov, bench)
             s["warmup_requests"] = len(warm)  # (this point's own: warm_first_only warms the first only)
+            refuse_failed(base_url, p.key, records, out)  # (not kept: the same command measures it again)
             summ.write(json.dumps(s) + "\n")
             summ.flush()
             done[p.key] = SweepSummary.from_json(s)
@@ -378,8 +392,37 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                 tqdm.write(f"sweep point {p.key}: the client was {cpu_pct:.0f}% busy per process on {procs}; "
                            f"its own queueing adds to the TTFT it measures and may hold back the load it offers "
                            f"(more client processes spread it: sweep and validate --client-procs)")
-            if s["errors"] > len(records) // 2:
-                first = next(r.error for r in records if r.error)
-                raise ServerError(f"{base_url}: {s['errors']} of {len(records)} requests failed at point "
-                                  f"{p.key} (first: {first}); finished points are in {out}")
     return [done[p.key] for p in points if p.key in done]
+
+
+# what a sweep's requests were made with: a resume that asks otherwise is refused (the file would mix both).
+# (Not the schemas: calibrate tops a file up one schema at a time; nor the URL: a restarted server may move.)
+MEASURED_WITH = ("max_tokens", "off_tokens", "unique_schemas", "seed", "prompt_pad", "unique_prompts")
+
+
+def same_sweep(out: Path, done: Iterable[SweepSummary], resolved: dict[str, Any]) -> None:
+    """Refuse to resume `out` with request settings other than its points were measured with, naming them;
+    say so where its points were measured on another URL."""
+    urls = set()
+    for d in done:
+        was = d.config
+        differ = [k for k in MEASURED_WITH if k in was and was[k] != resolved.get(k)]
+        if differ:
+            said = "; ".join(f"{k} {was[k]!r} there, {resolved.get(k)!r} now" for k in differ)
+            raise ValueError(f"--out {out}: its points were measured otherwise ({said}): the same settings resume "
+                             f"it, another --out starts a new sweep")
+        urls.add(was.get("base_url"))
+    if urls - {None, resolved["base_url"]}:
+        tqdm.write(f"note: {out} holds points measured on {', '.join(sorted(u for u in urls if u))}; the points "
+                   f"not yet on file are measured on {resolved['base_url']}")
+
+
+def refuse_failed(base_url: str, key: str, records: list, out: Path) -> None:
+    """A point whose requests mostly failed is an error naming the schemas they were of; it is not kept (its
+    raw records are set aside when the sweep resumes), so the same command measures it again."""
+    bad = [r for r in records if r.error]
+    if len(bad) > len(records) // 2:
+        schemas = sorted({r.schema_id for r in bad if r.schema_id})
+        raise ServerError(f"{base_url}: {len(bad)} of {len(records)} requests failed at point {key} (first: "
+                          f"{bad[0].error[:200]}{'; of schemas ' + ', '.join(schemas) if schemas else ''}); the point "
+                          f"is not kept, finished points are in {out}: the same command again measures it again")
