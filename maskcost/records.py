@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -191,11 +192,16 @@ def read_summaries(path: str | Path) -> list[SweepSummary]:
         text = Path(path).read_text()
     except (OSError, UnicodeDecodeError) as e:
         raise ValueError(f"sweep {path}: cannot read ({getattr(e, 'strerror', None) or e})") from None
-    for n, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    for n, line in enumerate(lines, 1):
         if line.strip():
             try:
                 d = json.loads(line)
             except json.JSONDecodeError:
+                if n == len(lines) and not text.endswith("\n"):  # a write cut short (the process killed)
+                    print(f"note: sweep {path}:{n}: its last line was cut short (an interrupted write): left out "
+                          f"(a sweep resumed on it measures that point again)", file=sys.stderr)
+                    break
                 raise ValueError(f"sweep {path}:{n}: not JSON lines (a `maskcost sweep` summary file)") from None
             wrong = _summary_error(d)
             if wrong:

@@ -112,6 +112,19 @@ def test_dead_server_keeps_finished_points_and_measures_the_failed_one_again(tmp
     assert (tmp_path / "s.aborted.raw.jsonl").exists()
 
 
+def test_a_summary_line_cut_short_by_a_kill_is_measured_again(tmp_path, capsys):
+    out = tmp_path / "s.jsonl"
+    pts = [PointSpec("off", 2, 0, 4), PointSpec("off", 2, 1, 4)]
+    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
+        run_sweep(srv.url, pts, [], out, off_tokens=10, warmup=0)
+        text = out.read_text()
+        out.write_text(text[:-40])  # the second point's line cut mid-write, no newline
+        assert [s.point for s in read_summaries(out)] == ["off-c2-r0"]
+        assert "last line was cut short" in capsys.readouterr().err
+        res = run_sweep(srv.url, pts, [], out, off_tokens=10, warmup=0)
+    assert [r.point for r in res] == ["off-c2-r0", "off-c2-r1"] and len(out.read_text().splitlines()) == 2
+
+
 def test_a_sweep_resumes_only_with_the_settings_it_was_measured_with(tmp_path):
     out = tmp_path / "s.jsonl"
     with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:

@@ -69,7 +69,7 @@ def engine_version(args, profile: Profile, engine: str) -> tuple[str, str]:
     own = served.get("version") if served.get("engine") == engine else prov.get("packages", {}).get(engine)
     if own in VERSIONS[engine]:
         return own, "the profile's own"
-    return ENGINES[engine].version, "the default modelled" + (f" (the profile's {own} is not)" if own else "")
+    return ENGINES[engine].version, "the default modelled" + (f", the profile's {own} is not" if own else "")
 
 
 def engine_config(args, **choice):

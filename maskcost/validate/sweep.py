@@ -365,6 +365,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     set_aside_unfinished(raw_path, {p.key for p in todo})
     bench = host_bench_us() if host_bench and todo else None  # before the load, on an idle engine
     Path(out).parent.mkdir(parents=True, exist_ok=True)
+    _drop_cut_line(out)
     with open(raw_path, "a") as raw, open(out, "a") as summ:
         bar = tqdm(todo, desc="sweep points", unit="pt")
         for p in bar:
@@ -393,6 +394,14 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                            f"its own queueing adds to the TTFT it measures and may hold back the load it offers "
                            f"(more client processes spread it: sweep and validate --client-procs)")
     return [done[p.key] for p in points if p.key in done]
+
+
+def _drop_cut_line(out: Path) -> None:
+    """A summary file whose last line was cut short by a killed process (read_summaries left it out): the
+    line removed, so the next point's line starts on a line of its own."""
+    if out.exists() and (data := out.read_bytes()) and not data.endswith(b"\n"):
+        with open(out, "r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)
 
 
 # what a sweep's requests were made with: a resume that asks otherwise is refused (the file would mix both).
