@@ -31,7 +31,7 @@ class LocalSchema:
     # a compile measured here x compile_scale on the profile's host: the profile's own compiles of the
     # reference tiers over this host's (cache.cached_reference_compiles); None: by `scale` (no tier in common)
     compile_scale: float | None = None
-    known: str = ""  # how well its traced mean cost a token is known (fill.spread_words)
+    known: str = ""  # how well its traced mean cost a token is known (_known: fill.mean_cost_spread)
 
 
 def _resolve_ids(profile: Profile, entries: list[SchemaEntry], backends: list[str]

@@ -185,7 +185,7 @@ def _load_engines(args, engines: list[str]) -> tuple[dict, dict]:
     flags, loaded = {}, {}
     for e, prof in profiles.items():
         flags[e] = searched.replace(engine=[e])
-        loaded[e] = load_inputs(flags[e], prof, say_mechanisms=False)
+        loaded[e] = load_inputs(flags[e], prof)
     return flags, loaded
 
 

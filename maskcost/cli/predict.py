@@ -181,7 +181,7 @@ def _say_pins(engine: str, version: str, profile, local: list) -> None:
         print(line)
 
 
-def load_inputs(args, profile=None, say_mechanisms: bool = True) -> Inputs:
+def load_inputs(args, profile=None) -> Inputs:
     """The profile (`profile`, else --profile's or the embedded one) with the user's --schema and --tools
     files added, the schema ids to run, what was added, and where the CPU speed comes from (printed as
     it is decided). predict and advise share it."""
@@ -214,8 +214,6 @@ def load_inputs(args, profile=None, say_mechanisms: bool = True) -> Inputs:
         # only schemas every requested backend could compile
         for b in args.backend[1:]:
             schema_ids = tuple(s for s in schema_ids if s in set(profile.schema_ids(b)))
-    if say_mechanisms:
-        say_engines(args, profile, local)
     return Inputs(profile, schema_ids, local, speed_from, speeds)
 
 
@@ -231,7 +229,7 @@ def cmd_predict(args) -> int:
     from ..model.predict import grid, plot_overhead
     if args.scheduler and args.executor != "dask":
         raise ValueError(f"--scheduler {args.scheduler}: only with --executor dask")
-    profile, schema_ids, local, speed_from, speeds = load_inputs(args, say_mechanisms=False)
+    profile, schema_ids, local, speed_from, speeds = load_inputs(args)
     configs, loads = _engine_configs(args, profile, speeds), _workloads(args, schema_ids)  # (bad flags: one line)
     say_engines(args, profile, local)
     stream, done = _partial(args, profile)
