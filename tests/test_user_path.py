@@ -223,6 +223,14 @@ def test_predict_with_a_plain_schema_twice_gives_the_same_numbers(tmp_path):
     assert "schema bad (xgrammar): skipped:" in r.stdout
     assert runs[0]["points"][0]["itl_ms_mean"] == runs[1]["points"][0]["itl_ms_mean"]
     assert runs[0]["points"][0]["schema"] == runs[1]["points"][0]["schema"] == "plain"
+    # four sampled outputs know its cost far worse than the record's schemas: the 80% interval is wider than the
+    # record's ratios by the ITL at the ends of that spread (calibrate/cost_spread.py), the same on the second run
+    pt = runs[0]["points"][0]
+    iv, (lo, hi) = pt["interval"], pt["itl_ms_pi80"]
+    assert iv["cost_rse"] > 0.02
+    assert lo < pt["itl_ms_mean"] * iv["lo_ratio"] and hi > pt["itl_ms_mean"] * iv["hi_ratio"]
+    assert iv["cost_itl_ms"][0] < pt["itl_ms_mean"] < iv["cost_itl_ms"][1]
+    assert runs[1]["points"][0]["itl_ms_pi80"] == pt["itl_ms_pi80"]
     r = mc("predict", "--schema", str(bad), "--concurrency", "8", env=env)  # nothing left: one line
     assert r.returncode != 0 and "--schema bad: xgrammar:" in r.stderr and "Traceback" not in r.stderr
 
