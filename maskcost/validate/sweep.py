@@ -295,6 +295,25 @@ def warm_specs(p: PointSpec, entries: list[SchemaEntry], warmup: int, max_tokens
     return got
 
 
+def refused_schemas(base_url: str, model: str, entries: list[SchemaEntry], seed: int) -> dict[str, str]:
+    """The schemas the server refuses (an HTTP 4xx to one short request of each, all at once): id -> its words.
+    A 5xx or a broken connection is not a refusal (the sweep's own points meet it)."""
+    spec = PointSpec("on", len(entries), -1000, len(entries))
+    specs = [make_specs(spec, [e], 4, 4, seed)[0] for e in entries]
+    got: list[RequestRecord] = []
+    asyncio.run(closed_loop(base_url, model, specs, len(specs), "schema-check", False, seed, got.append))
+    return {r.schema_id: _said(r.error) for r in got if r.error and r.error.startswith("HTTP 4") and r.schema_id}
+
+
+def _said(error: str) -> str:
+    """'HTTP 400: {"error": {"message": M}}' (the OpenAI API's error body) as 'HTTP 400: M'; else as it is."""
+    head, _, body = error.partition(": ")
+    try:
+        return f"{head}: {json.loads(body)['error']['message']}"
+    except (ValueError, KeyError, TypeError):
+        return error
+
+
 def client_cpu_s() -> float:
     """CPU seconds this process and its finished children (the client processes of --client-procs,
     joined at the end of each point) have used."""
@@ -355,11 +374,18 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     model = model or prov["models"][0]
     done = {d.point: d for d in read_summaries(out)} if out.exists() else {}
     todo = [p for p in points if p.key not in done]
+    refused = refused_schemas(base_url, model, entries, seed) if any(p.arm == "on" for p in todo) else {}
+    for sid, why in refused.items():
+        tqdm.write(f"schema {sid}: skipped: the server refused it ({why[:200]})")
+    entries = [e for e in entries if e.schema_id not in refused]
+    if refused and not entries:
+        raise ServerError(f"{base_url}: the server refused every schema (first: {next(iter(refused.items()))}); "
+                          f"nothing was measured")
     resolved = {"base_url": base_url, "model": model, "max_tokens": max_tokens, "off_tokens": off_tokens,
                 "unique_schemas": unique, "warmup": warmup, "warm_first_only": warm_first_only, "seed": seed,
                 "prompt_pad": prompt_pad, "unique_prompts": unique_prompts,
                 "client_procs": client_procs if not callable(client_procs) else "by load (each point's client_procs)",
-                "schemas": [e.schema_id for e in entries], **(config or {})}
+                "schemas": [e.schema_id for e in entries], "refused_schemas": refused, **(config or {})}
     same_sweep(out, done.values(), resolved)
     raw_path = out.with_name(out.name.removesuffix(".jsonl") + ".raw.jsonl")
     set_aside_unfinished(raw_path, {p.key for p in todo})
