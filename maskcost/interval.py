@@ -223,7 +223,7 @@ def widened(p: Point, itl_ends_ms: tuple[float | None, float | None], cost_rse: 
     up, down = max(0.0, math.log(hi_ms / p.itl_ms_mean)), max(0.0, math.log(p.itl_ms_mean / lo_ms))
     lo, hi = (p.itl_ms_mean * math.exp(c - math.hypot(c - lr, down)), p.itl_ms_mean * math.exp(c + math.hypot(hr - c, up)))
     words = (f"{p.interval['words']}, widened for its schemas' mean cost a token known to +-{100 * cost_rse:.0f}% "
-             f"beyond the record's (ITL x{lo_ms / p.itl_ms_mean:.2f}-x{hi_ms / p.itl_ms_mean:.2f} at the ends)")
+             f"beyond the record's")
     return replace(p, itl_ms_pi80=(lo, hi), interval={**p.interval, "cost_rse": cost_rse,
                                                       "cost_itl_ms": (lo_ms, hi_ms), "words": words})
 

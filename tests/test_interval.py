@@ -94,21 +94,24 @@ def test_a_point_carries_its_engines_interval():
 
 def test_a_workloads_cost_spread_is_each_schemas_excess_weighted_by_its_cost():
     """Schema a: three outputs costing 2, 4, 6 us over 2 tokens each: known to 28.9% (test_calibrate's case); b: four
-    alike, known exactly; c: one output, unknown. Reference 0.1: a's excess sqrt(0.289^2 - 0.1^2) = 0.271, b's 0.
-    Weighted by the cost a request (a 4 us, b 12 us, c 9 us): 4 x 0.271 / 25 = 0.0434. Scaled: only the named
-    schemas' traces, fill and accept, by exp(-+z x rse)."""
-    from maskcost.calibrate.cost_spread import Z80, scaled, workload_spread
+    alike, known exactly; c: one output, taken as one output's spread among a and b: the median of 0.289 x sqrt(3)
+    and 0 x 2, 0.25. Reference 0.1: excesses a sqrt(0.289^2 - 0.1^2) = 0.271, b 0, c sqrt(0.25^2 - 0.1^2) = 0.229.
+    Weighted by the cost a request (a 4 us, b 12 us, c 9 us): sqrt((4 x 0.271)^2 + (9 x 0.229)^2) / 25. Scaled:
+    only the named schemas' traces, fill and accept, by exp(-+z x rse)."""
     from dataclasses import replace
 
+    from maskcost.calibrate.cost_spread import Z80, scaled, workload_spread
     from maskcost.model.engines import shipped_profile_path
     from maskcost.profile import BackendCosts, FillTrace, load_profile
     traces = [FillTrace("a", (x, x), (0.0, 0.0), (False, False)) for x in (1.0, 2.0, 3.0)]
     traces += [FillTrace("b", (5.0, 1.0, 3.0), (1.0, 1.0, 1.0), (False,) * 3)] * 4
     traces += [FillTrace("c", (9.0,), (0.0,), (False,))]
     P = replace(load_profile(shipped_profile_path(["vllm"])), backends={"xgrammar": BackendCosts(tuple(traces), (), (), ())})
-    a = math.sqrt(((8 / 6) ** 0.5 / 2 / 2) ** 2 - 0.1 ** 2)
+    a_se = (8 / 6) ** 0.5 / 2 / 2
+    a, c = math.sqrt(a_se ** 2 - 0.1 ** 2), math.sqrt((a_se * 3 ** 0.5 / 2) ** 2 - 0.1 ** 2)
     sp = workload_spread(P, "xgrammar", (), 0.1)
-    assert sp.rse == pytest.approx(4 * a / 25) and sp.unknown == ("c",) and sp.material
+    assert sp.one_output_rse == pytest.approx(a_se * 3 ** 0.5 / 2) and sp.one_output == ("c",)
+    assert sp.rse == pytest.approx(math.hypot(4 * a, 9 * c) / 25) and sp.material
     assert workload_spread(P, "xgrammar", ("b",), 0.1).rse == 0 and not workload_spread(P, "xgrammar", ("b",), 0.1).material
     assert workload_spread(P, "xgrammar", ("a",), 0.3).rse == 0  # known better than the reference: no excess
     lo, hi = sp.factors()
@@ -131,7 +134,8 @@ def test_the_interval_is_widened_in_quadrature_about_its_centre():
     assert w.itl_ms_pi80 == pytest.approx((10 * math.exp(c - math.hypot(h, math.log(10 / 9))),
                                            10 * math.exp(c + math.hypot(h, math.log(1.2)))))
     assert w.itl_ms_pi80[0] < 6.0 and w.itl_ms_pi80[1] > 12.0
-    assert w.interval["cost_rse"] == 0.25 and "known to +-25%" in w.interval["words"]
+    assert w.interval["cost_rse"] == 0.25 and w.interval["cost_itl_ms"] == (9.0, 12.0)
+    assert w.interval["words"].endswith("widened for its schemas' mean cost a token known to +-25% beyond the record's")
     assert interval.widened(p, (None, None), 0.25) == p
     from dataclasses import replace
     assert interval.widened(replace(p, itl_ms_pi80=None, interval=None), (9.0, 12.0), 0.25).itl_ms_pi80 is None

@@ -651,6 +651,26 @@ def test_calibrate_traces_its_speed_points_outputs_and_tops_up_a_schema_short_of
     assert all(isinstance(x, list) and x for x in got["plain"])  # token ids, read back from the chunks
 
 
+def test_calibrate_asks_no_outputs_of_a_schema_the_server_refused(vocab, tmp_path):
+    """A schema the server refused at the speed points (the sweep's schema check) gets no point of its own for
+    outputs: it keeps outputs sampled under the mask, the others their server's."""
+    from fake_server import FakeEngine, FakeServer
+
+    from maskcost.validate.plan import LivePlan
+    from maskcost.validate.server_calibration import server_outputs
+    from maskcost.validate.sweep import PointSpec, read_summaries, run_sweep
+    plain, bad = SchemaEntry("plain", "user", PLAIN, ()), SchemaEntry("bad", "user", {**PLAIN, "x-fake-refuse": True}, ())
+    plan = LivePlan(outputs_per_schema=4, outputs_concurrency=4, min_requests=2)
+    speed, own = tmp_path / "speed.jsonl", tmp_path / "o.jsonl"
+    with FakeServer(FakeEngine('{"name": "Al", "ok": true}', base_step_ms=1.0)) as srv:
+        run_sweep(srv.url, [PointSpec("on", 3, 0, 8)], [plain, bad], speed, warmup=0)
+        assert list(read_summaries(speed)[0].config["refused_schemas"]) == ["bad"]
+        served = srv.engine.served
+        got = server_outputs(srv.url, vocab, [plain, bad], speed, own, plan, seed=0)
+        assert srv.engine.served == served and not own.exists()
+    assert {k: len(v) for k, v in got.items()} == {"plain": 4}
+
+
 def test_the_speed_points_warm_every_schema_once_resume_warm_and_set_an_unfinished_point_aside(vocab, tmp_path):
     """calibrate's speed points: only the schemas a backend compiles are sent; a server is warmed (one request
     of every schema at least) before the first point a run measures on it, also when it resumes after points

@@ -28,12 +28,14 @@ MATERIAL_RSE = 0.02  # a workload's spread beyond the reference below this moves
 
 @dataclass(frozen=True)
 class CostSpread:
-    """One backend's workload: its mean cost a token known to +-rse beyond the record's reference (excess), the
-    schemas with one output (spread unknown: not in it), the reference it is counted beyond."""
+    """One backend's workload: its mean cost a token known to +-rse beyond the record's reference (excess); the
+    schemas traced from one output, each taken as known to +-one_output_rse (a single output's spread among the
+    profile's schemas of more: per_output_spread; None where it has none, and those schemas are not counted)."""
     backend: str
     rse: float
     reference: float
-    unknown: tuple[str, ...] = ()
+    one_output: tuple[str, ...] = ()
+    one_output_rse: float | None = None
 
     @property
     def material(self) -> bool:
@@ -44,35 +46,44 @@ class CostSpread:
         return math.exp(-Z80 * self.rse), math.exp(Z80 * self.rse)
 
 
+def per_output_spread(traces) -> float | None:
+    """How far one output's cost a token lies from its schema's mean, relatively: the median over the schemas of
+    two outputs or more of their mean's relative standard error x sqrt(outputs); None where there are none."""
+    got = [se * math.sqrt(k) for k, se in mean_cost_spread(traces).values() if se is not None]
+    return statistics.median(got) if got else None
+
+
 @cache
 def reference_rse(engine: str, backend: str) -> float:
-    """The median relative standard error of a schema's mean cost a token in the engine's shipped profile (the
-    schemas of two outputs or more): what the record's points were priced from, about."""
-    from ..profile import load_profile
+    """The record's: the mean cost a token of a workload of the engine's shipped profile's schemas traced from two
+    outputs or more (the record's schemas, calibrated as its runs were), as workload_spread counts it."""
     from ..model.engines import shipped_profile_path
+    from ..profile import load_profile
     prof = load_profile(shipped_profile_path([engine]))
-    b = prof.backends.get(backend)
-    got = [se for _, se in mean_cost_spread(b.traces).values() if se is not None] if b is not None else []
-    return statistics.median(got) if got else 0.0
+    if backend not in prof.backends:
+        return 0.0
+    ids = tuple(s for s, (k, _) in mean_cost_spread(prof.backends[backend].traces).items() if k >= 2)
+    return workload_spread(prof, backend, ids, 0.0).rse if ids else 0.0
 
 
 def workload_spread(profile: Profile, backend: str, schema_ids: tuple[str, ...], reference: float) -> CostSpread:
     """The workload's mean cost a token spread beyond `reference`, each schema weighted by its traced cost a
     request (a uniform draw of schemas weighs them so): sqrt(sum (c_i e_i)^2) / sum c_i, e_i = sqrt(max(0,
-    rse_i^2 - reference^2)); () means all the profile's schemas."""
+    rse_i^2 - reference^2)); () means all the profile's schemas. A schema of one output takes the profile's
+    per_output_spread as its rse."""
     traces = profile.backends[backend].traces
     ids = set(schema_ids) or {t.schema_id for t in traces}
     mine = [t for t in traces if t.schema_id in ids]
-    spread = mean_cost_spread(mine)
+    spread, one = mean_cost_spread(mine), per_output_spread(traces)
     cost: dict[str, list[float]] = {}
     for t in mine:
         cost.setdefault(t.schema_id, []).append(sum(t.fill_us) + sum(t.accept_us))
     c = {s: statistics.fmean(v) for s, v in cost.items()}
-    excess = {s: math.sqrt(max(0.0, se ** 2 - reference ** 2)) for s, (_, se) in spread.items() if se is not None}
+    rse = {s: se if se is not None else one for s, (_, se) in spread.items()}
+    excess = {s: math.sqrt(max(0.0, r ** 2 - reference ** 2)) for s, r in rse.items() if r is not None}
     total = sum(c.values())
-    rse = math.sqrt(sum((c[s] * e) ** 2 for s, e in excess.items())) / total if total > 0 else 0.0
-    unknown = tuple(sorted(s for s, (k, se) in spread.items() if se is None))
-    return CostSpread(backend, rse, reference, unknown)
+    got = math.sqrt(sum((c[s] * e) ** 2 for s, e in excess.items())) / total if total > 0 else 0.0
+    return CostSpread(backend, got, reference, tuple(sorted(s for s, (k, _) in spread.items() if k < 2)), one)
 
 
 def scaled(profile: Profile, spreads: dict[str, CostSpread], schema_ids: tuple[str, ...], end: int) -> Profile:

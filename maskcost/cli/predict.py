@@ -238,13 +238,17 @@ def with_cost_spread(profile, configs: list, loads: list, schema_ids: tuple[str,
         return points
     spreads, ends = swings(profile, configs, loads, schema_ids)
     for (e, b), sp in spreads.items():
-        one = [s for s in sp.unknown if s in mine]  # the user's schemas with one output (the profile's: the record's)
         if sp.material:
             print(f"{e} {b}: the schemas' mean cost a token known to +-{100 * sp.rse:.0f}% beyond the record's "
                   f"+-{100 * sp.reference:.0f}%: the 80% interval widened for it (calibrate/cost_spread.py)")
-        if one:
-            print(f"{e} {b}: {', '.join(one)}: traced from one output, how well its cost is known is not in the "
-                  f"80% interval; more examples in the file count it")
+        one = [s for s in sp.one_output if s in mine]  # the user's schemas traced from one output
+        if one and sp.one_output_rse is not None:
+            print(f"{e} {b}: {', '.join(one)}: one output traced, its cost taken as known to "
+                  f"+-{100 * sp.one_output_rse:.0f}% (one output's spread among the profile's schemas); more "
+                  f"examples in the file narrow it")
+        elif one:
+            print(f"{e} {b}: {', '.join(one)}: one output traced, and the profile has no schema of more to tell how "
+                  f"far one output lies: its spread is not in the 80% interval")
     return [widened(p, ends[k], spreads[c.engine, c.backend].rse) if (k := point_key(c, w)) in ends else p
             for p, (c, w) in zip(points, itertools.product(configs, loads))]
 

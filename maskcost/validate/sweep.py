@@ -295,14 +295,19 @@ def warm_specs(p: PointSpec, entries: list[SchemaEntry], warmup: int, max_tokens
     return got
 
 
+REFUSED = ("HTTP 400", "HTTP 422")  # the answers of a server that cannot build the grammar (401, 404, 429: not it)
+CHECK_STREAMS = 32  # the schema check's requests in flight at once
+
+
 def refused_schemas(base_url: str, model: str, entries: list[SchemaEntry], seed: int) -> dict[str, str]:
-    """The schemas the server refuses (an HTTP 4xx to one short request of each, all at once): id -> its words.
-    A 5xx or a broken connection is not a refusal (the sweep's own points meet it)."""
+    """The schemas the server refuses (HTTP 400 or 422 to one short request of each, CHECK_STREAMS at a time): id
+    -> its words. Another status or a broken connection is not a refusal (the sweep's own points meet it)."""
     spec = PointSpec("on", len(entries), -1000, len(entries))
     specs = [make_specs(spec, [e], 4, 4, seed)[0] for e in entries]
     got: list[RequestRecord] = []
-    asyncio.run(closed_loop(base_url, model, specs, len(specs), "schema-check", False, seed, got.append))
-    return {r.schema_id: _said(r.error) for r in got if r.error and r.error.startswith("HTTP 4") and r.schema_id}
+    asyncio.run(closed_loop(base_url, model, specs, min(len(specs), CHECK_STREAMS), "schema-check", False, seed,
+                            got.append))
+    return {r.schema_id: _said(r.error) for r in got if r.error and r.error.startswith(REFUSED) and r.schema_id}
 
 
 def _said(error: str) -> str:
@@ -312,6 +317,27 @@ def _said(error: str) -> str:
         return f"{head}: {json.loads(body)['error']['message']}"
     except (ValueError, KeyError, TypeError):
         return error
+
+
+def _not_refused(base_url: str, model: str, entries: list[SchemaEntry], seed: int, todo: list[PointSpec],
+                 done: Iterable[SweepSummary]) -> tuple[list[SchemaEntry], dict[str, str]]:
+    """The entries less those the server refuses (refused_schemas; checked only where a schema-on point is left to
+    run), each refusal said; every one refused is an error. A file whose points were measured on another set of
+    schemas than now is said."""
+    refused = refused_schemas(base_url, model, entries, seed) if entries and any(p.arm == "on" for p in todo) else {}
+    for sid, why in refused.items():
+        tqdm.write(f"schema {sid}: skipped: the server refused it ({why[:200]})")
+    kept = [e for e in entries if e.schema_id not in refused]
+    if refused and not kept:
+        sid, why = next(iter(refused.items()))
+        raise ServerError(f"{base_url}: the server refused every schema (first: {sid}: {why[:200]}); nothing was "
+                          f"measured")
+    ids = [e.schema_id for e in kept]
+    was = {tuple(d.config.get("schemas") or ()) for d in done if d.arm == "on"} - {tuple(ids)}
+    if refused and was:
+        tqdm.write(f"note: the finished schema-on points were measured on the schemas {', '.join(map(str, was))}; "
+                   f"the points now on {', '.join(ids)}")
+    return kept, refused
 
 
 def client_cpu_s() -> float:
@@ -374,19 +400,14 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     model = model or prov["models"][0]
     done = {d.point: d for d in read_summaries(out)} if out.exists() else {}
     todo = [p for p in points if p.key not in done]
-    refused = refused_schemas(base_url, model, entries, seed) if any(p.arm == "on" for p in todo) else {}
-    for sid, why in refused.items():
-        tqdm.write(f"schema {sid}: skipped: the server refused it ({why[:200]})")
-    entries = [e for e in entries if e.schema_id not in refused]
-    if refused and not entries:
-        raise ServerError(f"{base_url}: the server refused every schema (first: {next(iter(refused.items()))}); "
-                          f"nothing was measured")
     resolved = {"base_url": base_url, "model": model, "max_tokens": max_tokens, "off_tokens": off_tokens,
                 "unique_schemas": unique, "warmup": warmup, "warm_first_only": warm_first_only, "seed": seed,
                 "prompt_pad": prompt_pad, "unique_prompts": unique_prompts,
                 "client_procs": client_procs if not callable(client_procs) else "by load (each point's client_procs)",
-                "schemas": [e.schema_id for e in entries], "refused_schemas": refused, **(config or {})}
+                **(config or {})}
     same_sweep(out, done.values(), resolved)
+    entries, refused = _not_refused(base_url, model, entries, seed, todo, done.values())
+    resolved = {**resolved, "schemas": [e.schema_id for e in entries], "refused_schemas": refused}
     raw_path = out.with_name(out.name.removesuffix(".jsonl") + ".raw.jsonl")
     set_aside_unfinished(raw_path, {p.key for p in todo})
     bench = host_bench_us() if host_bench and todo else None  # before the load, on an idle engine
