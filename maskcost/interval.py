@@ -216,8 +216,8 @@ def widened(p: Point, itl_ends_ms: tuple[float | None, float | None], cost_rse: 
     end of that spread, moves each end of the interval in log space, added in quadrature to the interval's own
     half-width about its centre (the two independent). Unchanged where the point has no interval or no ends."""
     lo_ms, hi_ms = itl_ends_ms
-    if p.itl_ms_pi80 is None or p.interval is None or not p.itl_ms_mean or not lo_ms or not hi_ms:
-        return p
+    if p.itl_ms_pi80 is None or p.interval is None or not min(p.itl_ms_mean or 0, lo_ms or 0, hi_ms or 0, *p.itl_ms_pi80) > 0:
+        return p  # (nothing to widen about: no interval, no ends, or a figure that is no time)
     lr, hr = math.log(p.itl_ms_pi80[0] / p.itl_ms_mean), math.log(p.itl_ms_pi80[1] / p.itl_ms_mean)
     c = (lr + hr) / 2
     up, down = max(0.0, math.log(hi_ms / p.itl_ms_mean)), max(0.0, math.log(p.itl_ms_mean / lo_ms))

@@ -391,9 +391,8 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     before each point (`warm_specs`: `warmup` requests and one of every schema; the grammars compiled, the
     prompts' prefix cached), or before the first point this call runs only (`warm_first_only`: a server
     already warm for the rest); a point cut short before is measured again (set_aside_unfinished)."""
-    for flag, v in (("--max-tokens", max_tokens), ("--off-tokens", off_tokens)):
-        if v < 1:
-            raise ValueError(f"{flag} {v}: must be >= 1")
+    if min(max_tokens, off_tokens) < 1:
+        raise ValueError(f"{'--max-tokens' if max_tokens < 1 else '--off-tokens'} {min(max_tokens, off_tokens)}: must be >= 1")
     procs_at = _procs_at(client_procs, prompt_pad)
     base_url = base_url.rstrip("/")
     prov = server_provenance(base_url)
@@ -402,9 +401,8 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     todo = [p for p in points if p.key not in done]
     resolved = {"base_url": base_url, "model": model, "max_tokens": max_tokens, "off_tokens": off_tokens,
                 "unique_schemas": unique, "warmup": warmup, "warm_first_only": warm_first_only, "seed": seed,
-                "prompt_pad": prompt_pad, "unique_prompts": unique_prompts,
-                "client_procs": client_procs if not callable(client_procs) else "by load (each point's client_procs)",
-                **(config or {})}
+                "prompt_pad": prompt_pad, "unique_prompts": unique_prompts, "client_procs": client_procs if not
+                callable(client_procs) else "by load (each point's client_procs)", **(config or {})}
     same_sweep(out, done.values(), resolved)
     entries, refused = _not_refused(base_url, model, entries, seed, todo, done.values())
     resolved = {**resolved, "schemas": [e.schema_id for e in entries], "refused_schemas": refused}
