@@ -226,7 +226,7 @@ def say_engines(args, profile, local: list) -> None:
 
 
 def with_cost_spread(profile, configs: list, loads: list, schema_ids: tuple[str, ...], points: list[Point],
-                     mine: set[str]) -> list[Point]:
+                     mine: set[str], **grid_args) -> list[Point]:
     """The points' 80% intervals widened where their schemas' cost is known worse than the record's
     (calibrate/cost_spread.py: the grid again with the traces at each end of that spread); said once a backend,
     and each of the user's schemas (`mine`) traced from one output."""
@@ -236,7 +236,7 @@ def with_cost_spread(profile, configs: list, loads: list, schema_ids: tuple[str,
     from ..model.predict import point_key
     if not any(p.itl_ms_pi80 is not None for p in points):
         return points
-    spreads, ends = swings(profile, configs, loads, schema_ids)
+    spreads, ends = swings(profile, configs, loads, schema_ids, **grid_args)
     for (e, b), sp in spreads.items():
         if sp.material:
             print(f"{e} {b}: the schemas' mean cost a token known to +-{100 * sp.rse:.0f}% beyond the record's "
@@ -273,7 +273,8 @@ def cmd_predict(args) -> int:
     # the interval of a prediction whose speed was read from the target server (a report's points, or the
     # speed the calibration read) is the narrower one; a --cpu-speed given by hand counts as nothing read
     points = with_intervals(points, read=speeds.read)
-    points = with_cost_spread(profile, configs, loads, schema_ids, points, {h.schema_id for h in local})
+    points = with_cost_spread(profile, configs, loads, schema_ids, points, {h.schema_id for h in local},
+                              executor=args.executor, scheduler=args.scheduler)
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
           f"{profile.forward.source[:90]}...)")
     print_table(points)
