@@ -89,6 +89,11 @@ def make_handler(engine: FakeEngine):
                 if engine.fail_after is not None and engine.served > engine.fail_after:
                     self._json(500, {"error": "engine dead"})
                     return
+            schema = ((req.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+            if schema.get("x-fake-refuse"):  # as vLLM refuses a grammar its backend cannot build
+                self._json(400, {"error": {"message": "The provided JSON schema contains features not supported by "
+                                           "xgrammar.", "type": "BadRequestError", "code": 400}})
+                return
             prompt = req["messages"][0]["content"]
             with engine.lock:
                 engine.prompts.append(prompt)

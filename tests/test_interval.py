@@ -90,3 +90,52 @@ def test_a_point_carries_its_engines_interval():
     c = shipped["vllm", "calibration_read"]
     assert cal[0].itl_ms_pi80 == pytest.approx([10 * c.lo_ratio, 10 * c.hi_ratio])
     assert interval.for_point("vllm", None, shipped).mode == "nothing_read"
+
+
+def test_a_workloads_cost_spread_is_each_schemas_excess_weighted_by_its_cost():
+    """Schema a: three outputs costing 2, 4, 6 us over 2 tokens each: known to 28.9% (test_calibrate's case); b: four
+    alike, known exactly; c: one output, taken as one output's spread among a and b: the median of 0.289 x sqrt(3)
+    and 0 x 2, 0.25. Reference 0.1: excesses a sqrt(0.289^2 - 0.1^2) = 0.271, b 0, c sqrt(0.25^2 - 0.1^2) = 0.229.
+    Weighted by the cost a request (a 4 us, b 12 us, c 9 us): sqrt((4 x 0.271)^2 + (9 x 0.229)^2) / 25. Scaled:
+    only the named schemas' traces, fill and accept, by exp(-+z x rse)."""
+    from dataclasses import replace
+
+    from maskcost.calibrate.cost_spread import Z80, scaled, workload_spread
+    from maskcost.model.engines import shipped_profile_path
+    from maskcost.profile import BackendCosts, FillTrace, load_profile
+    traces = [FillTrace("a", (x, x), (0.0, 0.0), (False, False)) for x in (1.0, 2.0, 3.0)]
+    traces += [FillTrace("b", (5.0, 1.0, 3.0), (1.0, 1.0, 1.0), (False,) * 3)] * 4
+    traces += [FillTrace("c", (9.0,), (0.0,), (False,))]
+    P = replace(load_profile(shipped_profile_path(["vllm"])), backends={"xgrammar": BackendCosts(tuple(traces), (), (), ())})
+    a_se = (8 / 6) ** 0.5 / 2 / 2
+    a, c = math.sqrt(a_se ** 2 - 0.1 ** 2), math.sqrt((a_se * 3 ** 0.5 / 2) ** 2 - 0.1 ** 2)
+    sp = workload_spread(P, "xgrammar", (), 0.1)
+    assert sp.one_output_rse == pytest.approx(a_se * 3 ** 0.5 / 2) and sp.one_output == ("c",)
+    assert sp.rse == pytest.approx(math.hypot(4 * a, 9 * c) / 25) and sp.material
+    assert workload_spread(P, "xgrammar", ("b",), 0.1).rse == 0 and not workload_spread(P, "xgrammar", ("b",), 0.1).material
+    assert workload_spread(P, "xgrammar", ("a",), 0.3).rse == 0  # known better than the reference: no excess
+    lo, hi = sp.factors()
+    assert lo == pytest.approx(math.exp(-Z80 * sp.rse)) and hi * lo == pytest.approx(1.0)
+    got = scaled(P, {"xgrammar": sp}, ("a",), 1).backends["xgrammar"].traces
+    assert [t.fill_us for t in got[:3]] == [(x * hi, x * hi) for x in (1.0, 2.0, 3.0)]
+    assert got[3:] == tuple(traces[3:])  # b and c as they were
+
+
+def test_the_interval_is_widened_in_quadrature_about_its_centre():
+    """ITL 10 ms, interval 6-12 (log -0.511, +0.182; centre -0.164, half-widths 0.347); the cost's ends at 9 and 12
+    ms (log -0.105, +0.182): the ends move to exp(-0.164 -+ hypot(0.347, 0.105 | 0.182)). No ends or no
+    interval: unchanged."""
+    from maskcost.point import Breakdown, OffArm, Point
+    p = Point(engine="vllm", backend="xgrammar", concurrency=8, itl_ms_mean=10.0, breakdown=Breakdown(), off=OffArm(),
+              config={"engine": {}}, itl_ms_pi80=(6.0, 12.0), interval={"words": "80% interval x0.60-x1.20"})
+    w = interval.widened(p, (9.0, 12.0), 0.25)
+    lr, hr = math.log(0.6), math.log(1.2)
+    c, h = (lr + hr) / 2, (hr - lr) / 2
+    assert w.itl_ms_pi80 == pytest.approx((10 * math.exp(c - math.hypot(h, math.log(10 / 9))),
+                                           10 * math.exp(c + math.hypot(h, math.log(1.2)))))
+    assert w.itl_ms_pi80[0] < 6.0 and w.itl_ms_pi80[1] > 12.0
+    assert w.interval["cost_rse"] == 0.25 and w.interval["cost_itl_ms"] == (9.0, 12.0)
+    assert w.interval["words"].endswith("widened for its schemas' mean cost a token known to +-25% beyond the record's")
+    assert interval.widened(p, (None, None), 0.25) == p
+    from dataclasses import replace
+    assert interval.widened(replace(p, itl_ms_pi80=None, interval=None), (9.0, 12.0), 0.25).itl_ms_pi80 is None

@@ -223,6 +223,14 @@ def test_predict_with_a_plain_schema_twice_gives_the_same_numbers(tmp_path):
     assert "schema bad (xgrammar): skipped:" in r.stdout
     assert runs[0]["points"][0]["itl_ms_mean"] == runs[1]["points"][0]["itl_ms_mean"]
     assert runs[0]["points"][0]["schema"] == runs[1]["points"][0]["schema"] == "plain"
+    # four sampled outputs know its cost far worse than the record's schemas: the 80% interval is wider than the
+    # record's ratios by the ITL at the ends of that spread (calibrate/cost_spread.py), the same on the second run
+    pt = runs[0]["points"][0]
+    iv, (lo, hi) = pt["interval"], pt["itl_ms_pi80"]
+    assert iv["cost_rse"] > 0.02
+    assert lo < pt["itl_ms_mean"] * iv["lo_ratio"] and hi > pt["itl_ms_mean"] * iv["hi_ratio"]
+    assert iv["cost_itl_ms"][0] < pt["itl_ms_mean"] < iv["cost_itl_ms"][1]
+    assert runs[1]["points"][0]["itl_ms_pi80"] == pt["itl_ms_pi80"]
     r = mc("predict", "--schema", str(bad), "--concurrency", "8", env=env)  # nothing left: one line
     assert r.returncode != 0 and "--schema bad: xgrammar:" in r.stderr and "Traceback" not in r.stderr
 
@@ -634,13 +642,33 @@ def test_calibrate_traces_its_speed_points_outputs_and_tops_up_a_schema_short_of
         run_sweep(srv.url, [PointSpec("on", 3, 0, 6)], [plain], speed)  # the speed points: plain's only
         served = eng.served
         got = server_outputs(srv.url, vocab, [plain, any_], speed, own, plan, seed=0)
-        assert eng.served - served == 4 + 5  # any's point of its own: 4 warm-up, 1.25 x 4; none for plain
+        assert eng.served - served == 1 + 4 + 5  # one request a schema first; any's point of its own: 4 warm-up, 1.25 x 4; none for plain
         served = eng.served
         assert server_outputs(srv.url, vocab, [plain, any_], speed, own, plan, seed=0) == got
         assert eng.served == served
     assert [p.config["schemas"] for p in read_summaries(own)] == [["any"]]
     assert {k: len(v) for k, v in got.items()} == {"plain": 4, "any": 4}
     assert all(isinstance(x, list) and x for x in got["plain"])  # token ids, read back from the chunks
+
+
+def test_calibrate_asks_no_outputs_of_a_schema_the_server_refused(vocab, tmp_path):
+    """A schema the server refused at the speed points (the sweep's schema check) gets no point of its own for
+    outputs: it keeps outputs sampled under the mask, the others their server's."""
+    from fake_server import FakeEngine, FakeServer
+
+    from maskcost.validate.plan import LivePlan
+    from maskcost.validate.server_calibration import server_outputs
+    from maskcost.validate.sweep import PointSpec, read_summaries, run_sweep
+    plain, bad = SchemaEntry("plain", "user", PLAIN, ()), SchemaEntry("bad", "user", {**PLAIN, "x-fake-refuse": True}, ())
+    plan = LivePlan(outputs_per_schema=4, outputs_concurrency=4, min_requests=2)
+    speed, own = tmp_path / "speed.jsonl", tmp_path / "o.jsonl"
+    with FakeServer(FakeEngine('{"name": "Al", "ok": true}', base_step_ms=1.0)) as srv:
+        run_sweep(srv.url, [PointSpec("on", 3, 0, 8)], [plain, bad], speed, warmup=0)
+        assert list(read_summaries(speed)[0].config["refused_schemas"]) == ["bad"]
+        served = srv.engine.served
+        got = server_outputs(srv.url, vocab, [plain, bad], speed, own, plan, seed=0)
+        assert srv.engine.served == served and not own.exists()
+    assert {k: len(v) for k, v in got.items()} == {"plain": 4}
 
 
 def test_the_speed_points_warm_every_schema_once_resume_warm_and_set_an_unfinished_point_aside(vocab, tmp_path):

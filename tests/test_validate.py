@@ -92,7 +92,7 @@ def test_sweep_records_checks_and_resumes(tmp_path):
         # a rerun resumes: nothing is sent again for finished points
         served = srv.engine.served
         res2 = run_sweep(srv.url, pts + [PointSpec("on", 2, 1, 4)], [FLAT], out, off_tokens=10, warmup=0)
-        assert len(res2) == 3 and srv.engine.served == served + 4
+        assert len(res2) == 3 and srv.engine.served == served + 1 + 4  # one request a schema first: refused?
 
 
 def test_dead_server_keeps_finished_points_and_measures_the_failed_one_again(tmp_path):
@@ -110,6 +110,23 @@ def test_dead_server_keeps_finished_points_and_measures_the_failed_one_again(tmp
         res = run_sweep(srv.url, pts, [FLAT], out, warmup=0)
     assert [r.point for r in res] == ["on-c2-r0", "on-c2-r1"] and res[1].checks == {"valid": 8}
     assert (tmp_path / "s.aborted.raw.jsonl").exists()
+
+
+def test_a_schema_the_server_refuses_is_said_and_skipped_and_the_rest_measured(tmp_path, capsys):
+    """One short request of each schema first: the one the server answers 400 is named with the server's words
+    and left out of every point (the summary's config records it); every schema refused: one error, nothing kept."""
+    from maskcost.calibrate.schemas import SchemaEntry
+    bad = SchemaEntry("mine/bad", "mine", {**FLAT.schema, "x-fake-refuse": True}, FLAT.examples)
+    out = tmp_path / "s.jsonl"
+    with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
+        res = run_sweep(srv.url, [PointSpec("on", 2, 0, 6)], [bad, FLAT], out, warmup=0)
+        assert res[0].checks == {"valid": 6} and res[0].config["schemas"] == ["tier/flat"]
+        assert "not supported by xgrammar" in res[0].config["refused_schemas"]["mine/bad"]
+        assert "schema mine/bad: skipped: the server refused it (HTTP 400: The provided JSON schema contains features " \
+            "not supported by xgrammar.)" in capsys.readouterr().out
+        with pytest.raises(ServerError, match="refused every schema .*mine/bad.*nothing was measured"):
+            run_sweep(srv.url, [PointSpec("on", 2, 0, 6)], [bad], tmp_path / "t.jsonl", warmup=0)
+    assert not (tmp_path / "t.jsonl").exists()
 
 
 def test_a_summary_line_cut_short_by_a_kill_is_measured_again(tmp_path, capsys):
@@ -266,7 +283,7 @@ def test_client_processes_share_one_closed_loop(tmp_path):
     with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]), base_step_ms=8.0)) as srv:
         res = run_sweep(srv.url, [PointSpec("on", 6, 0, 48)], [FLAT], tmp_path / "p.jsonl", warmup=0,
                         client_procs=3)[0]
-        assert srv.engine.served == 48 and res.requests == 48 and res.checks == {"valid": 48}
+        assert srv.engine.served == 1 + 48 and res.requests == 48 and res.checks == {"valid": 48}  # (the schema check)
         assert res.engine.running_max >= 4 and res.config["client_procs"] == 3
         raw = [json.loads(x) for x in (tmp_path / "p.raw.jsonl").read_text().splitlines()]
         assert sorted(r["index"] for r in raw) == list(range(48))
@@ -380,7 +397,7 @@ def test_report_says_which_points_had_failed_requests(tmp_path, capsys):
     eng = FakeEngine(json.dumps(FLAT.examples[0]))
     out = tmp_path / "s.jsonl"
     with FakeServer(eng) as srv:
-        eng.fail_after = 10  # 2 of the second point's 8 requests fail: kept, said
+        eng.fail_after = 11  # (one request a schema first) 2 of the second point's 8 requests fail: kept, said
         run_sweep(srv.url, [PointSpec("on", 2, 0, 4), PointSpec("on", 2, 1, 8)], [FLAT], out, warmup=0)
     assert main(["report", "--sweep", str(out), "--out", str(tmp_path / "r")]) == 0
     assert "1 point(s) of the sweep had failed requests (on-c2-r1: 2 of 8)" in capsys.readouterr().out

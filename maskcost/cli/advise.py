@@ -193,6 +193,7 @@ def _search(args, flags: dict, loaded: dict, wls) -> list[Point]:
     """Every configuration of every engine on the workloads, each point with its interval."""
     from ..interval import with_intervals
     from ..model.predict import grid
+    from .predict import with_cost_spread
     points = []
     for e, got_in in loaded.items():
         prof = got_in.profile
@@ -200,7 +201,8 @@ def _search(args, flags: dict, loaded: dict, wls) -> list[Point]:
         print(f"searching {e} {', '.join(sorted({c.policy.version for c in cfgs}))} "
               f"({len(cfgs)} configurations; model/engines.py)")
         got = grid(prof, cfgs, wls, band=False, progress=not args.quiet)
-        points += with_intervals(got, read=got_in.speeds.read)
+        points += with_cost_spread(prof, cfgs, wls, got_in.schema_ids, with_intervals(got, read=got_in.speeds.read),
+                                   {h.schema_id for h in got_in.local})
     return points
 
 

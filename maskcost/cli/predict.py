@@ -225,6 +225,34 @@ def say_engines(args, profile, local: list) -> None:
         _say_pins(engine, version, profile, local)
 
 
+def with_cost_spread(profile, configs: list, loads: list, schema_ids: tuple[str, ...], points: list[Point],
+                     mine: set[str], **grid_args) -> list[Point]:
+    """The points' 80% intervals widened where their schemas' cost is known worse than the record's
+    (calibrate/cost_spread.py: the grid again with the traces at each end of that spread); said once a backend,
+    and each of the user's schemas (`mine`) traced from one output."""
+    import itertools
+    from ..calibrate.cost_spread import swings
+    from ..interval import widened
+    from ..model.predict import point_key
+    if not any(p.itl_ms_pi80 is not None for p in points):
+        return points
+    spreads, ends = swings(profile, configs, loads, schema_ids, **grid_args)
+    for (e, b), sp in spreads.items():
+        if sp.material:
+            print(f"{e} {b}: the schemas' mean cost a token known to +-{100 * sp.rse:.0f}% beyond the record's "
+                  f"+-{100 * sp.reference:.0f}%: the 80% interval widened for it (calibrate/cost_spread.py)")
+        one = [s for s in sp.one_output if s in mine]  # the user's schemas traced from one output
+        if one and sp.one_output_rse is not None:
+            print(f"{e} {b}: {', '.join(one)}: one output traced, its cost taken as known to "
+                  f"+-{100 * sp.one_output_rse:.0f}% (one output's spread among the profile's schemas); more "
+                  f"examples in the file narrow it")
+        elif one:
+            print(f"{e} {b}: {', '.join(one)}: one output traced, and the profile has no schema of more to tell how "
+                  f"far one output lies: its spread is not in the 80% interval")
+    return [widened(p, ends[k], spreads[c.engine, c.backend].rse) if (k := point_key(c, w)) in ends else p
+            for p, (c, w) in zip(points, itertools.product(configs, loads))]
+
+
 def cmd_predict(args) -> int:
     from ..model.predict import grid, plot_overhead
     if args.scheduler and args.executor != "dask":
@@ -245,6 +273,8 @@ def cmd_predict(args) -> int:
     # the interval of a prediction whose speed was read from the target server (a report's points, or the
     # speed the calibration read) is the narrower one; a --cpu-speed given by hand counts as nothing read
     points = with_intervals(points, read=speeds.read)
+    points = with_cost_spread(profile, configs, loads, schema_ids, points, {h.schema_id for h in local},
+                              executor=args.executor, scheduler=args.scheduler)
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
           f"{profile.forward.source[:90]}...)")
     print_table(points)

@@ -475,10 +475,13 @@ def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], spee
     (`speed_sweep`: the schemas mixed, at the loads its speed is read at), evenly spread over them; for a
     schema with fewer than plan.outputs_enough of them, a point of its own at plan.outputs_concurrency for the
     rest (into `path`), then up to `rounds - 1` more while still short. A schema with none keeps outputs
-    sampled under the mask."""
+    sampled under the mask (one the server refused at the speed points is not asked again)."""
     want = plan.outputs_per_schema
     have = recorded_outputs(raw_records_path(speed_sweep), vocab) if raw_records_path(speed_sweep).exists() else {}
-    todo, more = [e for e in entries if len(have.get(e.schema_id, ())) < plan.outputs_enough], {}
+    refused = set().union(*(d.config.get("refused_schemas") or {} for d in read_summaries(speed_sweep))) \
+        if speed_sweep.exists() else set()  # (the server refused them: no outputs to ask for; sampled under the mask)
+    todo, more = [e for e in entries if len(have.get(e.schema_id, ())) < plan.outputs_enough
+                  and e.schema_id not in refused], {}
     for r in range(rounds if todo else 0):
         for e in todo:
             n = max(plan.min_requests, round(1.25 * (want - len(have.get(e.schema_id, ()))

@@ -295,6 +295,51 @@ def warm_specs(p: PointSpec, entries: list[SchemaEntry], warmup: int, max_tokens
     return got
 
 
+REFUSED = ("HTTP 400", "HTTP 422")  # the answers of a server that cannot build the grammar (401, 404, 429: not it)
+CHECK_STREAMS = 32  # the schema check's requests in flight at once
+
+
+def refused_schemas(base_url: str, model: str, entries: list[SchemaEntry], seed: int) -> dict[str, str]:
+    """The schemas the server refuses (HTTP 400 or 422 to one short request of each, CHECK_STREAMS at a time): id
+    -> its words. Another status or a broken connection is not a refusal (the sweep's own points meet it)."""
+    spec = PointSpec("on", len(entries), -1000, len(entries))
+    specs = [make_specs(spec, [e], 4, 4, seed)[0] for e in entries]
+    got: list[RequestRecord] = []
+    asyncio.run(closed_loop(base_url, model, specs, min(len(specs), CHECK_STREAMS), "schema-check", False, seed,
+                            got.append))
+    return {r.schema_id: _said(r.error) for r in got if r.error and r.error.startswith(REFUSED) and r.schema_id}
+
+
+def _said(error: str) -> str:
+    """'HTTP 400: {"error": {"message": M}}' (the OpenAI API's error body) as 'HTTP 400: M'; else as it is."""
+    head, _, body = error.partition(": ")
+    try:
+        return f"{head}: {json.loads(body)['error']['message']}"
+    except (ValueError, KeyError, TypeError):
+        return error
+
+
+def _not_refused(base_url: str, model: str, entries: list[SchemaEntry], seed: int, todo: list[PointSpec],
+                 done: Iterable[SweepSummary]) -> tuple[list[SchemaEntry], dict[str, str]]:
+    """The entries less those the server refuses (refused_schemas; checked only where a schema-on point is left to
+    run), each refusal said; every one refused is an error. A file whose points were measured on another set of
+    schemas than now is said."""
+    refused = refused_schemas(base_url, model, entries, seed) if entries and any(p.arm == "on" for p in todo) else {}
+    for sid, why in refused.items():
+        tqdm.write(f"schema {sid}: skipped: the server refused it ({why[:200]})")
+    kept = [e for e in entries if e.schema_id not in refused]
+    if refused and not kept:
+        sid, why = next(iter(refused.items()))
+        raise ServerError(f"{base_url}: the server refused every schema (first: {sid}: {why[:200]}); nothing was "
+                          f"measured")
+    ids = [e.schema_id for e in kept]
+    was = {tuple(d.config.get("schemas") or ()) for d in done if d.arm == "on"} - {tuple(ids)}
+    if refused and was:
+        tqdm.write(f"note: the finished schema-on points were measured on the schemas {', '.join(map(str, was))}; "
+                   f"the points now on {', '.join(ids)}")
+    return kept, refused
+
+
 def client_cpu_s() -> float:
     """CPU seconds this process and its finished children (the client processes of --client-procs,
     joined at the end of each point) have used."""
@@ -346,9 +391,8 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     before each point (`warm_specs`: `warmup` requests and one of every schema; the grammars compiled, the
     prompts' prefix cached), or before the first point this call runs only (`warm_first_only`: a server
     already warm for the rest); a point cut short before is measured again (set_aside_unfinished)."""
-    for flag, v in (("--max-tokens", max_tokens), ("--off-tokens", off_tokens)):
-        if v < 1:
-            raise ValueError(f"{flag} {v}: must be >= 1")
+    if min(max_tokens, off_tokens) < 1:
+        raise ValueError(f"{'--max-tokens' if max_tokens < 1 else '--off-tokens'} {min(max_tokens, off_tokens)}: must be >= 1")
     procs_at = _procs_at(client_procs, prompt_pad)
     base_url = base_url.rstrip("/")
     prov = server_provenance(base_url)
@@ -357,10 +401,11 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     todo = [p for p in points if p.key not in done]
     resolved = {"base_url": base_url, "model": model, "max_tokens": max_tokens, "off_tokens": off_tokens,
                 "unique_schemas": unique, "warmup": warmup, "warm_first_only": warm_first_only, "seed": seed,
-                "prompt_pad": prompt_pad, "unique_prompts": unique_prompts,
-                "client_procs": client_procs if not callable(client_procs) else "by load (each point's client_procs)",
-                "schemas": [e.schema_id for e in entries], **(config or {})}
+                "prompt_pad": prompt_pad, "unique_prompts": unique_prompts, "client_procs": client_procs if not
+                callable(client_procs) else "by load (each point's client_procs)", **(config or {})}
     same_sweep(out, done.values(), resolved)
+    entries, refused = _not_refused(base_url, model, entries, seed, todo, done.values())
+    resolved = {**resolved, "schemas": [e.schema_id for e in entries], "refused_schemas": refused}
     raw_path = out.with_name(out.name.removesuffix(".jsonl") + ".raw.jsonl")
     set_aside_unfinished(raw_path, {p.key for p in todo})
     bench = host_bench_us() if host_bench and todo else None  # before the load, on an idle engine
