@@ -216,12 +216,14 @@ def widened(p: Point, itl_ends_ms: tuple[float | None, float | None], cost_rse: 
     end of that spread, moves each end of the interval in log space, added in quadrature to the interval's own
     half-width about its centre (the two independent). Unchanged where the point has no interval or no ends."""
     lo_ms, hi_ms = itl_ends_ms
-    if p.itl_ms_pi80 is None or p.interval is None or not min(p.itl_ms_mean or 0, lo_ms or 0, hi_ms or 0, *p.itl_ms_pi80) > 0:
+    if p.itl_ms_pi80 is None or p.interval is None or \
+            not min(p.itl_ms_mean or 0, lo_ms or 0, hi_ms or 0, *p.itl_ms_pi80) > 0:
         return p  # (nothing to widen about: no interval, no ends, or a figure that is no time)
     lr, hr = math.log(p.itl_ms_pi80[0] / p.itl_ms_mean), math.log(p.itl_ms_pi80[1] / p.itl_ms_mean)
     c = (lr + hr) / 2
     up, down = max(0.0, math.log(hi_ms / p.itl_ms_mean)), max(0.0, math.log(p.itl_ms_mean / lo_ms))
-    lo, hi = (p.itl_ms_mean * math.exp(c - math.hypot(c - lr, down)), p.itl_ms_mean * math.exp(c + math.hypot(hr - c, up)))
+    lo, hi = (p.itl_ms_mean * math.exp(c - math.hypot(c - lr, down)),
+              p.itl_ms_mean * math.exp(c + math.hypot(hr - c, up)))
     words = (f"{p.interval['words']}, widened for its schemas' mean cost a token known to +-{100 * cost_rse:.0f}% "
              f"beyond the record's")
     return replace(p, itl_ms_pi80=(lo, hi), interval={**p.interval, "cost_rse": cost_rse,

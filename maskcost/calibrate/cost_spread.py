@@ -4,13 +4,13 @@ A schema's mean fill cost a token is traced from a few outputs (calibrate: the s
 file's examples, or outputs sampled under the mask); a fill's cost is heavy-tailed, so four outputs know the mean
 to +-20-50% (calibrate.fill.mean_cost_spread: its relative standard error). The record's 80% interval
 (maskcost/interval.py) holds the misses of points priced from outputs known about as well as its engine's shipped
-profile knows its own (REFERENCE: the median over that profile's schemas); a workload priced from schemas known
+profile knows a workload of its schemas of two outputs or more (reference_rse); a workload priced from schemas known
 worse than that is more uncertain than the record says. This module measures how much: the workload's mean cost a
 token known to +-d (the mix: each schema's excess spread over the reference, weighted by its cost a request, as
-uniform draws weigh them), its traces scaled by exp(-+z d) (z: the normal's 90% point, so each end is the 80%
-interval's of a log-normal mean), the same grid run again at each end; the ITL at the ends is what
-interval.widened combines with the record's interval. Same inputs, same outputs: the runs are the grid's, with
-its seeds."""
+uniform draws weigh them; a schema of one output taken as one output's spread), its traces scaled by exp(-+z d)
+(z: the normal's 90% point, so each end is the 80% interval's of a log-normal mean), the same grid run again at
+each end; the ITL at the ends is what interval.widened combines with the record's interval. Same inputs, same
+outputs: the runs are the grid's, with its seeds."""
 from __future__ import annotations
 
 import itertools
@@ -105,8 +105,8 @@ def swings(profile: Profile, configs: list, loads: list, schema_ids: tuple[str, 
     at the low and the high end of it (by point_key); only where the spread is material (MATERIAL_RSE; else no run).
     `grid_args`: the grid's executor and scheduler, as the points' own ran."""
     from ..model.predict import grid, point_key
-    spreads = {(c.engine, c.backend): workload_spread(profile, c.backend, schema_ids, reference_rse(c.engine, c.backend))
-               for c in configs}
+    spreads = {(c.engine, c.backend):
+               workload_spread(profile, c.backend, schema_ids, reference_rse(c.engine, c.backend)) for c in configs}
     out: dict[str, tuple[float, float]] = {}
     for engine in dict.fromkeys(c.engine for c in configs):
         mine = {b: sp for (e, b), sp in spreads.items() if e == engine and sp.material}

@@ -322,8 +322,8 @@ def _said(error: str) -> str:
 def _not_refused(base_url: str, model: str, entries: list[SchemaEntry], seed: int, todo: list[PointSpec],
                  done: Iterable[SweepSummary]) -> tuple[list[SchemaEntry], dict[str, str]]:
     """The entries less those the server refuses (refused_schemas; checked only where a schema-on point is left to
-    run), each refusal said; every one refused is an error. A file whose points were measured on another set of
-    schemas than now is said."""
+    run), each refusal said; every one refused is an error. Where a refusal leaves the schemas other than the
+    finished points were measured on, that is said."""
     refused = refused_schemas(base_url, model, entries, seed) if entries and any(p.arm == "on" for p in todo) else {}
     for sid, why in refused.items():
         tqdm.write(f"schema {sid}: skipped: the server refused it ({why[:200]})")
@@ -391,8 +391,7 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
     before each point (`warm_specs`: `warmup` requests and one of every schema; the grammars compiled, the
     prompts' prefix cached), or before the first point this call runs only (`warm_first_only`: a server
     already warm for the rest); a point cut short before is measured again (set_aside_unfinished)."""
-    if min(max_tokens, off_tokens) < 1:
-        raise ValueError(f"{'--max-tokens' if max_tokens < 1 else '--off-tokens'} {min(max_tokens, off_tokens)}: must be >= 1")
+    _tokens_checked(max_tokens, off_tokens)
     procs_at = _procs_at(client_procs, prompt_pad)
     base_url = base_url.rstrip("/")
     prov = server_provenance(base_url)
@@ -439,6 +438,12 @@ def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry]
                            f"its own queueing adds to the TTFT it measures and may hold back the load it offers "
                            f"(more client processes spread it: sweep and validate --client-procs)")
     return [done[p.key] for p in points if p.key in done]
+
+
+def _tokens_checked(max_tokens: int, off_tokens: int) -> None:
+    for flag, v in (("--max-tokens", max_tokens), ("--off-tokens", off_tokens)):
+        if v < 1:
+            raise ValueError(f"{flag} {v}: must be >= 1")
 
 
 def _drop_cut_line(out: Path) -> None:
