@@ -105,8 +105,8 @@ def swings(profile: Profile, configs: list, loads: list, schema_ids: tuple[str, 
     at the low and the high end of it (by point_key); only where the spread is material (MATERIAL_RSE; else no run).
     `grid_args`: the grid's executor and scheduler, as the points' own ran."""
     from ..model.predict import grid, point_key
-    spreads = {(c.engine, c.backend):
-               workload_spread(profile, c.backend, schema_ids, reference_rse(c.engine, c.backend)) for c in configs}
+    spreads = {(e, b): workload_spread(profile, b, schema_ids, reference_rse(e, b))
+               for e, b in dict.fromkeys((c.engine, c.backend) for c in configs)}  # once a pair (advise: ~100 configs)
     out: dict[str, tuple[float, float]] = {}
     for engine in dict.fromkeys(c.engine for c in configs):
         mine = {b: sp for (e, b), sp in spreads.items() if e == engine and sp.material}
