@@ -5,14 +5,16 @@ their mean; pooled over the runs' ratios (each relative to its own mean), its sq
 measured ratio. Then: how often a model that predicts each ratio's true value exactly would land within 10% of
 the measured one (a normal error of that SD), for one ratio, for a backend's three, for the bar's six; and the same
 for the points' ITL itself (the secondary bar's median |error|: an exact model's is 0.674 SD).
-  python validation/h200-vllm-0.25.1/shape/posthoc/ratio_noise.py   (repository root) -> stdout (ratio_noise.txt)"""
+  python validation/h200-vllm-0.25.1/shape/posthoc/ratio_noise.py [RUN ...]   (repository root; default runs 3-7)
+  -> stdout (ratio_noise.txt: runs 3-7; ratio_noise-run8.txt: run 8 alone, as its registration asked)"""
 import json
 import math
 import statistics
+import sys
 from pathlib import Path
 
 S = Path(__file__).resolve().parent.parent
-RUNS = ("run3", "run4", "run5", "run6", "run7")
+RUNS = tuple(sys.argv[1:]) or ("run3", "run4", "run5", "run6", "run7")
 BAR = 0.10
 
 

@@ -3,7 +3,8 @@ calibrate, from a report of the server's own points (`maskcost report` on a swee
 --cpu-speed-from-report`), instead of calibrate's: each server's first repeat of each held-out point (flat and
 nested at 32, 128, 256 clients) is the report's sweep, its second repeat is predicted from that speed (the run's
 own profile, each schema with its sweep's request). Scored like check.py: |predicted / measured - 1|.
-  python validation/h200-vllm-0.25.1/shape/posthoc/report_read.py   (repository root) -> stdout (report_read.txt)"""
+  python validation/h200-vllm-0.25.1/shape/posthoc/report_read.py [RUN ...]   (repository root; default runs 3-7)
+  -> stdout (report_read.txt: runs 3-7; report_read-run8.txt: run 8, as its registration asked)"""
 import json
 import statistics
 import subprocess
@@ -59,10 +60,11 @@ def run(name: str) -> tuple[list[float], list[float]]:
 if __name__ == "__main__":
     med = lambda xs: statistics.median(abs(x) for x in xs)  # noqa: E731
     every_r, every_c = [], []
-    for name in ("run3", "run4", "run5", "run6", "run7"):
+    names = sys.argv[1:] or ["run3", "run4", "run5", "run6", "run7"]
+    for name in names:
         r, c = run(name)
         every_r, every_c = every_r + r, every_c + c
         print(f"{name}: speed read from a report of the first repeats: median |error| {med(r):.1f}% over {len(r)}; "
               f"calibrate's speed (as scored): {med(c):.1f}%\n")
-    print(f"runs 3-7: speed read from a report: median |error| {med(every_r):.1f}% over {len(every_r)}; "
+    print(f"{', '.join(names)}: speed read from a report: median |error| {med(every_r):.1f}% over {len(every_r)}; "
           f"calibrate's speed: {med(every_c):.1f}%")
