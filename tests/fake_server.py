@@ -90,6 +90,15 @@ def make_handler(engine: FakeEngine):
                     self._json(500, {"error": "engine dead"})
                     return
             schema = ((req.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+            if schema.get("x-fake-refuse") == "stream":  # as SGLang aborts one: an error event after HTTP 200
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                self.wfile.write(b'data: {"error": {"object": "error", "message": "Invalid grammar request", '
+                                 b'"type": "BAD_REQUEST", "param": null, "code": 400}}\n\ndata: [DONE]\n\n')
+                return
             if schema.get("x-fake-refuse"):  # as vLLM refuses a grammar its backend cannot build
                 self._json(400, {"error": {"message": "The provided JSON schema contains features not supported by "
                                            "xgrammar.", "type": "BadRequestError", "code": 400}})

@@ -117,11 +117,13 @@ def test_a_schema_the_server_refuses_is_said_and_skipped_and_the_rest_measured(t
     and left out of every point (the summary's config records it); every schema refused: one error, nothing kept."""
     from maskcost.calibrate.schemas import SchemaEntry
     bad = SchemaEntry("mine/bad", "mine", {**FLAT.schema, "x-fake-refuse": True}, FLAT.examples)
+    aborted = SchemaEntry("mine/aborted", "mine", {**FLAT.schema, "x-fake-refuse": "stream"}, FLAT.examples)
     out = tmp_path / "s.jsonl"
     with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
-        res = run_sweep(srv.url, [PointSpec("on", 2, 0, 6)], [bad, FLAT], out, warmup=0)
+        res = run_sweep(srv.url, [PointSpec("on", 2, 0, 6)], [bad, FLAT, aborted], out, warmup=0)
         assert res[0].checks == {"valid": 6} and res[0].config["schemas"] == ["tier/flat"]
         assert "not supported by xgrammar" in res[0].config["refused_schemas"]["mine/bad"]
+        assert res[0].config["refused_schemas"]["mine/aborted"] == "HTTP 400 (in the stream): Invalid grammar request"
         assert "schema mine/bad: skipped: the server refused it (HTTP 400: The provided JSON schema contains features " \
             "not supported by xgrammar.)" in capsys.readouterr().out
         with pytest.raises(ServerError, match="refused every schema .*mine/bad.*nothing was measured"):

@@ -140,6 +140,11 @@ async def send_one(client: httpx.AsyncClient, base_url: str, model: str, spec: R
                 if data.strip() == "[DONE]":
                     break
                 ev = json.loads(data)
+                if isinstance(ev.get("error"), dict):  # SGLang streams a request it aborts (a grammar it cannot
+                    code = ev["error"].get("code")     # build: 400) as an error event after an HTTP 200
+                    rec.error = f"HTTP {code if isinstance(code, int) else 200} (in the stream): {data[:300]}"
+                    rec.check = "error"
+                    return rec
                 now_ms = (time.perf_counter() - t0) * 1e3
                 usage = ev.get("usage") or {}
                 for ch in ev.get("choices") or []:
