@@ -27,7 +27,7 @@ CELLS = {
 NO_CHANGE_PCT, NO_CHANGE_MEASURED_PCT, BAR_PCT = 5.0, 10.0, 15.0
 # run -> what its registration set beyond runs 1-2's: run 3, the engine's OpenMP team as run.sh starts it (server A
 # on cores 0-7: 8 threads, which a later taskset -a does not resize; docs/engines.md "The bitmask's pinned copy")
-RUN_CONFIG = {"run3": {"omp_threads": 8}, "run4": {"omp_threads": 8}, "run5": {"omp_threads": 8}}
+RUN_CONFIG = {"run3": {"omp_threads": 8}, "run4": {"omp_threads": 8}, "run5": {"omp_threads": 8}, "run6": {"omp_threads": 8}}
 # run -> cells of its own: (cores, replicas, quota, arms, reference, config beyond RUN_CONFIG). Run 3's phase
 # omp1: server A started again on cores 0-11 with OMP_NUM_THREADS=1 (a team of one: no spinners after the
 # bitmask copy), in the cgroup, each quota against the same quota with the team of 8 (the quota phase's cells)
@@ -35,6 +35,12 @@ RUN_CELLS = {"run3": {"omp1quota4": (12, 1, 4.0, ("on",), "quota4", {"omp_thread
                       "omp1quota2": (12, 1, 2.0, ("on",), "quota2", {"omp_threads": 1})}}
 RUN_CELLS["run4"] = RUN_CELLS["run3"]  # run 4: run 3's cells and phases, predicted with the crowding team (finding 27)
 RUN_CELLS["run5"] = RUN_CELLS["run3"]  # run 5: the same, predicted with the other replica's spinners in bursts (finding 29)
+# run 6: run 5's, and phase team8 after omp1: A started again with the team of 8, the same quotas (cells of their own,
+# not scored); each team-of-1 cell's reference is the mean of the team-of-8 cell before the restarts and after them
+# (validation/h200-vllm-0.25.1/replicas/restart/: a restart alone moved a server as much as a point moves from the next)
+RUN_CELLS["run6"] = {"omp1quota4": (12, 1, 4.0, ("on",), ("quota4", "team8quota4"), {"omp_threads": 1}),
+                     "omp1quota2": (12, 1, 2.0, ("on",), ("quota2", "team8quota2"), {"omp_threads": 1}),
+                     "team8quota4": (12, 1, 4.0, ("on",), None, {}), "team8quota2": (12, 1, 2.0, ("on",), None, {})}
 
 
 def cells(run: str | None) -> dict[str, tuple]:
@@ -102,10 +108,13 @@ def score(run: Path) -> None:
                 row = {"cell": name, "arm": arm, "load": load, "predicted_ms": p, "measured_ms": m,
                        "abs_error_pct": None if m is None else 100 * (p / m - 1)}
                 ref = c["reference"]
-                if ref is not None:
-                    pr, mr = p / pred[ref]["points"][str(load)][arm], meas.get((ref, arm, load))
+                if ref is not None:  # a cell, or cells whose measured ITL is averaged (the first's prediction)
+                    refs = ref if isinstance(ref, list) else [ref]
+                    got = [meas.get((r, arm, load)) for r in refs]
+                    pr = p / pred[refs[0]]["points"][str(load)][arm]
+                    mr = statistics.fmean(got) if all(got) else None
                     if m is not None and mr:
-                        row.update(reference=ref, predicted_change_pct=100 * (pr - 1), measured_change_pct=100 * (m / mr - 1),
+                        row.update(reference="+".join(refs), predicted_change_pct=100 * (pr - 1), measured_change_pct=100 * (m / mr - 1),
                                    scored_predicted_ms=mr * pr, error_pct=100 * (mr * pr / m - 1))
                         row["direction_right"] = direction_right(row["predicted_change_pct"], row["measured_change_pct"])
                         scored.append(row)

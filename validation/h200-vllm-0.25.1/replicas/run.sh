@@ -4,11 +4,12 @@
 #   bash validation/h200-vllm-0.25.1/replicas/run.sh replicas  # servers A and B on cores 0-7; alone / together / alone
 #   bash validation/h200-vllm-0.25.1/replicas/run.sh quota     # A alone: cpuset 0-3, quota 4 and 2 CPUs on 0-11, cpuset again
 #   bash validation/h200-vllm-0.25.1/replicas/run.sh omp1      # (run 3) A again on 0-11 with OMP_NUM_THREADS=1: quota 4 and 2
+#   bash validation/h200-vllm-0.25.1/replicas/run.sh team8     # (run 6) A again as the quota phase had it (team of 8): quota 4 and 2
 # Sweeps go to $REP/CELL-*.jsonl (default /tmp/rep; a sweep there already is resumed, not run again),
 # packed into $OUT/PHASE.tar.gz after every sweep.
 set -u
 PHASE=$1; ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/replicas; R=${REP:-/tmp/rep}; mkdir -p $R
-pack() { tar -C "$(dirname $R)" --exclude=A.log --exclude=A-team8.log --exclude=B.log -czf "$OUT/$PHASE.tar.gz" "$(basename $R)"; }
+pack() { tar -C "$(dirname $R)" --exclude=A.log --exclude=A-team8.log --exclude='A-before-*.log' --exclude=B.log -czf "$OUT/$PHASE.tar.gz" "$(basename $R)"; }
 . "$D/engines.sh"
 pids() { ps -eo pid=,sid= | awk -v s="$(cat $R/A.pid)" '$2 == s {print $1}'; }  # server A's processes (its session)
 if [ "$PHASE" = replicas ]; then
@@ -23,17 +24,22 @@ if [ "$PHASE" = replicas ]; then
     sweep alone-2 8000 8-15 $c $arm
     pack
   done; done
-elif [ "$PHASE" = omp1 ]; then  # run 3: a team of one OpenMP thread (no spinners after the bitmask copy)
+elif [ "$PHASE" = omp1 ] || [ "$PHASE" = team8 ]; then
+  # omp1 (run 3): A started again on 0-11 with a team of one OpenMP thread (no spinners after the bitmask copy);
+  # team8 (run 6): A started again as the quota phase had it (on 0-7, a team of 8, then moved to 0-11), the cells
+  # after the omp1 ones, so each team-of-1 cell is bracketed by team-of-8 cells before and after a restart
   CG=/sys/fs/cgroup/maskcost-quota
   [ -d $CG ] || { echo "no cgroup from the quota phase: run it first"; exit 1; }
   for n in A B; do [ -f $R/$n.pid ] && kill -- -"$(cat $R/$n.pid)" 2>/dev/null; done; sleep 10
-  [ -f $R/A.log ] && mv $R/A.log $R/A-team8.log
-  OMP_NUM_THREADS=1 serve A 8000 0-11; up A 8000 || { pack; exit 1; }
+  [ -f $R/A.log ] && mv $R/A.log $R/A-before-$PHASE.log
+  if [ $PHASE = omp1 ]; then OMP_NUM_THREADS=1 serve A 8000 0-11; else serve A 8000 0-7; fi
+  up A 8000 || { pack; exit 1; }
+  [ $PHASE = team8 ] && for p in $(pids); do taskset -a -p -c 0-11 "$p" >/dev/null; done
   for p in $(pids); do echo "$p" > $CG/cgroup.procs; done
-  quota() { echo "$1 100000" > $CG/cpu.max; echo "omp1 cpu.max $(cat $CG/cpu.max)" >> "$R/cgroup.txt"; }
+  quota() { echo "$1 100000" > $CG/cpu.max; echo "$PHASE cpu.max $(cat $CG/cpu.max)" >> "$R/cgroup.txt"; }
   for c in 64 192; do
-    quota 400000; cat $CG/cpu.stat >> "$R/cgroup.txt"; sweep omp1quota4 8000 12-15 $c on; cat $CG/cpu.stat >> "$R/cgroup.txt"
-    quota 200000; sweep omp1quota2 8000 12-15 $c on; cat $CG/cpu.stat >> "$R/cgroup.txt"
+    quota 400000; cat $CG/cpu.stat >> "$R/cgroup.txt"; sweep ${PHASE}quota4 8000 12-15 $c on; cat $CG/cpu.stat >> "$R/cgroup.txt"
+    quota 200000; sweep ${PHASE}quota2 8000 12-15 $c on; cat $CG/cpu.stat >> "$R/cgroup.txt"
     pack
   done
   quota max
@@ -54,5 +60,5 @@ else
     pack
   done
 fi
-for n in A A-team8 B; do [ -f $R/$n.log ] && gzip -kf $R/$n.log; done
+for n in A A-team8 A-before-omp1 A-before-team8 B; do [ -f $R/$n.log ] && gzip -kf $R/$n.log; done
 pack; tail -12 "$R/sweep.log" | grep -v "^$"; ls $R
