@@ -99,11 +99,11 @@ def scaled(profile: Profile, spreads: dict[str, CostSpread], schema_ids: tuple[s
     return replace(profile, backends=backends)
 
 
-def swings(profile: Profile, configs: list, loads: list, schema_ids: tuple[str, ...], **grid_args
-           ) -> tuple[dict[tuple[str, str], CostSpread], dict[str, tuple[float, float]]]:
+def swings(profile: Profile, configs: list, loads: list, schema_ids: tuple[str, ...], progress: bool = False,
+           **grid_args) -> tuple[dict[tuple[str, str], CostSpread], dict[str, tuple[float, float]]]:
     """Each (engine, backend)'s workload spread, and each point's schema-on ITL mean with its schemas' traces
     at the low and the high end of it (by point_key); only where the spread is material (MATERIAL_RSE; else no run).
-    `grid_args`: the grid's executor and scheduler, as the points' own ran."""
+    `grid_args`: the grid's executor and scheduler, as the points' own ran; `progress`: a bar for each end's grid."""
     from ..model.predict import grid, point_key
     spreads = {(e, b): workload_spread(profile, b, schema_ids, reference_rse(e, b))
                for e, b in dict.fromkeys((c.engine, c.backend) for c in configs)}  # once a pair (advise: ~100 configs)
@@ -113,8 +113,8 @@ def swings(profile: Profile, configs: list, loads: list, schema_ids: tuple[str, 
         cfgs = [c for c in configs if c.engine == engine and c.backend in mine]
         if not cfgs:
             continue
-        ends = [grid(scaled(profile, mine, schema_ids, end), cfgs, loads, band=False, progress=False, **grid_args)
-                for end in (0, 1)]
+        ends = [grid(scaled(profile, mine, schema_ids, end), cfgs, loads, band=False, progress=progress,
+                     desc=f"interval, cost {('low', 'high')[end]}", **grid_args) for end in (0, 1)]
         for (cfg, wl), lo, hi in zip(itertools.product(cfgs, loads), *ends):
             out[point_key(cfg, wl)] = (lo.itl_ms_mean, hi.itl_ms_mean)
     return spreads, out

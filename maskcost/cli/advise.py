@@ -202,7 +202,7 @@ def _search(args, flags: dict, loaded: dict, wls) -> list[Point]:
               f"({len(cfgs)} configurations; model/engines.py)")
         got = grid(prof, cfgs, wls, band=False, progress=not args.quiet)
         points += with_cost_spread(prof, cfgs, wls, got_in.schema_ids, with_intervals(got, read=got_in.speeds.read),
-                                   {h.schema_id for h in got_in.local})
+                                   {h.schema_id for h in got_in.local}, progress=not args.quiet)
     return points
 
 

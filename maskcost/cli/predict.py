@@ -226,17 +226,17 @@ def say_engines(args, profile, local: list) -> None:
 
 
 def with_cost_spread(profile, configs: list, loads: list, schema_ids: tuple[str, ...], points: list[Point],
-                     mine: set[str], **grid_args) -> list[Point]:
+                     mine: set[str], progress: bool = True, **grid_args) -> list[Point]:
     """The points' 80% intervals widened where their schemas' cost is known worse than the record's
-    (calibrate/cost_spread.py: the grid again with the traces at each end of that spread); said once a backend,
-    and each of the user's schemas (`mine`) traced from one output."""
+    (calibrate/cost_spread.py: the grid again with the traces at each end of that spread, a progress bar each);
+    said once a backend, and each of the user's schemas (`mine`) traced from one output."""
     import itertools
     from ..calibrate.cost_spread import swings
     from ..interval import widened
     from ..model.predict import point_key
     if not any(p.itl_ms_pi80 is not None for p in points):
         return points
-    spreads, ends = swings(profile, configs, loads, schema_ids, **grid_args)
+    spreads, ends = swings(profile, configs, loads, schema_ids, progress=progress, **grid_args)
     for (e, b), sp in spreads.items():
         if sp.material:
             print(f"{e} {b}: the schemas' mean cost a token known to +-{100 * sp.rse:.0f}% beyond the record's "

@@ -283,8 +283,8 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
          trace_out: Path | None = None, progress: bool = True, jobs: int | None = None,
          band: bool = True, done: dict[str, Point] | None = None,
          on_point: Callable[[str, Point], None] | None = None,
-         executor: str = "local", scheduler: str | None = None) -> list[Point]:
-    """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores), or
+         executor: str = "local", scheduler: str | None = None, desc: str = "predict") -> list[Point]:
+    """Every (engine config, workload) pair (`desc`: the progress bar's words); spread over `jobs` processes (default: usable cores), or
     with `executor` "dask" over a dask.distributed cluster (`scheduler`: its address; none: a
     LocalCluster of `jobs` workers). `band`: each point also with the engine as fast and as slow as
     the profile's engine_speeds (two more schema-on runs a point; run_point_band). Points of one
@@ -326,7 +326,7 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
         order.sort(key=lambda i: -_work(*reps[i]))
         args = [(*reps[i], {off_key(*reps[i]): offs[off_key(*reps[i])]}) for i in order]
         results = zip(order, ex.map(_point, args))
-        with tqdm(total=len(every), initial=len(every) - len(combos), desc="predict", unit="pt",
+        with tqdm(total=len(every), initial=len(every) - len(combos), desc=desc, unit="pt",
                   disable=not progress) as bar:
             for cfg, wl in combos:  # in grid order, each as soon as its simulation is done
                 i = sim_of[sim_key(profile, cfg, wl)]
