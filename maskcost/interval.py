@@ -230,13 +230,18 @@ def widened(p: Point, itl_ends_ms: tuple[float | None, float | None], cost_rse: 
                                                       "cost_itl_ms": (lo_ms, hi_ms), "words": words})
 
 
+def pct(coverage: float) -> str:
+    """A coverage in words: whole percent, one decimal where under LEVEL (79.7%, not a rounded 80%), in bold."""
+    return f"{100 * coverage:.0f}%" if coverage >= LEVEL else f"**{100 * coverage:.1f}%**"
+
+
 def table_rows(intervals: list[Interval]) -> list[str]:
     """docs/validation.md's interval table, one markdown row an interval (the tests check it is there)."""
     rows = []
     for i in intervals:
         cov = f"unmeasured ({i.machines} machine{'s' if i.machines > 1 else ''}: too few to leave one out)" \
             if i.lomo_coverage is None else \
-            f"{100 * i.lomo_coverage:.0f}% (at the shipped widening {i.widen}: {100 * i.lomo_coverage_at_widen:.0f}%)"
+            f"{pct(i.lomo_coverage)} (at the shipped widening {i.widen}: {pct(i.lomo_coverage_at_widen)})"
         rows.append(f"| {i.engine}, {MODE_WORDS[i.mode]} | {i.points} | {i.machines} | "
                     f"{i.lo_ratio:.2f}-{i.hi_ratio:.2f} | {cov} |")
     return rows
@@ -250,8 +255,7 @@ def readme_words(intervals: list[Interval]) -> str:
     """The README's sentence on the intervals, between its markers: each measured one (coverage under LEVEL
     in bold), then those too few machines measure."""
     said = [f"{ENGINE_WORDS[i.engine]}, {MODE_WORDS[i.mode]}: x{i.lo_ratio:.2f}-x{i.hi_ratio:.2f} of the "
-            f"predicted ITL, " + (f"**{100 * i.lomo_coverage:.0f}%**" if i.lomo_coverage < LEVEL else
-                                  f"{100 * i.lomo_coverage:.0f}%") + f" coverage over {i.points} points on {i.machines} machines"
+            f"predicted ITL, {pct(i.lomo_coverage)} coverage over {i.points} points on {i.machines} machines"
             for i in intervals if i.lomo_coverage is not None]
     few = [f"{ENGINE_WORDS[i.engine]}, {MODE_WORDS[i.mode]}" for i in intervals if i.lomo_coverage is None]
     text = "; ".join(said) + "." + (f" Too few machines to leave one out ({'; '.join(few)}: one machine each): "

@@ -114,7 +114,8 @@ def swings(profile: Profile, configs: list, loads: list, schema_ids: tuple[str, 
         if not cfgs:
             continue
         ends = [grid(scaled(profile, mine, schema_ids, end), cfgs, loads, band=False, progress=progress,
-                     desc=f"interval, cost {('low', 'high')[end]}", **grid_args) for end in (0, 1)]
+                     desc=f"{engine} interval, schemas' cost at its {('low', 'high')[end]} end", **grid_args)
+                for end in (0, 1)]
         for (cfg, wl), lo, hi in zip(itertools.product(cfgs, loads), *ends):
             out[point_key(cfg, wl)] = (lo.itl_ms_mean, hi.itl_ms_mean)
     return spreads, out

@@ -269,10 +269,10 @@ def _shared_sims(profile: Profile, combos: list[tuple[EngineConfig, Workload]]) 
     return sims, sim_of, reps
 
 
-def _off_arms(ex, keys: list, progress: bool) -> dict:
+def _off_arms(ex, keys: list, progress: bool, desc: str = "schema-off arms") -> dict:
     """The schema-off arms, each once (off_key), with a bar."""
     offs: dict = {}
-    with tqdm(total=len(keys), desc="schema-off arms", unit="arm", disable=not progress) as bar:
+    with tqdm(total=len(keys), desc=desc, unit="arm", disable=not progress) as bar:
         for k, r in zip(keys, ex.map(_off, keys)):
             offs[k] = r
             bar.update()
@@ -284,10 +284,11 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
          band: bool = True, done: dict[str, Point] | None = None,
          on_point: Callable[[str, Point], None] | None = None,
          executor: str = "local", scheduler: str | None = None, desc: str = "predict") -> list[Point]:
-    """Every (engine config, workload) pair (`desc`: the progress bar's words); spread over `jobs` processes (default: usable cores), or
+    """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores), or
     with `executor` "dask" over a dask.distributed cluster (`scheduler`: its address; none: a
-    LocalCluster of `jobs` workers). `band`: each point also with the engine as fast and as slow as
-    the profile's engine_speeds (two more schema-on runs a point; run_point_band). Points of one
+    LocalCluster of `jobs` workers); `desc`: the progress bars' words (a grid beside predict's own). `band`:
+    each point also with the engine as fast and as slow as the profile's engine_speeds (two more schema-on runs
+    a point; run_point_band). Points of one
     sim_key (and schema-off arms of one off_key) are the same simulations: each runs once and its
     numbers go to every point that has it, relabelled (relabel); the runs start longest first.
     `done`: points already run, by point_key (not run again); `on_point(key, point)`: called as each
@@ -318,7 +319,7 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
     ex = DaskExecutor(profile, jobs, scheduler) if executor == "dask" else LocalExecutor(profile, jobs, cache)
     ran: dict[int, Point] = {}
     with ex:  # (closed on the way out: at once on Ctrl-C)
-        offs = _off_arms(ex, keys, progress)
+        offs = _off_arms(ex, keys, progress, *([] if desc == "predict" else [f"{desc}: schema-off arms"]))
         order = list(range(len(sims)))
         if trace_out is not None:  # the first point here: it writes the trace
             ran[0] = run_point_band(profile, *reps[0], cache, trace_out, offs)

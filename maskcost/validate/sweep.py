@@ -300,8 +300,9 @@ CHECK_STREAMS = 32  # the schema check's requests in flight at once
 
 
 def refused_schemas(base_url: str, model: str, entries: list[SchemaEntry], seed: int) -> dict[str, str]:
-    """The schemas the server refuses (HTTP 400 or 422 to one short request of each, CHECK_STREAMS at a time): id
-    -> its words. Another status or a broken connection is not a refusal (the sweep's own points meet it)."""
+    """The schemas the server refuses (HTTP 400 or 422 to one short request of each, CHECK_STREAMS at a time, or
+    an error event of code 400 or 422 in its stream: SGLang's abort): id -> its words. Another status or a broken
+    connection is not a refusal (the sweep's own points meet it)."""
     spec = PointSpec("on", len(entries), -1000, len(entries))
     specs = [make_specs(spec, [e], 4, 4, seed)[0] for e in entries]
     got: list[RequestRecord] = []

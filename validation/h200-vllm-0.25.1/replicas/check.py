@@ -99,7 +99,7 @@ def direction_right(pred_pct: float, meas_pct: float) -> bool:
 def score(run: Path) -> None:
     pred = json.loads(predicted_file(run.name).read_text())["cells"]
     meas = measured(run)
-    rows, scored = [], []
+    rows, scored, unscored = [], [], []
     for name, c in pred.items():
         for load in LOADS:
             for arm in cells(run.name)[name][3]:
@@ -109,10 +109,14 @@ def score(run: Path) -> None:
                        "abs_error_pct": None if m is None else 100 * (p / m - 1)}
                 ref = c["reference"]
                 if ref is not None:  # a cell, or cells whose measured ITL is averaged (the first's prediction)
-                    refs = ref if isinstance(ref, list) else [ref]
+                    refs = list(ref) if isinstance(ref, (list, tuple)) else [ref]
                     got = [meas.get((r, arm, load)) for r in refs]
                     pr = p / pred[refs[0]]["points"][str(load)][arm]
                     mr = statistics.fmean(got) if all(got) else None
+                    if not mr or m is None:
+                        unscored.append(f"{name} {arm} {load}")
+                        print(f"{name} {arm} {load}: not scored: nothing measured of "
+                              f"{' and '.join(r for r, g in zip([name, *refs], [m, *got]) if not g)}")
                     if m is not None and mr:
                         row.update(reference="+".join(refs), predicted_change_pct=100 * (pr - 1), measured_change_pct=100 * (m / mr - 1),
                                    scored_predicted_ms=mr * pr, error_pct=100 * (mr * pr / m - 1))
@@ -122,7 +126,8 @@ def score(run: Path) -> None:
     med = statistics.median(abs(r["error_pct"]) for r in scored) if scored else None
     res = {"rule": "README.md", "points": rows, "scored": len(scored),
            "median_abs_error_pct": med, "bar_pct": BAR_PCT,
-           "bar_met": med is not None and med <= BAR_PCT and all(r["direction_right"] for r in scored),
+           "unscored": unscored,  # a registered change with a cell unmeasured: the bar is not met
+           "bar_met": med is not None and med <= BAR_PCT and all(r["direction_right"] for r in scored) and not unscored,
            "directions_right": sum(r["direction_right"] for r in scored),
            "median_abs_error_nothing_read_pct": statistics.median(
                abs(r["abs_error_pct"]) for r in rows if r["abs_error_pct"] is not None) if meas else None}

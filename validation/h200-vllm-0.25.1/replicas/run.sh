@@ -9,7 +9,9 @@
 # packed into $OUT/PHASE.tar.gz after every sweep.
 set -u
 PHASE=$1; ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/replicas; R=${REP:-/tmp/rep}; mkdir -p $R
-pack() { tar -C "$(dirname $R)" --exclude=A.log --exclude=A-team8.log --exclude='A-before-*.log' --exclude=B.log -czf "$OUT/$PHASE.tar.gz" "$(basename $R)"; }
+LOGS="A A-team8 A-omp1 B"  # the servers' logs (A-team8, A-omp1: server A's as it was before the restart that followed)
+pack() { for n in $LOGS; do [ -f $R/$n.log ] && gzip -kf $R/$n.log; done
+  tar -C "$(dirname $R)" $(for n in $LOGS; do echo --exclude=$n.log; done) -czf "$OUT/$PHASE.tar.gz" "$(basename $R)"; }
 . "$D/engines.sh"
 pids() { ps -eo pid=,sid= | awk -v s="$(cat $R/A.pid)" '$2 == s {print $1}'; }  # server A's processes (its session)
 if [ "$PHASE" = replicas ]; then
@@ -31,7 +33,7 @@ elif [ "$PHASE" = omp1 ] || [ "$PHASE" = team8 ]; then
   CG=/sys/fs/cgroup/maskcost-quota
   [ -d $CG ] || { echo "no cgroup from the quota phase: run it first"; exit 1; }
   for n in A B; do [ -f $R/$n.pid ] && kill -- -"$(cat $R/$n.pid)" 2>/dev/null; done; sleep 10
-  [ -f $R/A.log ] && mv $R/A.log $R/A-before-$PHASE.log
+  [ -f $R/A.log ] && mv $R/A.log $R/A-$([ $PHASE = omp1 ] && echo team8 || echo omp1).log
   if [ $PHASE = omp1 ]; then OMP_NUM_THREADS=1 serve A 8000 0-11; else serve A 8000 0-7; fi
   up A 8000 || { pack; exit 1; }
   [ $PHASE = team8 ] && for p in $(pids); do taskset -a -p -c 0-11 "$p" >/dev/null; done
@@ -60,5 +62,4 @@ else
     pack
   done
 fi
-for n in A A-team8 A-before-omp1 A-before-team8 B; do [ -f $R/$n.log ] && gzip -kf $R/$n.log; done
 pack; tail -12 "$R/sweep.log" | grep -v "^$"; ls $R
