@@ -106,6 +106,27 @@ def test_traces_are_scaled_to_the_mean_their_fit_and_many_outputs_give():
         profile_from_dict(d)
 
 
+def test_schemas_are_traced_in_turns_so_a_drifting_host_slows_each_alike(vocab, monkeypatch):
+    """trace_interleaved replays one output of each schema a turn (finding 38: one schema after another, a host's
+    drift priced one against the other), each schema's result as trace_schema's, said as each ends."""
+    from maskcost.calibrate import fill
+    be = make_backend("xgrammar", vocab)
+    flat, nested = TIERS["flat"], TIERS["nested"]
+    outs = {e.schema_id: [vocab.encode(output_text(x, be.separators)) for x in e.examples[:3]] for e in (flat, nested)}
+    order, replay = [], fill._replay
+    def spy(backend, compiled, tokens, bitmask):
+        order.append(next(sid for sid, o in outs.items() if tokens[:-1] in o))
+        return replay(backend, compiled, tokens, bitmask)
+    monkeypatch.setattr(fill, "_replay", spy)
+    ended = []
+    got = fill.trace_interleaved(be, [(flat, outs[flat.schema_id]), (nested, outs[nested.schema_id])], 1, 2, 0, 0,
+                                 lambda sid, r: ended.append(sid))
+    assert order == [flat.schema_id, nested.schema_id] * 2  # turns, two outputs each (max_traces)
+    assert ended == [flat.schema_id, nested.schema_id] and set(got) == set(ended)
+    alone = fill.trace_schema(be, nested, outs[nested.schema_id], repeats=1, max_traces=2)
+    assert got[nested.schema_id].tokens == alone.tokens and got[nested.schema_id].source == alone.source
+
+
 def test_unsupported_schema_is_reported_and_skipped(vocab, tmp_path):
     bad = SchemaEntry("bad/not", "t", {"not": {"type": "string"}}, ({"a": 1},))
     wrong = SchemaEntry("bad/example", "t", {"type": "integer"}, ("text",))

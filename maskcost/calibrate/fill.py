@@ -7,7 +7,7 @@ import random
 import statistics
 import time
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Generator
 
 from .backends import LLGUIDANCE_SEPARATORS, XGRAMMAR_SEPARATORS, Backend
 from ..profile import CompileCost, FillTrace
@@ -224,6 +224,41 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
     the engine makes). Outputs the matcher rejects are skipped (one another backend's engine wrote is
     re-written with this backend's separators first). `before_replay` runs before every replay (a host
     benchmark interleaved with the replays sees the same host speed)."""
+    return _finished(_tracing(backend, entry, texts, repeats, max_traces, sampled, seed, before_replay))
+
+
+def trace_interleaved(backend: Backend, jobs: list[tuple[SchemaEntry, list | None]], repeats: int, max_traces: int,
+                      sampled: int, seed: int, on_done: Callable[[str, TraceResult], None]) -> dict[str, TraceResult]:
+    """trace_schema of each (entry, its recorded outputs or None) in turns, one output of each schema a turn, so
+    that a host whose speed drifts over the minutes the replays take slows every schema alike (one schema after
+    another, a drift prices one against another: docs/validation.md finding 38). `max_traces` outputs of a schema
+    with recorded ones, else max(1, `sampled`) sampled under the mask; `on_done(schema_id, result)` as each ends."""
+    turns = {e.schema_id: _tracing(backend, e, texts, repeats, max_traces if texts else max(1, sampled),
+                                   0 if texts else sampled, seed, None) for e, texts in jobs}
+    results: dict[str, TraceResult] = {}
+    while turns:
+        for sid in list(turns):
+            try:
+                next(turns[sid])
+            except StopIteration as done:
+                results[sid] = done.value
+                del turns[sid]
+                on_done(sid, done.value)
+    return results
+
+
+def _finished(steps: Generator[None, None, TraceResult]) -> TraceResult:
+    """A tracing run to its end: its result."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def _tracing(backend: Backend, entry: SchemaEntry, texts: list | None, repeats: int, max_traces: int, sampled: int,
+             seed: int, before_replay: Callable[[], None] | None) -> Generator[None, None, TraceResult]:
+    """trace_schema's work, a turn an output replayed (it yields after each; trace_interleaved takes turns)."""
     texts, sampled, max_traces, source = _what_to_replay(backend, entry, texts, sampled, seed, max_traces)
     problem = schema_problem(entry.schema)
     if problem:
@@ -261,6 +296,7 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
         traces.append(FillTrace(entry.schema_id, tuple(fill), tuple(acc), tuple(strad),
                                 in_string_value([vocab.tokens[t] for t in body])[:len(tokens)]))
         replayed.append(tuple(tokens))
+        yield
     if not traces:
         return TraceResult((), None, last_error)
     if rewrites:

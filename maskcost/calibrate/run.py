@@ -15,7 +15,7 @@ from tqdm import tqdm
 from . import POOL_ROWS, POOL_WORKERS
 from .backends import make_backend
 from .fill import (TraceResult, compile_failed, median_fills, output_json, output_text, result_from_json,
-                   result_to_json, trace_schema)
+                   result_to_json, trace_interleaved)
 from .host import cpu_model, package_versions
 from .pool import advanced_matchers, measure_batch_fill_saving, measure_llguidance_batched, measure_vllm_pool
 from ..profile import (ApplyCost, BackendCosts, ForwardCurve, HostInfo, Profile, schema_sha256,
@@ -109,19 +109,19 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
         for bname in backends:
             be = make_backend(bname, vocab)
             outs = (outputs_by_backend or {}).get(bname, outputs)
-            results: dict[str, TraceResult] = {}
-            for e in tqdm(entries, desc=f"fill traces {bname}", unit="schema"):
-                key = (bname, e.schema_id)
-                if key not in done:
-                    # recorded outputs: one trace per output (up to traces_per_schema); else `sampled`
-                    # streams drawn under the mask; else the first example
-                    texts = (outs or {}).get(e.schema_id)
-                    done[key] = trace_schema(be, e, texts, repeats=repeats,
-                                             max_traces=traces_per_schema if texts else max(1, sampled),
-                                             sampled=0 if texts else sampled, seed=seed)
-                    pf.write(json.dumps(result_to_json(done[key], e.schema_id, backend=bname)) + "\n")
+            todo = [e for e in entries if (bname, e.schema_id) not in done]
+            with tqdm(total=len(entries), initial=len(entries) - len(todo), desc=f"fill traces {bname}",
+                      unit="schema") as bar:
+                def traced(sid: str, r: TraceResult, bname=bname, bar=bar) -> None:
+                    done[bname, sid] = r
+                    pf.write(json.dumps(result_to_json(r, sid, backend=bname)) + "\n")
                     pf.flush()
-                results[e.schema_id] = done[key]
+                    bar.update()
+                # recorded outputs: one trace per output (up to traces_per_schema); else `sampled` streams drawn
+                # under the mask; else the first example; the schemas in turns (trace_interleaved)
+                trace_interleaved(be, [(e, (outs or {}).get(e.schema_id)) for e in todo], repeats,
+                                  traces_per_schema, sampled, seed, traced)
+            results: dict[str, TraceResult] = {e.schema_id: done[bname, e.schema_id] for e in entries}
             fails = tuple((sid, r.error) for sid, r in results.items() if r.error)
             for sid, err in fails:
                 log(f"skipped {bname} {sid}: {err}")
