@@ -1,0 +1,63 @@
+"""Run 9's control, on the device after calibrate (run.sh run9): the very outputs calibrate traced (96 a schema of
+its speed sweep, server_calibration.spread), replayed on this host in two orders, alternately: each schema in a
+block of its own (flat, then nested, then deep: how calibrate traced before finding 38) and in turns (one output of
+each schema a turn: how it traces now), twice each, blocks first. One fresh matcher an output, fill then accept
+each token (EOS included), each output once. Writes JSON: for each pass, each schema's mean cost a token (us) and
+nested/flat; the host's CPU.
+  python3 order_control.py RESULTS_DIR   (RESULTS_DIR/xg: calibrate's profile and its speed sweep's raw records)"""
+import json
+import sys
+import time
+from pathlib import Path
+
+from maskcost.calibrate.backends import make_backend
+from maskcost.calibrate.run import recorded_outputs
+from maskcost.calibrate.tokenizer import profile_vocab
+from maskcost.profile import load_profile
+from maskcost.validate.server_calibration import spread
+
+SCHEMAS = ("flat", "nested", "deep")
+
+
+def main(results: Path) -> dict:
+    d = results / "xg"
+    p = load_profile(d / "host.json.gz")
+    vocab = profile_vocab(p.tokenizer, p.vocab_size, p.tokenizer_sha256)
+    be = make_backend("xgrammar", vocab)
+    outs = recorded_outputs(d / "host.speed-sweep.raw.jsonl.gz", vocab)
+    here = Path(__file__).resolve().parent / "schemas"
+    compiled = {s: be.compile(json.loads((here / f"{s}.json").read_text()), True)[0] for s in SCHEMAS}
+    picked = {s: [list(o) + [vocab.eos_id] for o in spread(outs[s], 96)] for s in SCHEMAS}
+    bm, clock = be.bitmask(1), time.perf_counter_ns
+
+    def replay(s: str, toks: list[int]) -> float:
+        m, total = be.matcher(compiled[s]), 0
+        for t in toks:
+            t0 = clock()
+            be.fill(m, bm, 0)
+            ok = be.accept(m, t)
+            total += clock() - t0
+            if not ok:
+                break
+        return total / 1e3
+
+    orders = {"blocks": [(s, i) for s in SCHEMAS for i in range(len(picked[s]))],
+              "turns": [(s, i) for i in range(max(map(len, picked.values()))) for s in SCHEMAS if i < len(picked[s])]}
+    passes = []
+    for name in ("blocks", "turns", "blocks", "turns"):
+        cost = {s: [0.0, 0] for s in SCHEMAS}
+        t0 = time.monotonic()
+        for s, i in orders[name]:
+            cost[s][0] += replay(s, picked[s][i])
+            cost[s][1] += len(picked[s][i])
+        per = {s: c / n for s, (c, n) in cost.items()}
+        passes.append({"order": name, "us_a_token": per, "nested_over_flat": per["nested"] / per["flat"],
+                       "deep_over_flat": per["deep"] / per["flat"], "wall_s": time.monotonic() - t0})
+        print(json.dumps(passes[-1]), file=sys.stderr)
+    cpu = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text().splitlines()
+                if ln.startswith("model name")), "?")
+    return {"outputs": {s: len(v) for s, v in picked.items()}, "cpu": cpu, "passes": passes}
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(Path(sys.argv[1])), indent=1))
