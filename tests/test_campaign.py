@@ -229,3 +229,6 @@ def test_a_campaign_changed_since_its_registration_is_refused(tmp_path, capsys):
         check_registration(f, reg)
     assert main(["campaign", "register", str(f), "--out", str(reg)]) == 0
     check_registration(f, reg)  # registered again: it binds the new content
+    reg.write_text("\n".join(ln for ln in reg.read_text().splitlines() if "campaign digest" not in ln))
+    with pytest.raises(CampaignError, match="holds no campaign digest line"):  # a registration that binds nothing
+        check_registration(f, reg)

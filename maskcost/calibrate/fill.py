@@ -230,8 +230,8 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
 def trace_interleaved(backend: Backend, jobs: list[tuple[SchemaEntry, list | None]], repeats: int, max_traces: int,
                       sampled: int, seed: int, on_done: Callable[[str, TraceResult], None]) -> dict[str, TraceResult]:
     """trace_schema of each (entry, its recorded outputs or None) in turns, one output of each schema a turn, so
-    that a host whose speed drifts over the minutes the replays take slows every schema alike (one schema after
-    another, a drift prices one against another: docs/validation.md finding 38). `max_traces` outputs of a schema
+    that a host whose speed moves while the replays run (seconds a schema) slows every schema alike (one schema
+    after another, a move prices one against another: docs/validation.md finding 38). `max_traces` outputs of a schema
     with recorded ones, else max(1, `sampled`) sampled under the mask; `on_done(schema_id, result)` as each ends."""
     turns = {e.schema_id: _tracing(backend, e, texts, repeats, max_traces if texts else max(1, sampled),
                                    0 if texts else sampled, seed, None) for e, texts in jobs}

@@ -257,7 +257,10 @@ def check_registration(path: str | Path, reg: Path | None) -> None:
         return
     text = reg.read_text()
     m = REGISTERED_DIGEST.search(text)
-    if m is None or m.group(1) == digest(path):
+    if m is None:
+        raise CampaignError(f"{path}: its registration {reg} holds no campaign digest line: nothing binds the run "
+                            f"to it (maskcost campaign register writes one); register it again, and commit that")
+    if m.group(1) == digest(path):
         return
     block = REGISTERED_BLOCK.search(text)
     what = f"digest {m.group(1)} registered, {digest(path)} now"
