@@ -386,6 +386,7 @@ def add_parser(sub) -> None:
 
 def _add_profile_args(u) -> None:
     """calibrate's flags: what to measure and where to write it; the live server (--base-url)."""
+    from ..model.engines import ENGINES
     u.add_argument("--check", metavar="PROFILE", help="validate a profile and say what is wrong")
     u.add_argument("--out", metavar="PROFILE", help="profile to write (.json or .json.gz)")
     u.add_argument("--tokenizer", "--vocab", default="llama3",
@@ -404,7 +405,8 @@ def _add_profile_args(u) -> None:
                         "run at once after --base-url's at the same load (default: every backend replays "
                         "--base-url's outputs, whose lengths are then a guess for the other backend, and keeps "
                         "the fill factors of --engine-from); repeat for more")
-    u.add_argument("--server-engine", default="vllm", choices=["vllm", "sglang"],
+    live = sorted(n for n, e in ENGINES.items() if e.calibrates_live)  # (model/engines.py Engine.calibrates_live)
+    u.add_argument("--server-engine", default="vllm", choices=live,
                    help="--base-url: the engine the server runs, whose mechanisms read its speed (default: vllm)")
     u.add_argument("--server-engine-version", metavar="V", help="--base-url: whose mechanisms (model/engines.py) "
                    "read its speed (default: the engine's default modelled version)")

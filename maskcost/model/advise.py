@@ -113,9 +113,11 @@ def what_moves(name: str, point: Point) -> tuple[str, str]:
     """What the dominant part `name` is, and what would move it at this point (a choice it has already made,
     or one that cannot act at its load, left out)."""
     if name == "serial fill":
-        moves = ([] if point.backend == "guidance" else ["llguidance (cheaper rows)"]) + \
-                (["vLLM's fill pool (over 128 structured rows with max-num-seqs > 128)"]
-                 if point.engine == "vllm" and (point.concurrency or point.running_mean or 0) > 128 else []) + \
+        from .engines import VERSIONS
+        versions = VERSIONS[point.engine]
+        pool = versions.get(point.engine_version or "", next(iter(versions.values()))).pool_move(
+            point.concurrency or point.running_mean or 0)
+        moves = ([] if point.backend == "guidance" else ["llguidance (cheaper rows)"]) + ([pool] if pool else []) + \
                 ["a faster core"]
         return PARTS[name][0], ", ".join(moves)
     return PARTS.get(name, ("the GPU forward: the grammar's host work stays under it",

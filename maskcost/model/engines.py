@@ -115,6 +115,7 @@ class Engine:
     # config.prefix_cached_tokens), where the server reports no hits of its own (model/measured.py)
     caches_prompt_to_the_token: ClassVar[bool] = False
     tool_grammar: ClassVar[ToolGrammar | None] = None  # None: tool calling not modelled for this engine
+    calibrates_live: ClassVar[bool] = False  # calibrate --base-url reads a server of it (its speed, forward, outputs)
     drafts: ClassVar[bool] = True  # speculative decoding modelled (EngineConfig.spec_tokens)
     metrics: ClassVar[ServerMetrics]
     server_args_kept: ClassVar[tuple[str, ...]] = ()  # the server's resolved args a result depends on, where it tells
@@ -189,6 +190,11 @@ class Engine:
     def uses_pool(self, cfg: EngineConfig, structured_rows: int, spec_tokens: int) -> bool:
         return False
 
+    def pool_move(self, structured_rows: float) -> str | None:
+        """In words, the fill pool that would take a serial fill of `structured_rows` rows off the engine thread
+        (advise's "what moves it"); None where the engine has none or it would not act at that load."""
+        return None
+
     def pool_threads(self, cfg: EngineConfig) -> int:
         """Threads that fill the bitmask together beside the engine thread, on the cores they may use
         (model/host_share.py: a burst of them contends with other engines); 0: none."""
@@ -248,6 +254,7 @@ class Vllm(Engine):
     operation, not modelled apart."""
     name, version = "vllm", "0.25.1"
     api_server_queue = True
+    calibrates_live = True
     shipped_profile = "default.json.gz"  # the embedded one: H200, vLLM 0.25.1 (validation/h200-vllm-0.25.1/)
     library_pins = {"xgrammar": ">=0.2.1,<1.0", "llguidance": ">=1.7.0,<1.8.0"}  # vllm-0.25.1 METADATA
     # vllm/v1/structured_output/__init__.py:61-69 (v0.25.1): the fill pool exists only if max_num_seqs > 128;
@@ -309,6 +316,10 @@ class Vllm(Engine):
     def uses_pool(self, cfg: EngineConfig, structured_rows: int, spec_tokens: int) -> bool:
         return self.pool_exists(cfg.max_num_seqs) and structured_rows > self.parallel_fill_threshold \
             and spec_tokens == 0
+
+    def pool_move(self, structured_rows: float) -> str | None:
+        n = self.parallel_fill_threshold
+        return f"vLLM's fill pool (over {n} structured rows with max-num-seqs > {n})" if structured_rows > n else None
 
     def cores_read(self, cfg: EngineConfig, rows: int, compiles: int | None) -> tuple:
         # and the fill pool's lanes (pool_fill), where a batch can be large enough to use it
@@ -471,6 +482,7 @@ class Sglang(Engine):
     (model_executor/model_runner.py:1277-1279, torch.set_num_threads(1); docs/engines.md, "The bitmask's
     pinned copy")."""
     name, version = "sglang", "0.5.23"
+    calibrates_live = True
     # SGLang 0.5.17's (validation/h200-sglang-0.5.17/, run 2: xgrammar 0.2.1's traces), for 0.5.23 too
     shipped_profile = "sglang-0.5.17-h200.json.gz"
     library_pins = {"xgrammar": "==0.2.7", "llguidance": ">=1.7.6,<2"}  # sglang-0.5.23 METADATA (docs/engines.md)
