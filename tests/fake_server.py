@@ -27,6 +27,7 @@ class FakeEngine:
         self.constrained = 0
         self.served = 0
         self.prompts: list[str] = []
+        self.server_info: dict | None = None  # set: answer as SGLang does (no /version; /server_info this)
 
     def metrics(self) -> str:
         with self.lock:
@@ -70,8 +71,10 @@ def make_handler(engine: FakeEngine):
         def do_GET(self):
             if self.path == "/v1/models":
                 self._json(200, {"data": [{"id": "fake"}]})
-            elif self.path == "/version":
+            elif self.path == "/version" and engine.server_info is None:
                 self._json(200, {"version": "fake-0"})
+            elif self.path == "/server_info" and engine.server_info is not None:
+                self._json(200, engine.server_info)
             elif self.path == "/metrics":
                 body = engine.metrics().encode()
                 self.send_response(200)

@@ -131,6 +131,19 @@ def test_a_schema_the_server_refuses_is_said_and_skipped_and_the_rest_measured(t
     assert not (tmp_path / "t.jsonl").exists()
 
 
+def test_a_server_that_says_its_version_elsewhere_is_known_by_it():
+    """SGLang has no /version: its /server_info (Engine.info_path) gives the engine, its version and the resolved
+    args a result depends on (Engine.server_args_kept), the others left out."""
+    from maskcost.model.engines import ENGINES
+    from maskcost.validate.sweep import server_provenance
+    kept = ENGINES["sglang"].server_args_kept[0]
+    eng = FakeEngine("{}")
+    eng.server_info = {"version": "0.5.17", kept: 4, "not_kept_arg": 1}
+    with FakeServer(eng) as srv:
+        prov = server_provenance(srv.url)
+    assert prov["version"] == {"version": "0.5.17", "engine": "sglang"} and prov["server_args"] == {kept: 4}
+
+
 def test_a_summary_line_cut_short_by_a_kill_is_measured_again(tmp_path, capsys):
     out = tmp_path / "s.jsonl"
     pts = [PointSpec("off", 2, 0, 4), PointSpec("off", 2, 1, 4)]

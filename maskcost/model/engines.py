@@ -116,6 +116,8 @@ class Engine:
     caches_prompt_to_the_token: ClassVar[bool] = False
     tool_grammar: ClassVar[ToolGrammar | None] = None  # None: tool calling not modelled for this engine
     calibrates_live: ClassVar[bool] = False  # calibrate --base-url reads a server of it (its speed, forward, outputs)
+    # where its server says its version and resolved args when /version does not (SGLang's /server_info)
+    info_path: ClassVar[str | None] = None
     drafts: ClassVar[bool] = True  # speculative decoding modelled (EngineConfig.spec_tokens)
     metrics: ClassVar[ServerMetrics]
     server_args_kept: ClassVar[tuple[str, ...]] = ()  # the server's resolved args a result depends on, where it tells
@@ -483,6 +485,7 @@ class Sglang(Engine):
     pinned copy")."""
     name, version = "sglang", "0.5.23"
     calibrates_live = True
+    info_path = "/server_info"  # entrypoints/http_server.py: the version and every resolved server arg
     # SGLang 0.5.17's (validation/h200-sglang-0.5.17/, run 2: xgrammar 0.2.1's traces), for 0.5.23 too
     shipped_profile = "sglang-0.5.17-h200.json.gz"
     library_pins = {"xgrammar": "==0.2.7", "llguidance": ">=1.7.6,<2"}  # sglang-0.5.23 METADATA (docs/engines.md)

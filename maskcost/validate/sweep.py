@@ -194,12 +194,16 @@ def server_provenance(base_url: str) -> dict[str, Any]:
         prov["version"] = get_json(base_url, "/version")
     except ServerError as e:
         prov["version"] = f"not exposed ({e})"
-        try:  # SGLang: /server_info has its version and the resolved server args
-            info = get_json(base_url, "/server_info")
-            prov["version"] = {"version": info.get("version"), "engine": "sglang"}
-            prov["server_args"] = {k: info[k] for k in ENGINES["sglang"].server_args_kept if k in info}
-        except ServerError:
-            pass
+        for name, eng in ENGINES.items():  # an engine whose version and resolved args are elsewhere (Engine.info_path)
+            if eng.info_path is None:
+                continue
+            try:
+                info = get_json(base_url, eng.info_path)
+            except ServerError:
+                continue
+            prov["version"] = {"version": info.get("version"), "engine": name}
+            prov["server_args"] = {k: info[k] for k in eng.server_args_kept if k in info}
+            break
     models = get_json(base_url, "/v1/models")
     prov["models"] = [m.get("id") for m in models.get("data", [])]
     prov["flags"] = server_flags(base_url)
