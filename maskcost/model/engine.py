@@ -248,18 +248,12 @@ class Simulation:
             apply_ms = costs.apply_ms(engine.apply_rows(B, S, int(row_ms.size), k) if S else 0) if k \
                 else rows.apply_plain_ms
             # --- the step (the comment above engine_loop)
-            overhead_ms, cpu_serial = serial_cpu(adv_ms, rows.cpu_terms, rows.grammar_cpu, async_on, compile_wait_ms)
-            gpu_end = gpu_end_at(t0, cpu_serial, forward_ms, rows.grammar_cpu, async_on)
-            if rec:
-                self.event("advance + engine CPU", "engine thread", t0, cpu_serial)
-                self.event("forward", "GPU", gpu_end - forward_ms, forward_ms)
-            fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms, fill_ms, rows.use_pool, t0 + cpu_serial) \
-                if S else (0.0, 0.0, 0.0)
-            fill_end = self._fill_end(S, t0 + cpu_serial, fill_dur, cpu_serial + thread_fill_ms)
+            overhead_ms, pool_wait_ms, thread_fill_ms, fill_end, t_apply, t_end = self._step_times(
+                t0, S, forward_ms, row_ms, fill_ms, adv_ms, apply_ms, rows.cpu_terms, rows.grammar_cpu, rows.use_pool,
+                async_on, compile_wait_ms)
             now = yield from self._outputs_leave(t0, fill_end)
             # (a sync step without a grammar row: sampling, then update_from_output advances the matchers,
             # plus the engine CPU work that the schema-off async ITL hides, after the apply)
-            t_apply, t_end = step_end(fill_end, gpu_end, apply_ms, adv_ms, overhead_ms, rows.grammar_cpu, async_on)
             if rec:
                 self.event("mask copy + apply", "GPU", t_apply, apply_ms)
                 if not async_on and not rows.grammar_cpu:
@@ -358,6 +352,24 @@ class Simulation:
         adv_ms = adv_us * costs.cpu_scale / 1e3 + rows.S * costs.engine_row_ms * costs.cpu_scale
         return row_ms, float(row_ms.sum()), adv_ms
 
+    def _step_times(self, t0: float, S: int, forward_ms: float, row_ms: np.ndarray, fill_ms: float, adv_ms: float,
+                    apply_ms: float, terms: CpuTerms, grammar_cpu: bool, use_pool: bool, async_on: bool,
+                    compile_wait_ms: float = 0.0) -> tuple[float, float, float, float, float, float]:
+        """A step's times from t0 once its rows' costs are known, for both engine loops: the engine thread's
+        serial CPU and the forward (model/step.py), the fill (the engine policy's: its pool), the apply and the
+        step's end. (overhead_ms, pool_wait_ms, thread_fill_ms, fill_end, t_apply, t_end); the engine thread's
+        CPU and the forward are traced here, before the fill's own events."""
+        overhead_ms, cpu_serial = serial_cpu(adv_ms, terms, grammar_cpu, async_on, compile_wait_ms)
+        gpu_end = gpu_end_at(t0, cpu_serial, forward_ms, grammar_cpu, async_on)
+        if self.record_trace:
+            self.event("advance + engine CPU", "engine thread", t0, cpu_serial)
+            self.event("forward", "GPU", gpu_end - forward_ms, forward_ms)
+        fill_dur, pool_wait_ms, thread_fill_ms = self.engine.fill(self, row_ms, fill_ms, use_pool, t0 + cpu_serial) \
+            if S else (0.0, 0.0, 0.0)
+        fill_end = self._fill_end(S, t0 + cpu_serial, fill_dur, cpu_serial + thread_fill_ms)
+        t_apply, t_end = step_end(fill_end, gpu_end, apply_ms, adv_ms, overhead_ms, grammar_cpu, async_on)
+        return overhead_ms, pool_wait_ms, thread_fill_ms, fill_end, t_apply, t_end
+
     def _fill_end(self, structured_rows: int, fill_start: float, fill_dur: float, thread_work_ms: float) -> float:
         """When the step's fill is done: `fill_dur` after `fill_start`, and later by what the last copy's spinners
         cost the engine thread's `thread_work_ms` of the step (Engine.spin_share, step.spin_loss_ms; the copy of
@@ -422,15 +434,11 @@ class Simulation:
             fill_ms = adv_ms = 0.0
             if S:
                 fill_ms, adv_ms = fills[i], advs[i]
-            overhead_ms, cpu_serial = serial_cpu(adv_ms, terms, grammar_cpu, async_on)
             forward_ms = fwd[i]
-            gpu_end = gpu_end_at(t, cpu_serial, forward_ms, grammar_cpu, async_on)
-            pool_wait_ms = thread_fill_ms = fill_dur = 0.0
-            if S:
-                fill_dur, pool_wait_ms, thread_fill_ms = engine.fill(self, row_ms[i], fill_ms, False, t + cpu_serial)
-            fill_end = self._fill_end(S, t + cpu_serial, fill_dur, cpu_serial + thread_fill_ms)
+            overhead_ms, pool_wait_ms, thread_fill_ms, fill_end, _, t_end = self._step_times(
+                t, S, forward_ms, row_ms[i] if S else row_ms, fill_ms, adv_ms, apply_ms, terms, grammar_cpu, False,
+                async_on)
             released = t + (fill_end - t) if held is not None and fill_end > t else t
-            t_end = step_end(fill_end, gpu_end, apply_ms, adv_ms, overhead_ms, grammar_cpu, async_on)[1]
             now = released + (t_end - released) if t_end > released else released
             if now >= horizon:  # an event first: engine_loop runs this step
                 break
