@@ -228,12 +228,12 @@ class Simulation:
                 rows = self._rows(act, rids, struct, dec_slots, by_counts)
                 context = self.scheduler.context_tokens(dec_slots)
             elif k:  # (a step of the same rows: no row joined)
-                context = float(self.scheduler.ctx_dec)
+                context = self.scheduler.decode_context()
             else:  # the same rows as the last step, each one token further on
                 context += rows.n_dec
             B, S, n_dec = rows.B, rows.S, rows.n_dec
             # a run of such steps that nothing else acts on: computed in one go (_quiet_run), one event
-            steady = self.scheduler.steady[1]
+            steady = self.scheduler.steady_step()
             if not k and steady is not None and act is steady[0] and not rows.use_pool and self._quiet():
                 ran, t_end = self._quiet_run(t0, act, rids, context, (rows.s_slots, rows.off, rows.n) if S else None,
                                              rows.grammar_cpu, rows.cpu_terms, rows.apply_plain_ms)
@@ -295,7 +295,7 @@ class Simulation:
         r.ones = np.ones(r.B, int) if cfg.spec_tokens else None  # (without drafts _end_step advances each row by 1)
         r.S = int(r.s_slots.size)
         if r.S:
-            srid = self.scheduler.rid[r.s_slots] if srid is None else srid
+            srid = self.scheduler.requests(r.s_slots) if srid is None else srid
             r.off, r.n = self.req_off[srid], self.req_n[srid]
             r.rlen = self.reason_len[srid] if self.reasoning else None
         terms = by_counts.get((r.B, r.S))
@@ -328,7 +328,8 @@ class Simulation:
         over each draft and back, plus the engine's own fitted work per structured row), in ms."""
         costs, tr, k = self.costs, self.costs.traces, self.cfg.spec_tokens
         off, n = rows.off, rows.n
-        pos = self.scheduler.pos[rows.s_slots] - rows.rlen if self.reasoning else self.scheduler.pos[rows.s_slots]  # < 0: reasoning
+        pos = self.scheduler.positions(rows.s_slots)
+        pos = pos - rows.rlen if self.reasoning else pos  # < 0: reasoning
 
         def at(values, p):  # a row's cost at answer position p; none while it reasons
             if not self.reasoning:
@@ -456,8 +457,7 @@ class Simulation:
             ran, t = ran + 1, now
         if not ran:
             return 0, t0
-        self.scheduler.pos[act] += ran
-        self.scheduler.ctx_dec += ran * B
+        self.scheduler.ran_steady(act, ran)  # (B: act's rows, every one decoding)
         self.held = held
         return ran, t
 
@@ -467,7 +467,7 @@ class Simulation:
         Costs.forward_ms), at most 8192 structured rows' worth; 0 where fewer than 3 fit (it would not pay)."""
         shortest = 0.5 * self.costs.forward_ms(B)
         fit = (horizon - t0) / shortest if shortest > 0 else math.inf
-        steps_left = int((self.out_len[rids] - self.scheduler.pos[act]).min()) - 1  # the next one ends a row
+        steps_left = int((self.out_len[rids] - self.scheduler.positions(act)).min()) - 1  # the next one ends a row
         if fit < 3 or steps_left < 3:
             return 0
         return int(min(steps_left, max(8, 8192 // max(S, 1)), fit + 1))
@@ -488,7 +488,7 @@ class Simulation:
             return fwd, None, None, None
         s_slots, off, n = srows
         S, scale = int(s_slots.size), costs.cpu_scale
-        here = off[None, :] + (self.scheduler.pos[s_slots][None, :] + j[:, None]) % n[None, :]
+        here = off[None, :] + (self.scheduler.positions(s_slots)[None, :] + j[:, None]) % n[None, :]
         row_ms = costs.fill_row_ms[here]
         advs = (costs.traces.accept_us[here].sum(axis=1) * scale / 1e3 + S * costs.engine_row_ms * scale).tolist()
         return fwd, row_ms, row_ms.sum(axis=1).tolist(), advs

@@ -121,6 +121,28 @@ class Scheduler:
             self.steady = (self.rows_version, step)  # dec.size > 0 here
         return step
 
+    def positions(self, slots: np.ndarray) -> np.ndarray:
+        """The tokens each of `slots` has emitted (a copy)."""
+        return self.pos[slots]
+
+    def requests(self, slots: np.ndarray) -> np.ndarray:
+        """The request in each of `slots` (a copy)."""
+        return self.rid[slots]
+
+    def steady_step(self) -> tuple | None:
+        """The last step without prompt chunks (next_step's), None before one."""
+        return self.steady[1]
+
+    def decode_context(self) -> float:
+        """The context every row that has emitted and runs attends over, summed (ctx_dec)."""
+        return float(self.ctx_dec)
+
+    def ran_steady(self, act: np.ndarray, steps: int) -> None:
+        """`steps` steady steps of the rows `act` computed ahead (Simulation._quiet_run: every row decodes, none
+        ends): each row `steps` tokens on, the context with them."""
+        self.pos[act] += steps
+        self.ctx_dec += steps * int(act.size)
+
     def context_tokens(self, dec_slots: np.ndarray) -> float:
         """Context the step's decode rows attend over, prompt + tokens generated so far summed: every
         row that has emitted and runs (ctx_dec), where the step's decode rows are not held back."""
