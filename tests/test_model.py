@@ -829,7 +829,7 @@ def test_engine_policies_use_only_the_declared_view_of_the_simulation():
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "sim"}
     view = engines.SimulationView
     declared = set(view.__annotations__) | {k for k, v in vars(view).items() if callable(v) and not k.startswith("_")}
-    assert {"event", "grammar_key", "abort", "pending", "cfg"} <= declared
+    assert {"event", "grammar_key", "abort", "grammars_awaited", "polled", "cfg"} <= declared
     assert used and used <= declared, sorted(used - declared)
     sim = Simulation(Costs(constant_profile(), "xgrammar"), EngineConfig(), Workload(concurrency=1, requests=2))
     assert all(hasattr(sim, a) for a in declared)

@@ -2,7 +2,7 @@
 wide as the engine makes it: model/engines.py compile_workers), the compiled-grammar cache (LRU by bytes
 where the engine bounds it), the compiles in flight (a second request for a grammar being compiled waits
 for that compile), and the requests waiting for their grammar (the engine's per-step work on them:
-engines.py compile_wait_ms reads `pending` and `compile_end`)."""
+engines.py compile_wait_ms, through the Simulation's grammars_awaited, compile_ends and polled)."""
 from __future__ import annotations
 
 from collections import OrderedDict

@@ -160,8 +160,7 @@ class Simulation:
         """The grammar compiler: its pool (the engine's workers), cache and the requests awaiting it
         (model/compiler.py)."""
         self.compiler = GrammarCompiler(self.env, self.costs, self.cfg, self.engine, self.event)
-        self.pending = self.compiler.pending  # (SimulationView: what an engine's compile wait reads)
-        self.compile_end = self.compiler.compile_end
+        self.pending = self.compiler.pending  # request -> the engine's polls while it waits for its grammar
 
     def _frontend(self) -> None:
         """The API server (model/api_server.py; None: not modelled), and the outputs the engine holds back."""
@@ -173,6 +172,19 @@ class Simulation:
         self.held: tuple[np.ndarray, np.ndarray, int] | None = None
 
     # ------------------------------------------------------------ grammar compile
+    def grammars_awaited(self) -> list[int]:
+        """(SimulationView) The requests waiting for their grammar, oldest first."""
+        return list(self.pending)
+
+    def compile_ends(self, rid: int, default: float) -> float:
+        """(SimulationView) When request `rid`'s grammar compile ends; `default` where none runs."""
+        return self.compiler.compile_end.get(self.grammar_key(rid), default)
+
+    def polled(self, rid: int) -> int:
+        """(SimulationView) The engine polled waiting request `rid` once more: its polls so far."""
+        self.pending[rid] += 1
+        return self.pending[rid]
+
     def grammar_key(self, rid: int) -> str:
         """The key of a request's grammar in the compile cache (its schema; its own with unique schemas)."""
         sid = self.req_schema[rid]

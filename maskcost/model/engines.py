@@ -27,16 +27,20 @@ if TYPE_CHECKING:  # annotations only: config.py imports this module
 
 class SimulationView(Protocol):
     """What an engine policy may read and do of the simulation that runs it (model/engine.py's
-    Simulation is one): the run's config and costs, the requests waiting for their grammar (request ->
-    the engine's polls so far) and when each grammar's compile ends (by grammar_key), whether rows
-    reason first and whether a trace is recorded; a trace span, a request's grammar key, and ending a
-    request the engine gives up on. Nothing else of it."""
+    Simulation is one): the run's config and costs, whether rows reason first and whether a trace is
+    recorded; the requests waiting for their grammar, when a request's grammar compile ends, the engine
+    polling a waiting request again, a trace span, a request's grammar key, and ending a request the engine
+    gives up on. Nothing else of it."""
     cfg: EngineConfig
     costs: Costs
-    pending: dict[int, int]
-    compile_end: dict[str, float]
     reasoning: bool
     record_trace: bool
+
+    def grammars_awaited(self) -> list[int]: ...  # the requests waiting for their grammar, oldest first
+
+    def compile_ends(self, rid: int, default: float) -> float: ...  # when its grammar's compile ends (or default)
+
+    def polled(self, rid: int) -> int: ...  # the engine polled a waiting request once more: its polls so far
 
     def event(self, name: str, lane: str, start: float, dur: float) -> None: ...
 
@@ -313,7 +317,7 @@ class Vllm(Engine):
         return cfg.async_scheduling
 
     def compile_wait_ms(self, sim: SimulationView, t0: float) -> float:
-        return self.compile_probe_ms * len(sim.pending)
+        return self.compile_probe_ms * len(sim.grammars_awaited())
 
     def uses_pool(self, cfg: EngineConfig, structured_rows: int, spec_tokens: int) -> bool:
         return self.pool_exists(cfg.max_num_seqs) and structured_rows > self.parallel_fill_threshold \
@@ -515,13 +519,13 @@ class Sglang(Engine):
         return min(32, cpu_count + 4)
 
     def compile_wait_ms(self, sim: SimulationView, t0: float) -> float:
-        if not sim.pending:
+        waiting = sim.grammars_awaited()
+        if not waiting:
             return 0.0
-        ends = [sim.compile_end.get(sim.grammar_key(r), t0 + SGLANG_GRAMMAR_POLL_MS) for r in sim.pending]
-        wait = min(SGLANG_GRAMMAR_POLL_MS, max(0.0, max(ends) - t0))
-        for r in list(sim.pending):
-            sim.pending[r] += 1
-            if sim.pending[r] > SGLANG_GRAMMAR_MAX_POLLS:
+        wait = min(SGLANG_GRAMMAR_POLL_MS,
+                   max(0.0, max(sim.compile_ends(r, t0 + SGLANG_GRAMMAR_POLL_MS) for r in waiting) - t0))
+        for r in waiting:
+            if sim.polled(r) > SGLANG_GRAMMAR_MAX_POLLS:
                 sim.abort(r)  # 'Grammar preprocessing timed out'
         return wait
 
