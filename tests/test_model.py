@@ -817,6 +817,18 @@ def test_batched_fill_removes_the_measured_per_row_call_overhead():
         run(constant_profile(), concurrency=8, engine_version="0.33.0+batched-fill")
 
 
+def test_sglang_gives_up_on_a_grammar_after_its_poll_limit():
+    """SGLang polls a waiting request's grammar once a step and aborts it after SGLANG_GRAMMAR_MAX_POLLS
+    ('Grammar preprocessing timed out'): while requests without a schema keep the engine stepping, a compile
+    longer than that many steps ends the structured requests waiting on it, and a short one ends none."""
+    from maskcost.model.engines import SGLANG_GRAMMAR_MAX_POLLS, SGLANG_GRAMMAR_POLL_MS
+    long_ms = 3 * SGLANG_GRAMMAR_MAX_POLLS * SGLANG_GRAMMAR_POLL_MS  # more polls than the limit, however short a step
+    got = {ms: run(constant_profile(fill_us=10.0, forward_ms=1.0, compile_ms=ms), engine="sglang", concurrency=4,
+                   requests=8, unique_schemas=True, structured_fraction=0.5, schema_order="cycle",
+                   unstructured_lengths=f"fixed:{2 * SGLANG_GRAMMAR_MAX_POLLS}")["aborted"] for ms in (long_ms, 5.0)}
+    assert got[long_ms] > 0 and got[5.0] == 0, got
+
+
 def test_engine_policies_use_only_the_declared_view_of_the_simulation():
     """model/engines.py's policies see the simulation through SimulationView: every attribute they read
     of `sim` is one it declares, and the real Simulation has each of them."""
