@@ -59,6 +59,11 @@ Columns
   predicted_bench is post hoc although the row is 1 (its read prediction, the scored one, is registered).
 - source: the files the row came from, repository-relative, ';'-separated.
 - err_bench_pct, err_read_pct: 100 * (predicted / measured - 1), signed, from the columns above.
+- rule: the README.md that states the row's scoring rule and bar (the nearest one above its predictions file).
+- predictions_commit: the commit that first added the predictions file (git log). Where the predictions
+  were committed before the sweep (P-Z, the campaigns, SGLang) that is the registration; the shape check's
+  predicted.json is written at scoring from the run's own profile, the model and rule registered before it
+  (its README names each run's registration commit).
 
 Not here: the opening point of each P-Z server (scored at the bench only, never by the rule, and not in
 the README's counts); the alternative scorings of the same points (P-Z score.md's secondary, tertiary
@@ -84,6 +89,7 @@ import gzip
 import json
 import re
 import statistics
+import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -96,7 +102,7 @@ OUT = "validation/scored_points.csv"
 COLUMNS = ("engine", "engine_version", "backend", "session", "machine", "server", "arm", "concurrency",
            "running_mean", "max_num_seqs", "cores", "measured_itl_ms", "predicted_bench_itl_ms",
            "predicted_read_itl_ms", "speed_read", "speed_read_from", "registered", "source", "err_bench_pct",
-           "err_read_pct")
+           "err_read_pct", "rule", "predictions_commit")
 
 
 def load(path: str):
@@ -442,13 +448,37 @@ def med(xs: list[float]) -> str:
     return f"{statistics.median(abs(x) for x in xs):.1f}%" if xs else "-"
 
 
+def provenance(source: str, cache: dict) -> tuple[str, str]:
+    """A row's rule and the commit its predictions entered the tree: the README.md nearest its predictions file
+    (the first of its sources named predicted*, else its first), walking up to validation/; that file's first
+    commit (git log; empty outside a checkout)."""
+    files = [f.strip() for f in source.split(";")]
+    pred = next((f for f in files if Path(f).name.startswith("predicted")), files[0])
+    if pred not in cache:
+        rule, d = "", (ROOT / pred).parent
+        while d != ROOT and d.name != "validation":
+            if (d / "README.md").is_file():
+                rule = str((d / "README.md").relative_to(ROOT))
+                break
+            d = d.parent
+        try:
+            log = subprocess.run(["git", "-C", str(ROOT), "log", "--diff-filter=A", "--format=%h", "--", pred],
+                                 capture_output=True, text=True, timeout=30).stdout.split()
+        except (OSError, subprocess.SubprocessError):
+            log = []
+        cache[pred] = (rule, log[-1] if log else "")
+    return cache[pred]
+
+
 def main() -> None:
     checks: dict[str, list[str]] = {"bench": [], "printed": [], "none": []}
     rounded: dict[str, list[tuple[int, int]]] = {}
     rows = pz_rows(checks, rounded) + vllm_campaign_rows() + vllm_shape_rows() + sglang_rows() + sglang_transfer_rows() + llamacpp_rows()
+    seen: dict = {}
     for r in rows:
         r["err_bench_pct"] = err(r["predicted_bench_itl_ms"], r["measured_itl_ms"])
         r["err_read_pct"] = err(r["predicted_read_itl_ms"], r["measured_itl_ms"])
+        r["rule"], r["predictions_commit"] = provenance(r["source"], seen)
     with open(ROOT / OUT, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(COLUMNS)
