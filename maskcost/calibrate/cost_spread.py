@@ -9,8 +9,9 @@ worse than that is more uncertain than the record says. This module measures how
 token known to +-d (the mix: each schema's excess spread over the reference, weighted by its cost a request, as
 uniform draws weigh them; a schema of one output taken as one output's spread), its traces scaled by exp(-+z d)
 (z: the normal's 90% point, so each end is the 80% interval's of a log-normal mean), the same grid run again at
-each end; the ITL at the ends is what interval.widened combines with the record's interval. Same inputs, same
-outputs: the runs are the grid's, with its seeds."""
+each end and as it is, on a quarter of the points' requests (SWING_SHARE: the move is a ratio of runs of one
+length, their seeds in common); each end's ITL over the middle's, times the point's, is what interval.widened
+combines with the record's interval. Same inputs, same outputs: the runs are the grid's, with its seeds."""
 from __future__ import annotations
 
 import itertools
@@ -24,6 +25,7 @@ from ..profile import Profile
 
 Z80 = statistics.NormalDist().inv_cdf(0.9)  # a two-sided 80% interval's end, in standard errors
 MATERIAL_RSE = 0.02  # a workload's spread beyond the reference below this moves no interval: not run, not said
+SWING_SHARE = 4  # the spread's runs take a point's requests over this (at least 2 a client and 200)
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,11 @@ def scaled(profile: Profile, spreads: dict[str, CostSpread], schema_ids: tuple[s
 
 def swings(profile: Profile, configs: list, loads: list, schema_ids: tuple[str, ...], progress: bool = False,
            **grid_args) -> tuple[dict[tuple[str, str], CostSpread], dict[str, tuple[float, float]]]:
-    """Each (engine, backend)'s workload spread, and each point's schema-on ITL mean with its schemas' traces
-    at the low and the high end of it (by point_key); only where the spread is material (MATERIAL_RSE; else no run).
-    `grid_args`: the grid's executor and scheduler, as the points' own ran; `progress`: a bar for each end's grid."""
+    """Each (engine, backend)'s workload spread, and how far each point's schema-on ITL mean moves with its
+    schemas' traces at the low and the high end of it (by point_key: each end's ITL over the traces' own, on runs
+    of 1/SWING_SHARE the point's requests); only where the spread is material (MATERIAL_RSE; else no run).
+    `grid_args`: the grid's executor, scheduler and schema-off arms, as the points' own ran; `progress`: a bar
+    for each grid."""
     from ..model.predict import grid, point_key
     spreads = {(e, b): workload_spread(profile, b, schema_ids, reference_rse(e, b))
                for e, b in dict.fromkeys((c.engine, c.backend) for c in configs)}  # once a pair (advise: ~100 configs)
@@ -113,9 +117,11 @@ def swings(profile: Profile, configs: list, loads: list, schema_ids: tuple[str, 
         cfgs = [c for c in configs if c.engine == engine and c.backend in mine]
         if not cfgs:
             continue
-        ends = [grid(scaled(profile, mine, schema_ids, end), cfgs, loads, band=False, progress=progress,
-                     desc=f"{engine} interval, schemas' cost at its {('low', 'high')[end]} end", **grid_args)
-                for end in (0, 1)]
-        for (cfg, wl), lo, hi in zip(itertools.product(cfgs, loads), *ends):
-            out[point_key(cfg, wl)] = (lo.itl_ms_mean, hi.itl_ms_mean)
+        short = [replace(w, requests=max(w.requests // SWING_SHARE, 2 * (w.concurrency or 0), 200)) for w in loads]
+        runs = [grid(scaled(profile, mine, schema_ids, end) if end is not None else profile, cfgs, short, band=False,
+                     progress=progress, desc=f"{engine} interval, schemas' cost {words}", **grid_args)
+                for end, words in ((0, "at its low end"), (1, "at its high end"), (None, "as traced"))]
+        for (cfg, wl), lo, hi, mid in zip(itertools.product(cfgs, loads), *runs):
+            if mid.itl_ms_mean:
+                out[point_key(cfg, wl)] = (lo.itl_ms_mean / mid.itl_ms_mean, hi.itl_ms_mean / mid.itl_ms_mean)
     return spreads, out

@@ -200,9 +200,10 @@ def _search(args, flags: dict, loaded: dict, wls) -> list[Point]:
         cfgs = _configs(flags[e], prof, got_in.speeds)
         print(f"searching {e} {', '.join(sorted({c.policy.version for c in cfgs}))} "
               f"({len(cfgs)} configurations; model/engines.py)")
-        got = grid(prof, cfgs, wls, band=False, progress=not args.quiet)
+        offs: dict = {}  # the schema-off arms, run once for the grid and the interval's (with_cost_spread)
+        got = grid(prof, cfgs, wls, band=False, progress=not args.quiet, offs=offs)
         points += with_cost_spread(prof, cfgs, wls, got_in.schema_ids, with_intervals(got, read=got_in.speeds.read),
-                                   {h.schema_id for h in got_in.local}, progress=not args.quiet)
+                                   {h.schema_id for h in got_in.local}, progress=not args.quiet, offs=offs)
     return points
 
 

@@ -249,7 +249,8 @@ def with_cost_spread(profile, configs: list, loads: list, schema_ids: tuple[str,
         elif one:
             print(f"{e} {b}: {', '.join(one)}: one output traced, and the profile has no schema of more to tell how "
                   f"far one output lies: its spread is not in the 80% interval")
-    return [widened(p, ends[k], spreads[c.engine, c.backend].rse) if (k := point_key(c, w)) in ends else p
+    return [widened(p, tuple(r * p.itl_ms_mean for r in ends[k]), spreads[c.engine, c.backend].rse)
+            if (k := point_key(c, w)) in ends and p.itl_ms_mean else p
             for p, (c, w) in zip(points, itertools.product(configs, loads))]
 
 
@@ -261,11 +262,12 @@ def cmd_predict(args) -> int:
     configs, loads = _engine_configs(args, profile, speeds), _workloads(args, schema_ids)  # (bad flags: one line)
     say_engines(args, profile, local)
     stream, done = _partial(args, profile)
+    offs: dict = {}  # the schema-off arms, run once for the grid and the interval's (with_cost_spread)
     try:
         points = grid(profile, configs, loads,
                       trace_out=Path(args.trace) if args.trace else None, band=args.band, done=done,
                       on_point=_streamer(stream) if stream else None, executor=args.executor,
-                      scheduler=args.scheduler)
+                      scheduler=args.scheduler, offs=offs)
     finally:
         if stream:
             stream.close()
@@ -274,7 +276,7 @@ def cmd_predict(args) -> int:
     # speed the calibration read) is the narrower one; a --cpu-speed given by hand counts as nothing read
     points = with_intervals(points, read=speeds.read)
     points = with_cost_spread(profile, configs, loads, schema_ids, points, {h.schema_id for h in local},
-                              executor=args.executor, scheduler=args.scheduler)
+                              executor=args.executor, scheduler=args.scheduler, offs=offs)
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
           f"{profile.forward.source[:90]}...)")
     print_table(points)

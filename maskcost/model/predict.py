@@ -272,7 +272,7 @@ def _shared_sims(profile: Profile, combos: list[tuple[EngineConfig, Workload]]) 
 def _off_arms(ex, keys: list, progress: bool, desc: str = "schema-off arms") -> dict:
     """The schema-off arms, each once (off_key), with a bar."""
     offs: dict = {}
-    with tqdm(total=len(keys), desc=desc, unit="arm", disable=not progress) as bar:
+    with tqdm(total=len(keys), desc=desc, unit="arm", disable=not progress or not keys) as bar:
         for k, r in zip(keys, ex.map(_off, keys)):
             offs[k] = r
             bar.update()
@@ -283,10 +283,13 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
          trace_out: Path | None = None, progress: bool = True, jobs: int | None = None,
          band: bool = True, done: dict[str, Point] | None = None,
          on_point: Callable[[str, Point], None] | None = None,
-         executor: str = "local", scheduler: str | None = None, desc: str = "predict") -> list[Point]:
+         executor: str = "local", scheduler: str | None = None, desc: str = "predict",
+         offs: dict | None = None) -> list[Point]:
     """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores), or
     with `executor` "dask" over a dask.distributed cluster (`scheduler`: its address; none: a
-    LocalCluster of `jobs` workers); `desc`: the progress bars' words (a grid beside predict's own). `band`:
+    LocalCluster of `jobs` workers); `desc`: the progress bars' words (a grid beside predict's own); `offs`: the
+    schema-off arms by off_key, those there taken as they are and the ones run added (a grid of the same
+    profile but its traces' costs, calibrate/cost_spread.py's, has the same schema-off arms). `band`:
     each point also with the engine as fast and as slow as the profile's engine_speeds (two more schema-on runs
     a point; run_point_band). Points of one
     sim_key (and schema-off arms of one off_key) are the same simulations: each runs once and its
@@ -319,7 +322,9 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
     ex = DaskExecutor(profile, jobs, scheduler) if executor == "dask" else LocalExecutor(profile, jobs, cache)
     ran: dict[int, Point] = {}
     with ex:  # (closed on the way out: at once on Ctrl-C)
-        offs = _off_arms(ex, keys, progress, *([] if desc == "predict" else [f"{desc}: schema-off arms"]))
+        offs = {} if offs is None else offs
+        offs.update(_off_arms(ex, [k for k in keys if k not in offs], progress,
+                              *([] if desc == "predict" else [f"{desc}: schema-off arms"])))
         order = list(range(len(sims)))
         if trace_out is not None:  # the first point here: it writes the trace
             ran[0] = run_point_band(profile, *reps[0], cache, trace_out, offs)
