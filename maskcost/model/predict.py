@@ -279,23 +279,28 @@ def _off_arms(ex, keys: list, progress: bool, desc: str = "schema-off arms") -> 
     return offs
 
 
+def _with_off_arms(ex, keys: list, offs: dict | None, progress: bool, desc: str) -> dict:
+    """`offs` (schema-off arms by off_key; a new dict where None) with those of `keys` it lacks run and added."""
+    offs = {} if offs is None else offs
+    offs.update(_off_arms(ex, [k for k in keys if k not in offs], progress,
+                          *([] if desc == "predict" else [f"{desc}: schema-off arms"])))
+    return offs
+
+
 def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[Workload],
          trace_out: Path | None = None, progress: bool = True, jobs: int | None = None,
          band: bool = True, done: dict[str, Point] | None = None,
          on_point: Callable[[str, Point], None] | None = None,
          executor: str = "local", scheduler: str | None = None, desc: str = "predict",
          offs: dict | None = None) -> list[Point]:
-    """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores), or
-    with `executor` "dask" over a dask.distributed cluster (`scheduler`: its address; none: a
-    LocalCluster of `jobs` workers); `desc`: the progress bars' words (a grid beside predict's own); `offs`: the
-    schema-off arms by off_key, those there taken as they are and the ones run added (a grid of the same
-    profile but its traces' costs, calibrate/cost_spread.py's, has the same schema-off arms). `band`:
-    each point also with the engine as fast and as slow as the profile's engine_speeds (two more schema-on runs
-    a point; run_point_band). Points of one
-    sim_key (and schema-off arms of one off_key) are the same simulations: each runs once and its
-    numbers go to every point that has it, relabelled (relabel); the runs start longest first.
-    `done`: points already run, by point_key (not run again); `on_point(key, point)`: called as each
-    new point finishes, in grid order."""
+    """Every (engine config, workload) pair; spread over `jobs` processes (default: usable cores), or with `executor`
+    "dask" over a dask.distributed cluster (`scheduler`: its address; none: a LocalCluster of `jobs` workers). `band`:
+    each point also with the engine as fast and as slow as the profile's engine_speeds (run_point_band). Points of one
+    sim_key (and schema-off arms of one off_key) are the same simulations: each runs once, its numbers relabelled to
+    every point that has it; the runs start longest first. `done`: points already run, by point_key; `on_point(key,
+    point)`: called as each new point finishes, in grid order; `desc`: the bars' words; `offs`: schema-off arms by
+    off_key, those there taken as run and the ones run added (a profile differing in its traces' costs alone,
+    calibrate/cost_spread.py's, has the same schema-off arms)."""
     if executor not in ("local", "dask"):
         raise ValueError(f"--executor {executor}: local or dask")
     if not band:
@@ -322,9 +327,7 @@ def grid(profile: Profile, engines: Iterable[EngineConfig], workloads: Iterable[
     ex = DaskExecutor(profile, jobs, scheduler) if executor == "dask" else LocalExecutor(profile, jobs, cache)
     ran: dict[int, Point] = {}
     with ex:  # (closed on the way out: at once on Ctrl-C)
-        offs = {} if offs is None else offs
-        offs.update(_off_arms(ex, [k for k in keys if k not in offs], progress,
-                              *([] if desc == "predict" else [f"{desc}: schema-off arms"])))
+        offs = _with_off_arms(ex, keys, offs, progress, desc)
         order = list(range(len(sims)))
         if trace_out is not None:  # the first point here: it writes the trace
             ran[0] = run_point_band(profile, *reps[0], cache, trace_out, offs)
