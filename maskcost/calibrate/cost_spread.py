@@ -9,7 +9,7 @@ worse than that is more uncertain than the record says. This module measures how
 token known to +-d (the mix: each schema's excess spread over the reference, weighted by its cost a request, as
 uniform draws weigh them; a schema of one output taken as one output's spread), its traces scaled by exp(-+z d)
 (z: the normal's 90% point, so each end is the 80% interval's of a log-normal mean), the same grid run again at
-each end and as it is, on a quarter of the points' requests (SWING_SHARE: the move is a ratio of runs of one
+each end and as it is, on a sixth of the points' requests (SWING_SHARE: the move is a ratio of runs of one
 length, their seeds in common); each end's ITL over the middle's, times the point's, is what interval.widened
 combines with the record's interval. Same inputs, same outputs: the runs are the grid's, with its seeds."""
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ..profile import Profile
 
 Z80 = statistics.NormalDist().inv_cdf(0.9)  # a two-sided 80% interval's end, in standard errors
 MATERIAL_RSE = 0.02  # a workload's spread beyond the reference below this moves no interval: not run, not said
-SWING_SHARE = 4  # the spread's runs take a point's requests over this (at least 2 a client and 200)
+SWING_SHARE = 6  # the spread's runs take a point's requests over this (at least 2 a client and 200)
 
 
 @dataclass(frozen=True)
