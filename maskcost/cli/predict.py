@@ -228,7 +228,8 @@ def say_engines(args, profile, local: list) -> None:
 def with_cost_spread(profile, configs: list, loads: list, schema_ids: tuple[str, ...], points: list[Point],
                      mine: set[str], progress: bool = True, **grid_args) -> list[Point]:
     """The points' 80% intervals widened where their schemas' cost is known worse than the record's
-    (calibrate/cost_spread.py: the grid again with the traces at each end of that spread, with its bars);
+    (calibrate/cost_spread.py: shorter runs of the grid with the traces at each end of that spread and as traced,
+    their ratios applied to the points; with its bars);
     said once a backend, and each of the user's schemas (`mine`) traced from one output."""
     import itertools
     from ..calibrate.cost_spread import swings

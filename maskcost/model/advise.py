@@ -113,10 +113,8 @@ def what_moves(name: str, point: Point) -> tuple[str, str]:
     """What the dominant part `name` is, and what would move it at this point (a choice it has already made,
     or one that cannot act at its load, left out)."""
     if name == "serial fill":
-        from .engines import VERSIONS
-        versions = VERSIONS[point.engine]
-        pool = versions.get(point.engine_version or "", next(iter(versions.values()))).pool_move(
-            point.concurrency or point.running_mean or 0)
+        from .engines import engine_policy
+        pool = engine_policy(point.engine, point.engine_version).pool_move(point.concurrency or point.running_mean or 0)
         moves = ([] if point.backend == "guidance" else ["llguidance (cheaper rows)"]) + ([pool] if pool else []) + \
                 ["a faster core"]
         return PARTS[name][0], ", ".join(moves)
