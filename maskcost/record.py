@@ -91,8 +91,8 @@ CHECKS = (
           r"vllm/tools/run\d", "calibrate --base-url"),
     Check("vLLM 0.25.1, a user-made profile on the server's own outputs", "a fresh H200 machine, 3 new schemas, "
           "held out on 16 cores and 6 (`taskset`)", r"vllm/transfer/run\d", "calibrate --base-url"),
-    Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "eight fresh machines (seven H200, one "
-          "H100), 2 schemas alone at 32, 128, 256 (the shape check, runs 1-8)", r"vllm/shape/run\d",
+    Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "nine fresh machines (seven H200, two "
+          "H100), 2 schemas alone at 32, 128, 256 (the shape check, runs 1-9)", r"vllm/shape/run\d",
           "calibrate --base-url"),
     Check("SGLang 0.5.17", "H200, calibrated on the device (runs 1, 2, 4)", r"sglang/run\d",
           "calibrate --base-url"),
