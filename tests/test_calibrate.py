@@ -449,3 +449,83 @@ def test_straddle_counts_a_document_as_the_server_writes_it_or_as_written(tmp_pa
     a, b = report([vocab], [f]), report([vocab], [f], as_written=True)
     assert a["documents"] == "as the server writes them" and b["documents"] == "as written"
     assert (a["files"][0]["tokens"], a["files"][0]["straddling"]) != (b["files"][0]["tokens"], b["files"][0]["straddling"])
+
+
+def _loop_point(arm: str, per_s: float, tokens: float, busy: float, listens: bool = True, helper: float = 0.0):
+    """A sweep point with its server's CPU: the engine core busiest, the API server's loop at `busy` (marked as
+    listening where `listens`), and another process of the server's tree at `helper`."""
+    from synth import summary
+    procs = [{"pid": 2, "name": "VLLM::EngineCor", "cpus": 1.5, "threads": [0.99, 0.3]},
+             {"pid": 3, "name": "python3", "cpus": helper, "threads": [helper] if helper else []},
+             {"pid": 1, "name": "python3", "cpus": busy + 0.1, "threads": [busy, 0.1],
+              **({"listens": True} if listens else {})}]
+    return summary({"arm": arm, "concurrency": 64, "output_tokens_mean": tokens, "out_tok_per_s": per_s * tokens,
+                    "engine": {"server_cpu": {"cpus": busy + 1.6 + helper, "by_process": procs}}})
+
+
+def test_api_cpu_fit_recovers_the_loop_costs_it_was_made_from():
+    """The API server's loop busy share over points of known rates, a request 1 ms, 4 ms more where structured,
+    80 us a token: the fit gives those back; schema-off points alone give none; schema-on points of one length
+    (one server's, its schemas mixed in every point) cannot tell a request's cost from its tokens': it is taken
+    as 0 and the other two fitted (here made with 0: given back)."""
+    from maskcost.calibrate.api_cpu import fit_api_cpu
+
+    def busy(arm, per_s, tokens, request_ms=1.0):
+        return per_s * (request_ms + (4.0 if arm == "on" else 0.0)) / 1e3 + per_s * tokens * 80e-6
+    pts = [_loop_point("off", r, 128, busy("off", r, 128)) for r in (20, 45, 70)] + \
+        [_loop_point("on", r, t, busy("on", r, t)) for r, t in ((30, 40), (60, 28), (110, 25))]
+    got = fit_api_cpu(pts)
+    assert got.points == 6 and got.median_abs_error_pct < 1e-6 and not got.request_taken_as_zero
+    assert (round(got.request_ms, 6), round(got.structured_ms, 6), round(got.token_us, 4)) == (1.0, 4.0, 80.0)
+    assert fit_api_cpu(pts[:3]) is None and fit_api_cpu(pts[:2] + pts[3:4]) is None  # one arm; under 4 points
+    one = [_loop_point("off", r, 128, busy("off", r, 128, 0.0)) for r in (20, 45, 70)] + \
+        [_loop_point("on", r, t, busy("on", r, t, 0.0)) for r, t in ((30, 40), (60, 41), (110, 39))]
+    got = fit_api_cpu(one)
+    assert got.request_taken_as_zero and "taken" in got.words()
+    assert (got.request_ms, round(got.structured_ms, 6), round(got.token_us, 4)) == (0.0, 4.0, 80.0)
+
+
+def test_api_cpu_reads_the_listening_process_loop():
+    """The loop is the busiest thread of the process marked as listening on the port, not a busier process of
+    the server's tree; in a record from before the mark, the busiest process outside vLLM's named children;
+    nothing without server CPU."""
+    from synth import summary
+
+    from maskcost.calibrate.api_cpu import loop_cpus
+    assert loop_cpus(_loop_point("on", 50, 30, 0.42, helper=0.6)) == 0.42
+    assert loop_cpus(_loop_point("on", 50, 30, 0.42, listens=False)) == 0.42  # (the engine core's 0.99 not)
+    assert loop_cpus(_loop_point("on", 50, 30, 0.42, listens=False, helper=0.6)) == 0.6  # unmarked: a guess
+    assert loop_cpus(summary({"arm": "on", "concurrency": 64})) is None
+
+
+def test_api_cpu_fit_on_a_real_calibration_splits_request_from_token():
+    """Shape run 9's calibration (H100 host, vLLM 0.25.1, the servers on this machine): the schema-off sweep
+    (128 tokens a request) and both servers' schema-on speed points (25-41 tokens). The loop's CPU fits within
+    10% at the median, and with_frontend takes it over the TTFT fit, the rest of the curve kept."""
+    from dataclasses import replace
+
+    from maskcost.calibrate.api_cpu import fit_api_cpu
+    from maskcost.calibrate.engine import forward_from_summaries
+    from maskcost.profile import load_default_profile
+    from maskcost.validate.server_calibration import with_frontend
+    from maskcost.validate.sweep import read_summaries
+    d = DATA / "api-cpu"  # validation/h200-vllm-0.25.1/shape/run9/xg/host.{forward-sweep,speed-sweep*}.jsonl
+    fwd = read_summaries(d / "host.forward-sweep.jsonl")
+    on = read_summaries(d / "host.speed-sweep.jsonl") + read_summaries(d / "host.speed-sweep-guidance.jsonl")
+    got = fit_api_cpu(fwd + on)
+    assert got.median_abs_error_pct < 10 and got.points >= 10 and not got.request_taken_as_zero
+    assert 50 < got.token_us < 120 and got.structured_ms > 1.0
+    base = replace(load_default_profile(), forward=forward_from_summaries(fwd, "test"))
+    p = with_frontend(base, fwd, on, ttft_fit=False)
+    fw = p.forward
+    assert (fw.frontend_token_us, fw.frontend_request_ms, fw.frontend_structured_ms) == \
+        (got.token_us, got.request_ms, got.structured_ms)
+    assert fw.ttft_fixed_ms == pytest.approx(max(0.0, base.forward.ttft_fixed_ms - got.request_ms - got.token_us / 1e3))
+    assert "event loop's CPU" in fw.source and fw.points == base.forward.points
+    assert any("read from its loop's CPU" in n for n in p.provenance["notes"])
+    # one server's points (xgrammar's: its schemas mixed, 40-41 tokens each): a request's cost taken as 0
+    xg = fit_api_cpu(fwd + read_summaries(d / "host.speed-sweep.jsonl"))
+    assert xg.request_taken_as_zero and 50 < xg.token_us < 120 and xg.structured_ms > 1.0
+    # no server CPU in the records (a server elsewhere) and no TTFT fit asked for: the profile as it was
+    bare = [replace(s, engine=replace(s.engine, server_cpu=None)) for s in fwd + on]
+    assert with_frontend(base, bare[:len(fwd)], bare[len(fwd):], ttft_fit=False) == base

@@ -11,6 +11,7 @@ from maskcost.validate.campaign import CampaignError, digest, load_campaign, reg
 
 PLAIN = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "ok": {"type": "boolean"}},
          "required": ["name", "ok"], "additionalProperties": False}
+RUN_U, SCORE_U = ["campaign", "run", "--unregistered"], ["campaign", "score", "--unregistered"]  # no registration
 
 
 def _campaign(tmp_path, **over):
@@ -52,28 +53,30 @@ def test_a_campaign_runs_the_three_commands_resumes_and_scores(tmp_path, capsys)
     out = tmp_path / "run"
     with FakeServer(eng) as srv:
         # --stop-after predict: the predictions exist before anything held out is sent
-        assert main(["campaign", "run", str(f), "--base-url", srv.url, "--out", str(out), "--stop-after",
+        assert main([*RUN_U, str(f), "--base-url", srv.url, "--out", str(out), "--stop-after",
                      "predict"]) == 0
         assert (out / "predicted.json").exists() and not (out / "val").exists() and not (out / "score.json").exists()
         assert "stopped after predict" in capsys.readouterr().out
-        assert main(["campaign", "run", str(f), "--base-url", srv.url, "--out", str(out)]) == 0
+        assert main([*RUN_U, str(f), "--base-url", srv.url, "--out", str(out)]) == 0
         first = capsys.readouterr().out
         assert first.count("exists, not run again") == 2  # calibrate and predict; check runs again (no output)
         served = eng.served
         # a second run measures nothing again: every step's output exists
-        assert main(["campaign", "run", str(f), "--base-url", srv.url, "--out", str(out)]) == 0
+        assert main([*RUN_U, str(f), "--base-url", srv.url, "--out", str(out)]) == 0
         assert eng.served == served
         assert capsys.readouterr().out.count("exists, not run again") == 4
     doc = json.loads((out / "score.json").read_text())
     assert doc["met"] is True and doc["points"] == 1 and doc["bar_pct"] == 1000.0
+    assert doc["registration"] is None and "registration none (--unregistered)" in (out / "steps.txt").read_text()
     assert doc["primary_median_abs_error_pct"] >= 0 and doc["resolved_campaign"]["name"] == "fake"
     assert json.loads((out / "predicted.json").read_text())["points"]  # predicted before the held-out sweep
     steps = (out / "steps.txt").read_text()
     assert steps.index(" predict rc 0") < steps.index(" validate rc 0")
     # the same run against a bar it misses says so
     strict = _campaign(tmp_path, bar_pct=1e-9)
-    assert main(["campaign", "score", str(strict), "--out", str(out)]) == 0
-    assert "MISSED" in capsys.readouterr().out
+    assert main([*SCORE_U, str(strict), "--out", str(out)]) == 0
+    said = capsys.readouterr()
+    assert "MISSED" in said.out and "unregistered: not a pre-registered check" in said.out
 
 
 def _arms_campaign(tmp_path, arms=None, **over):
@@ -104,18 +107,18 @@ def test_a_campaign_of_two_servers_predicts_both_before_either_is_held_out(tmp_p
     out = tmp_path / "run"
     with FakeServer(engines[0]) as sa, FakeServer(engines[1]) as sb:
         urls = [f"a={sa.url}", f"b={sb.url}"]
-        assert main(["campaign", "run", str(f), "--base-url", sa.url, "--out", str(out)]) == 2  # one URL, two arms
+        assert main([*RUN_U, str(f), "--base-url", sa.url, "--out", str(out)]) == 2  # one URL, two arms
         assert "NAME=URL for each arm (a, b)" in capsys.readouterr().err
-        assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out), "--stop-after", "predict"]) == 0
+        assert main([*RUN_U, str(f), "--base-url", *urls, "--out", str(out), "--stop-after", "predict"]) == 0
         assert (out / "a" / "predicted.json").exists() and (out / "b" / "predicted.json").exists()
         assert (out / "b" / "profile.json.gz").exists() and not (out / "a" / "val").exists()
         # b's row work is fitted at the speed its profile runs at (the one calibrate read on a), as predict runs it
         from maskcost.profile import load_profile
         pb, pa = load_profile(out / "b" / "profile.json.gz"), load_profile(out / "host.json.gz")
         assert pb.provenance["engine_rows"]["cpu_speed"] == pa.measured_speed.cpu_speed
-        assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out)]) == 0
+        assert main([*RUN_U, str(f), "--base-url", *urls, "--out", str(out)]) == 0
         served = [e.served for e in engines]
-        assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out)]) == 0  # resumes: no request
+        assert main([*RUN_U, str(f), "--base-url", *urls, "--out", str(out)]) == 0  # resumes: no request
         assert [e.served for e in engines] == served
     doc = json.loads((out / "score.json").read_text())
     assert doc["points"] == 2 and {k: v["points"] for k, v in doc["arms"].items()} == {"a": 1, "b": 1}
@@ -180,7 +183,7 @@ def test_a_campaign_from_a_shipped_profile_reads_the_speed_and_scores_the_interv
     out = tmp_path / "run"
     with FakeServer(engines[0]) as sa, FakeServer(engines[1]) as sb:
         urls = [f"a={sa.url}", f"b={sb.url}"]
-        assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out), "--stop-after", "speed"]) == 0
+        assert main([*RUN_U, str(f), "--base-url", *urls, "--out", str(out), "--stop-after", "speed"]) == 0
         assert "the profile's own traces" in capsys.readouterr().out
         assert not (out / "host.json.gz").exists() and engines[1].served == 0  # nothing calibrated, b untouched
         for arm in "ab":
@@ -189,7 +192,7 @@ def test_a_campaign_from_a_shipped_profile_reads_the_speed_and_scores_the_interv
             assert lo < pts[0]["itl_ms_mean"] < hi and "leave-one-machine-out" in pts[0]["interval"]["words"]
             read = json.loads((out / arm / "predicted-read.json").read_text())
             assert read["cpu_speed_from_report"]["median"] > 0 and not (out / arm / "val").exists()
-        assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(out)]) == 0
+        assert main([*RUN_U, str(f), "--base-url", *urls, "--out", str(out)]) == 0
     assert "80% interval of predicted.json: " in capsys.readouterr().out  # the score's lines say both bars
     doc = json.loads((out / "score.json").read_text())
     assert doc["points"] == 2 and doc["interval"]["points"] == 2 and doc["interval"]["met"] is True
@@ -198,13 +201,28 @@ def test_a_campaign_from_a_shipped_profile_reads_the_speed_and_scores_the_interv
     assert steps.rindex(" speed rc 0") < steps.index(" validate rc 0")
     # a schema file the profile does not hold: validate and report could not price it, so refused at run
     (tmp_path / "flat.json").write_text(json.dumps({"id": flat.schema_id, "schema": {**flat.schema, "required": []}}))
-    assert main(["campaign", "run", str(f), "--base-url", *urls, "--out", str(tmp_path / "y")]) == 2
+    assert main([*RUN_U, str(f), "--base-url", *urls, "--out", str(tmp_path / "y")]) == 2
     assert "not a schema profile" in capsys.readouterr().err
     # a profile file that an earlier campaign has not written yet: one line at run, not at registration
     nope = _arms_campaign(tmp_path / "bad", [{"name": "a", "held_out": [3]}], profile="nope.json.gz")
     assert load_campaign(nope).profile == "nope.json.gz"
-    assert main(["campaign", "run", str(nope), "--base-url", "http://127.0.0.1:9", "--out", str(tmp_path / "x")]) == 2
+    assert main([*RUN_U, str(nope), "--base-url", "http://127.0.0.1:9", "--out", str(tmp_path / "x")]) == 2
     assert "profile nope.json.gz: no such file" in capsys.readouterr().err
+
+
+def test_a_campaign_without_a_registration_is_refused_unless_said(tmp_path, capsys):
+    """Nothing binds a campaign with no registration beside it: run and score refuse it in one line naming the
+    command that registers it; --unregistered goes on, and the score says it is not a pre-registered check."""
+    f = _campaign(tmp_path)
+    for action in (["run", "--base-url", "http://127.0.0.1:9"], ["score"]):
+        assert main(["campaign", action[0], str(f), *action[1:], "--out", str(tmp_path / "r")]) == 2
+        err = capsys.readouterr().err
+        assert "no registration found beside it" in err and "--unregistered" in err and err.count("\n") == 1, err
+    reg = tmp_path / "REGISTRATION.md"
+    assert main(["campaign", "register", str(f), "--out", str(reg)]) == 0
+    assert main(["campaign", "score", str(f), "--out", str(tmp_path / "r")]) == 2  # registered: on to the score
+    err = capsys.readouterr().err
+    assert "no registration" not in err and "run the campaign first" in err, err
 
 
 def test_a_campaign_changed_since_its_registration_is_refused(tmp_path, capsys):

@@ -487,19 +487,21 @@ def test_server_cpu_of_a_local_server_by_its_port(tmp_path):
     import os
     import time
 
-    from maskcost.validate.servercpu import cpu_seconds, cpus_over, server_pids
+    from maskcost.validate.servercpu import cpu_seconds, cpus_over, server_pids, server_tree
     assert server_pids("http://10.255.255.1:8000") == []  # not on this machine: nothing
     with FakeServer(FakeEngine(json.dumps(FLAT.examples[0]))) as srv:
         busy = multiprocessing.get_context("fork").Process(target=_spin, args=(1.5,))
         busy.start()
         try:
-            pids = server_pids(srv.url)
-            assert os.getpid() in pids and busy.pid in pids
+            pids, listening = server_tree(srv.url)
+            assert os.getpid() in pids and busy.pid in pids and pids == server_pids(srv.url)
+            assert listening == {os.getpid()}  # the process with the listening socket (vLLM's API server)
             before, t0 = cpu_seconds(pids), time.perf_counter()
             time.sleep(1.0)
-            got = cpus_over(before, cpu_seconds(pids), time.perf_counter() - t0)
+            got = cpus_over(before, cpu_seconds(pids), time.perf_counter() - t0, listening)
         finally:
             busy.join()
+        assert [x["pid"] for x in got["by_process"] if x.get("listens")] == [os.getpid()]
         child = next(x for x in got["by_process"] if x["pid"] == busy.pid)
         assert 0.6 < child["cpus"] <= 1.05
         assert child["threads_busy"] == 1 and 0.6 < child["threads"][0] <= 1.05  # its one spinning thread

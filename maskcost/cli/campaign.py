@@ -25,14 +25,20 @@ def _base_urls(given: list[str], arms) -> dict[str, str]:
     return urls
 
 
-def _registered(path: Path) -> None:
-    """Refuse a campaign changed since its registration; say so where none is found beside it."""
-    from ..validate.campaign import check_registration, find_registration
+def _registered(path: Path, unregistered: bool) -> Path | None:
+    """The campaign's registration; a campaign changed since it is refused, and one with none beside it unless
+    `unregistered` (--unregistered: then said, and the score says so)."""
+    from ..validate.campaign import CampaignError, check_registration, find_registration
     reg = find_registration(path)
     if reg is None:
-        print(f"campaign {path}: no registration found beside it (maskcost campaign register {path} --out "
-              f"REGISTRATION.md, committed before the run, is what binds it)", file=sys.stderr)
+        how = (f"maskcost campaign register {path} --out REGISTRATION.md, committed before the run, is what binds "
+               f"it")
+        if not unregistered:
+            raise CampaignError(f"{path}: no registration found beside it ({how}; --unregistered runs it without "
+                                f"one, not as a pre-registered check)")
+        print(f"campaign {path}: no registration found beside it, run as --unregistered ({how})", file=sys.stderr)
     check_registration(path, reg)
+    return reg
 
 
 Step = tuple[str, "Path | None", "list[str] | Callable[[], list[str]]"]  # (STEPS name, its output, its argv)
@@ -44,7 +50,7 @@ def _run_steps(args) -> int:
     from ..validate.campaign import load_campaign
     path = Path(args.campaign)
     c = load_campaign(path)
-    _registered(path)
+    reg = _registered(path, args.unregistered)
     arms = c.arm_list()
     urls = _base_urls(args.base_url, arms)
     out = Path(args.out)
@@ -74,13 +80,13 @@ def _run_steps(args) -> int:
     steps.sort(key=lambda s: STEPS.index(s[0]))  # stable: each step for every arm, in STEPS order
     if args.stop_after:
         steps = [s for s in steps if STEPS.index(s[0]) <= STEPS.index(args.stop_after)]
-    rc = _execute(c, path, out, steps, args.run_command)
+    rc = _execute(c, path, out, steps, args.run_command, reg)
     if rc:
         return rc
     if args.stop_after and args.stop_after != STEPS[-1]:
         print(f"campaign {c.name}: stopped after {args.stop_after} (--stop-after); run again to go on")
         return 0
-    return _score_run(c, out)
+    return _score_run(c, out, reg)
 
 
 def _calibrate_steps(c, out: Path, urls: dict[str, str], given: list[str], host: Path) -> list[Step]:
@@ -131,7 +137,8 @@ def _held_out_steps(c, out: Path, urls: dict[str, str], given: list[str], host: 
     return steps
 
 
-def _execute(c, path: Path, out: Path, steps: list[Step], main: Callable[[list[str]], int]) -> int:
+def _execute(c, path: Path, out: Path, steps: list[Step], main: Callable[[list[str]], int],
+             reg: Path | None) -> int:
     """Run the steps in order with `main` (the CLI's: a step is the command a user would type), each logged to
     out/steps.txt with its rc and wall time; a step whose output exists is not run again (a run resumes).
     The first failing step's rc, else 0."""
@@ -140,7 +147,7 @@ def _execute(c, path: Path, out: Path, steps: list[Step], main: Callable[[list[s
     log = out / "steps.txt"
     with log.open("a") as f:
         f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} campaign {c.name} digest {digest(path)} "
-                f"maskcost {__version__}\n")
+                f"maskcost {__version__} registration {reg or 'none (--unregistered)'}\n")
     for name, done, argv in steps:
         if done is not None and done.exists():
             print(f"campaign {c.name}: {name}: {done} exists, not run again")
@@ -229,9 +236,9 @@ def _arm_profile(c, out: Path, a, host: Path) -> Path:
     return _arm_dir(c, out, a) / "profile.json.gz" if (a.profile == "sync" or a.fit_loads) else host
 
 
-def _score_run(c, out: Path) -> int:
+def _score_run(c, out: Path, reg: Path | None) -> int:
     """The registered rule on a run folder's reports (each arm's val/, and val-predicted/ where it exists):
-    score.json."""
+    score.json, with the registration it was scored under (None: run --unregistered)."""
     from ..validate.campaign import score
     reports = {}
     for a in c.arm_list():
@@ -243,7 +250,7 @@ def _score_run(c, out: Path) -> int:
         pr, rd = d / "val-predicted" / "report.json", d / "val-read" / "report.json"
         reports[a.name] = (rep, json.loads(pr.read_text()) if pr.exists() else None,
                            json.loads(rd.read_text()) if rd.exists() else None)
-    doc = score(c, reports)
+    doc = {**score(c, reports), "registration": None if reg is None else str(reg)}
     (out / "score.json").write_text(json.dumps(doc, indent=1))
     _print_score(doc)
     return 0
@@ -253,7 +260,8 @@ def _print_score(doc) -> None:
     sec = doc["secondary_median_abs_error_pct"]
     print(f"campaign {doc['campaign']}: median |{doc['metric']} error| {doc['primary_median_abs_error_pct']:.1f}% over "
           f"{doc['points']} held-out points, bar {doc['bar_pct']:g}%: {'met' if doc['met'] else 'MISSED'}"
-          + (f"; against predicted.json {sec:.1f}%" if sec is not None else ""))
+          + (f"; against predicted.json {sec:.1f}%" if sec is not None else "")
+          + ("" if doc.get("registration") else " (unregistered: not a pre-registered check)"))
     iv, rd = doc.get("interval"), doc.get("read")
     if iv:
         bar = "" if iv["min_inside"] is None else f", bar {iv['min_inside']}: {'met' if iv['met'] else 'MISSED'}"
@@ -286,8 +294,7 @@ def cmd_campaign(args) -> int:
             raise UsageError("campaign run: give --base-url URL (the live server) and --out DIR")
         return _run_steps(args)
     c = load_campaign(args.campaign)
-    _registered(Path(args.campaign))
-    return _score_run(c, Path(args.out or "."))
+    return _score_run(c, Path(args.out or "."), _registered(Path(args.campaign), args.unregistered))
 
 
 def add_parser(sub) -> None:
@@ -309,4 +316,7 @@ def add_parser(sub) -> None:
                                                        "default: every step and the score)")
     p.add_argument("--out", metavar="PATH", help="register: the registration file (default: print it); run and "
                                                  "score: the run's folder")
+    p.add_argument("--unregistered", action="store_true",
+                   help="run and score: go on without a registration beside the campaign (the run's steps.txt and "
+                        "score.json say so); default: refuse it")
     p.set_defaults(func=cmd_campaign)

@@ -16,6 +16,8 @@ class ApiServer:
         fw = costs.profile.forward
         self.token_us, self.request_ms, self.structured_ms = \
             fw.frontend_token_us, fw.frontend_request_ms, fw.frontend_structured_ms  # at the profile host's speed
+        # (those read from the loop's CPU were measured at the calibrated server's own speed and are scaled all
+        # the same: scaling them back by its speed read did worse on the shape check, docs/validation.md finding 39)
         self.cpu_scale = costs.cpu_scale
         self.event = event  # the trace's span writer, where one is recorded
         self.free_at = 0.0  # when the job queued last ends

@@ -31,7 +31,7 @@ class LivePlan:
     prefill_pads: tuple[int, ...] = (500, 1500, 3000)  # unique prompts of about this many tokens, concurrency 1
     context_pad: int = 2000  # a shared (prefix-cached) prompt of this many tokens, at the forward sweep's
     context: bool = True  # lowest, middle and highest loads above 1
-    frontend: bool = True  # fit the API server's per-token and per-request costs on the forward sweep
+    frontend: bool = True  # where the API server's loop CPU gives none, fit its costs on the forward sweep's TTFT
     speed_concurrency: tuple[int, ...] = (48, 96, 144, 224)  # schema-on: the server's own speed, in this order
     max_tokens: int = 512  # schema-on max_tokens
     # the server's own outputs a schema, traced in place of outputs sampled under the mask (their token streams

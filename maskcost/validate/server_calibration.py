@@ -35,6 +35,7 @@ from typing import Any, Callable
 from tqdm import tqdm
 
 from ..calibrate.engine import apply_or_copied, fit_frontend, forward_from_summaries
+from ..calibrate.api_cpu import fit_api_cpu
 from ..calibrate.host import host_info
 from ..profile import (BackendCosts, EngineFill, MeasuredSpeed, Profile, load_profile, save_profile)
 from ..calibrate import POOL_ROWS
@@ -171,8 +172,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes, entries)
         if base is not None:
             p = replace(p, engine_speeds=base.engine_speeds)
-        if plan.frontend:
-            p = with_frontend(p, fwd)
+        p = with_frontend(p, fwd, [s for b in (cfg.backend, *others) for s in speed.got.get(b, ())], plan.frontend)
         done("frontend")
         # each backend's traces at the mean all its server's speed-point outputs imply, then the speed read
         p = string_value_scaled(p, vocab, {b: speed.path(b) for b in (cfg.backend, *others)})
@@ -349,9 +349,23 @@ def schema_off_forward(base_url: str, plan: LivePlan, cfg: EngineConfig, prov: d
     return fwd, forward
 
 
-def with_frontend(p: Profile, fwd: list[dict[str, Any]]) -> Profile:
-    """The profile with the API server's queue fitted on the forward sweep; without it (noted) where too
-    few loads allow no fit."""
+def with_frontend(p: Profile, fwd: list[SweepSummary], on: list[SweepSummary], ttft_fit: bool = True) -> Profile:
+    """The profile with the API server's costs read from its loop's CPU over the forward sweep and the
+    schema-on points `on` (calibrate.api_cpu; no server time) where the server runs here, else, where
+    `ttft_fit` (LivePlan.frontend), its queue fitted on the forward sweep's TTFT and running counts; without
+    them (noted) where too few loads allow no fit."""
+    got = fit_api_cpu([*fwd, *on])
+    if got is not None:
+        fw0 = p.forward
+        p = replace(p, forward=replace(
+            fw0, frontend_token_us=got.token_us, frontend_request_ms=got.request_ms,
+            frontend_structured_ms=got.structured_ms,
+            ttft_fixed_ms=max(0.0, fw0.ttft_fixed_ms - got.request_ms - got.token_us / 1e3),
+            source=f"{fw0.source} API server: {got.words()}."))
+        return _noted(p, f"the API server's costs, a structured request's included, read from its loop's CPU "
+                         f"(calibrate.api_cpu): {got.words()}")
+    if not ttft_fit:
+        return p
     try:
         fw = fit_frontend(p, fwd)
     except ValueError as e:

@@ -61,12 +61,18 @@ def _socket_inodes(pid: int) -> set[str]:
 def server_pids(base_url: str) -> list[int]:
     """The processes of the server at `base_url` when it runs on this machine: the one listening on its
     port and all below it; [] where it is not found here."""
+    return server_tree(base_url)[0]
+
+
+def server_tree(base_url: str) -> tuple[list[int], set[int]]:
+    """server_pids, and of them the top ones listening on the port (vLLM's API server; not a child that
+    holds the socket its parent opened, as a forked one does); ([], set()) where the server is not found here."""
     u = urlparse(base_url)
     if u.hostname not in LOCAL_HOSTS or not Path("/proc/net/tcp").exists():
-        return []
+        return [], set()
     inodes = _listening_inodes(u.port or (443 if u.scheme == "https" else 80))
     if not inodes:
-        return []
+        return [], set()
     roots = {pid for pid in _pids() if inodes & _socket_inodes(pid)}
     parent = {p: s[1] for p in _pids() if (s := _stat(p)) is not None}
     found, grew = set(roots), True
@@ -74,7 +80,7 @@ def server_pids(base_url: str) -> list[int]:
         kids = {p for p, pp in parent.items() if pp in found and p not in found}
         found |= kids
         grew = bool(kids)
-    return sorted(found)
+    return sorted(found), {p for p in roots if parent.get(p) not in roots}
 
 
 def _thread_seconds(pid: int) -> dict[int, float]:
@@ -107,10 +113,12 @@ BUSY_THREAD_CPUS = 0.01  # a thread busier than this over a window is listed wit
 MAX_THREADS_LISTED = 64
 
 
-def cpus_over(before: CpuSeconds, after: CpuSeconds, window_s: float) -> dict | None:
+def cpus_over(before: CpuSeconds, after: CpuSeconds, window_s: float,
+              listening: set[int] = frozenset()) -> dict | None:
     """The CPUs each process kept busy over the window (CPU seconds / wall seconds), and their sum; with
     each process, the CPUs of its threads busier than BUSY_THREAD_CPUS, busiest first (a team of threads
-    that spin, e.g. an OpenMP team after a parallel copy, shows there: docs/engines.md)."""
+    that spin, e.g. an OpenMP team after a parallel copy, shows there: docs/engines.md); the processes in
+    `listening` (server_tree: the API server's) marked `listens` (calibrate/api_cpu.py reads its loop)."""
     if not before or not after or window_s <= 0:
         return None
     by = []
@@ -121,5 +129,6 @@ def cpus_over(before: CpuSeconds, after: CpuSeconds, window_s: float) -> dict | 
         threads = sorted((round((t1[t] - t0[t]) / window_s, 3) for t in t0 if t in t1), reverse=True)
         busy = [c for c in threads if c > BUSY_THREAD_CPUS]
         by.append({"pid": p, "name": after[p][0], "cpus": (after[p][1] - before[p][1]) / window_s,
-                   "threads_busy": len(busy), "threads": busy[:MAX_THREADS_LISTED]})
+                   "threads_busy": len(busy), "threads": busy[:MAX_THREADS_LISTED],
+                   **({"listens": True} if p in listening else {})})
     return {"cpus": sum(x["cpus"] for x in by), "by_process": sorted(by, key=lambda x: -x["cpus"])}

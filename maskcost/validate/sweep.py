@@ -28,7 +28,7 @@ from ..records import (SweepSummary, client_busy, itl_ms, raw_records_path, read
 from .metrics import detect_engine, window_stats
 from ..model.engines import ENGINES
 from .gpubusy import GpuMeter
-from .servercpu import cpu_seconds, cpus_over, server_pids
+from .servercpu import cpu_seconds, cpus_over, server_tree
 
 METRICS_POLL_S = 0.25
 
@@ -117,7 +117,7 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
                                 m.get(wait_key, 0.0) if wait_key else 0.0))
                 await asyncio.sleep(METRICS_POLL_S)
 
-        pids = server_pids(base_url)  # the server's processes where it runs on this machine
+        pids, listening = server_tree(base_url)  # the server's processes where it runs on this machine
         gpu = GpuMeter(pids)  # the GPU's busy fraction where it is on this machine (NVML)
 
         async def started() -> None:  # the window opens with the first request
@@ -152,7 +152,7 @@ async def _run_point(base_url: str, model: str, point: PointSpec, specs: list[Re
         window_s = state.get("t_end", time.perf_counter()) - state["t_start"]
         before = state["before"]
         wall_start = state.get("wall_start", time.time() - window_s)
-    cpu = cpus_over(state.get("cpu_before") or {}, state.get("cpu_after") or {}, window_s)
+    cpu = cpus_over(state.get("cpu_before") or {}, state.get("cpu_after") or {}, window_s, listening)
     busy = state.get("gpu") if "gpu" in state else gpu.stop()
     return records, _engine_summary(engine, samples, window_stats(engine, before, after, window_s), wall_start,
                                     cpu, busy)

@@ -4,7 +4,10 @@ block of its own (flat, then nested, then deep: how calibrate traced before find
 each schema a turn: how it traces now), twice each, blocks first. One fresh matcher an output, fill then accept
 each token (EOS included), each output once. Writes JSON: for each pass, each schema's mean cost a token (us) and
 nested/flat; the host's CPU.
-  python3 order_control.py RESULTS_DIR   (RESULTS_DIR/xg: calibrate's profile and its speed sweep's raw records)"""
+  python3 order_control.py RESULTS_DIR [TOKENIZER_DIR]   (RESULTS_DIR/xg: calibrate's profile and its speed sweep's
+      raw records; TOKENIZER_DIR: the folder calibrate's --tokenizer named, where the profile names the server's
+      model (run 9 on the device: its profile says llama3-8b, the folder /tmp/llama3-8b, and quicktok, which would
+      find the bundled vocabulary, is not installed there: the control failed and did not run))"""
 import json
 import sys
 import time
@@ -19,10 +22,10 @@ from maskcost.validate.server_calibration import spread
 SCHEMAS = ("flat", "nested", "deep")
 
 
-def main(results: Path) -> dict:
+def main(results: Path, tokenizer: str | None = None) -> dict:
     d = results / "xg"
     p = load_profile(d / "host.json.gz")
-    vocab = profile_vocab(p.tokenizer, p.vocab_size, p.tokenizer_sha256)
+    vocab = profile_vocab(p.tokenizer, p.vocab_size, p.tokenizer_sha256, tokenizer)
     be = make_backend("xgrammar", vocab)
     outs = recorded_outputs(d / "host.speed-sweep.raw.jsonl.gz", vocab)
     here = Path(__file__).resolve().parent / "schemas"
@@ -60,4 +63,4 @@ def main(results: Path) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(Path(sys.argv[1])), indent=1))
+    print(json.dumps(main(Path(sys.argv[1]), sys.argv[2] if len(sys.argv) > 2 else None), indent=1))

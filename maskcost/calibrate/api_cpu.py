@@ -1,0 +1,88 @@
+"""The API server's costs (ForwardCurve.frontend_*) read from the CPU its event loop spent over calibration
+points, where the server runs on the calibrating machine (validate/servercpu.py records each process's
+threads): over a point the loop's busy share is requests/s x (a request's cost, more where it is structured)
++ streamed tokens/s x a token's cost, a linear fit (non-negative least squares) over the schema-off forward
+sweep (128 tokens a request) and the schema-on speed points of every server calibrate swept (25-45).
+
+Why not the fit on TTFT and running counts alone (calibrate.engine.fit_frontend): every schema-off point
+streams the same 128 tokens a request, so it fixes a request's whole cost but not how it splits between the
+request and its tokens, and a schema-on request, with a fifth of the tokens, is priced by that split. On the
+shape check's runs 3-9 that fit put 3-6 ms on a request and 31-66 us on a token, and the model held
+llguidance's server (short outputs, the most requests a second) at 99-140 running requests of 256 where it
+ran 160-210; the loop's CPU on runs 6-9 reads 0 ms a request, 3.9-5.8 ms more a structured one and 72-95 us
+a token, and llguidance's held-out ITL came within 6-16% where it was 8-26% (docs/validation.md finding 39).
+
+The split needs schema-on points of unlike lengths: calibrate's speed points mix a server's schemas, so each
+point of one server streams about as many tokens a request as the next (xgrammar's 40-41 on those runs), and
+with one server the three costs are two equations. There a request's own cost is taken as 0, as each two-server
+fit found it (runs 6-9: 0.00 ms), and the structured extra and the token cost are fitted. Not modelled: vLLM's
+--api-server-count > 1 (several loops, each a child holding its parent's socket: the model has one queue)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..records import SweepSummary
+
+VLLM_CHILD_PREFIX = "VLLM::"  # vLLM's named child processes (EngineCore, workers): not the API server's loop
+MIN_POINTS = 4  # points with the loop's CPU, at least one of each arm
+TOKEN_SPAN = 1.2  # schema-on points whose tokens a request span less than this ratio: a request's cost taken as 0
+
+
+@dataclass(frozen=True)
+class ApiCpuFit:
+    """A request's, a structured request's extra and a streamed token's cost to the API server's loop."""
+    request_ms: float
+    structured_ms: float
+    token_us: float
+    points: int  # the points it was fitted on
+    median_abs_error_pct: float  # of the loop's CPU at those points, by the fit
+    request_taken_as_zero: bool = False  # the schema-on points' lengths alike (TOKEN_SPAN)
+
+    def words(self) -> str:
+        request = ("0 ms per request (taken: the schema-on points' lengths too alike to tell it apart)"
+                   if self.request_taken_as_zero else f"{self.request_ms:.2f} ms per request")
+        return (f"{self.token_us:.0f} us per streamed token, {request}, {self.structured_ms:.2f} ms more per "
+                f"structured request, fitted on its event loop's CPU over {self.points} calibration points "
+                f"(median |error| {self.median_abs_error_pct:.0f}%; calibrate.api_cpu)")
+
+
+def loop_cpus(s: SweepSummary) -> float | None:
+    """The busy share of the API server's event loop over a point: the busiest thread of the process that
+    listens on the server's port (validate/servercpu.py marks it; in records from before it did, the
+    busiest process outside vLLM's engine core); None where the point has no server CPU."""
+    procs = (s.engine.server_cpu or {}).get("by_process") or []
+    listening = [p for p in procs if p.get("listens")]
+    api = listening or [p for p in procs if not str(p.get("name", "")).startswith(VLLM_CHILD_PREFIX)]
+    if not api:
+        return None
+    top = max(api, key=lambda p: p.get("cpus", 0.0))
+    return (top.get("threads") or [None])[0]
+
+
+def fit_api_cpu(points: list[SweepSummary]) -> ApiCpuFit | None:
+    """The fit over `points` (schema-off and schema-on, concurrency >= 8, each with its rate, its tokens a
+    request and its loop's CPU); None where fewer than MIN_POINTS have them or an arm has none. Where the
+    schema-on points' tokens a request span less than TOKEN_SPAN, a request's own cost is taken as 0."""
+    from scipy.optimize import nnls
+    rows, busy, on_tokens = [], [], []
+    for s in points:
+        cpus = loop_cpus(s)
+        if s.concurrency < 8 or not s.out_tok_per_s or not s.output_tokens_mean or not cpus:
+            continue
+        per_s = s.out_tok_per_s / s.output_tokens_mean
+        rows.append((per_s, per_s if s.arm == "on" else 0.0, s.out_tok_per_s))
+        busy.append(cpus)
+        if s.arm == "on":
+            on_tokens.append(s.output_tokens_mean)
+    if len(rows) < MIN_POINTS or len(on_tokens) in (0, len(rows)):
+        return None
+    a, b = np.array(rows), np.array(busy)
+    alike = max(on_tokens) / min(on_tokens) < TOKEN_SPAN
+    x, _ = nnls(a[:, 1:], b) if alike else nnls(a, b)
+    if alike:
+        x = np.concatenate([[0.0], x])
+    err = float(np.median(np.abs(a @ x / b - 1))) * 100
+    return ApiCpuFit(request_ms=1e3 * x[0], structured_ms=1e3 * x[1], token_us=1e6 * x[2], points=len(rows),
+                     median_abs_error_pct=err, request_taken_as_zero=alike)
