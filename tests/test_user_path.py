@@ -459,11 +459,13 @@ def test_the_budget_trims_the_plan_in_order():
     total = sum(full.estimate_s(3, 2).values())
     assert fit_to_budget(full, None, 3, 2) == full and fit_to_budget(full, total + 1, 3, 2) == full
     est = full.estimate_s(3, 2)
-    two = full.estimate_s(3, 2, servers=2)  # --backend-url's server too: its speed points (the outputs are theirs)
-    assert two["outputs"] == est["outputs"] == 0 and two["speed"] > 1.9 * est["speed"]
+    both = ("xgrammar", "guidance")  # --backend-url's server too: its speed points (the outputs are theirs)
+    two, twice = full.estimate_s(3, 2, servers=both), full.estimate_s(3, 2, servers=("xgrammar", "xgrammar"))
+    assert two["outputs"] == est["outputs"] == 0 and twice["speed"] > 1.9 * est["speed"]
+    assert est["speed"] < two["speed"] < twice["speed"]  # llguidance's points: shorter outputs, cheaper fills
     budget = sum(two.values()) - 1  # the speed points stay: the trims pay the rest
-    assert fit_to_budget(full, budget, 3, 2, servers=2) != full
-    assert sum(fit_to_budget(full, budget, 3, 2, servers=2).estimate_s(3, 2, 2).values()) <= budget
+    assert fit_to_budget(full, budget, 3, 2, servers=both) != full
+    assert sum(fit_to_budget(full, budget, 3, 2, servers=both).estimate_s(3, 2, both).values()) <= budget
     less = fit_to_budget(full, total - est["context"] / 2, 3, 2)
     assert less.context_concurrency == () and less.prefill_pads == full.prefill_pads
     least = fit_to_budget(full, 1.0, 3, 2)

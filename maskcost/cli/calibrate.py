@@ -202,9 +202,10 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
                     off_tokens=args.off_tokens, speed_concurrency=tuple(args.speed_concurrency),
                     max_tokens=args.max_tokens, outputs_per_schema=args.outputs_per_schema)
     others = backend_urls(args.backend_url, args.server_backend, args.backend)
+    servers = (args.server_backend, *others)  # each server's backend: its speed points' time
     plan = fit_to_budget(plan, args.budget_min * 60 if args.budget_min else None, len(entries), len(args.backend),
-                         1 + len(others))
-    shortest = sum(plan.estimate_s(len(entries), len(args.backend), 1 + len(others)).values()) / 60
+                         servers)
+    shortest = sum(plan.estimate_s(len(entries), len(args.backend), servers).values()) / 60
     if args.budget_min and shortest > args.budget_min * 1.05:
         print(f"calibrate: --budget-min {args.budget_min:g} cannot be met: the shortest plan takes about "
               f"{shortest:.1f} min (the host phase, the forward curve's ends and the speed sweep always stay)",

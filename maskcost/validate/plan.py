@@ -5,20 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-# estimate_s's terms, fitted to the phases of the 13 calibrations in validation/ (their raw records' send and
-# end times: validation/h200-vllm-0.25.1/shape/posthoc/calibrate_time.py and .txt; docs/validation.md finding
-# 35): from one point's last answer to the next point's first request (0.83 s median); a point's time against
-# its decode steps schema off (0.89x), with the cached long prompt (1.25x) and schema on at 80 tokens an output
-# (3.69x: the fill, the queue; the outputs were a median 41 tokens); a prefill point (1.2 s for 16 requests);
-# the host phase (36-51 s for three schemas, 96 replays each, two backends); what follows the last point
-# (about 10 s: the API-server fit, the speed read, the profile); the share of schema-on requests whose output
-# is valid JSON of its schema (about 0.9: 455-469 of 512 a schema on the shape check's runs 4-7). Not in the
-# record, a guess: the setup before the first point (the apply, the compile check and each backend's tokenizer,
-# which the host phase loaded before).
+# estimate_s's terms, fitted to the phases of the 13 calibrations in validation/ (their raw records' send and end
+# times: validation/h200-vllm-0.25.1/shape/posthoc/calibrate_time.py and .txt; docs/validation.md finding 35): from
+# one point's last answer to the next point's first request (0.83 s median); a point's time against its decode steps
+# schema off (0.89x), with the cached long prompt (1.25x) and schema on at 80 tokens an output (3.69x: the fill, the
+# queue; the outputs were a median 41 tokens; with shape runs 8-9 in the record 3.36x over both backends' points,
+# kept: llguidance's now counted apart, SPEED_POINTS_BY_BACKEND); a prefill point (1.2 s for 16 requests); the host
+# phase (36-51 s for three schemas, 96 replays each, two backends); what follows the last point (about 10 s: the
+# API-server fit, the speed read, the profile); the share of schema-on requests whose output is valid JSON of its
+# schema (about 0.9: 455-469 of 512 a schema on the shape check's runs 4-7). Not in the record, a guess: the setup
+# before the first point (the apply, the compile check and each backend's tokenizer, which the host phase loaded
+# before).
 POINT_S = 0.83
 ESTIMATE_FACTORS = {"schema_off": 0.89, "schema_on": 3.69, "context": 1.25, "prefill_request_s": 0.075,
                     "speed_read_s": 1.0, "frontend_s": 3.0, "setup_s": 5.0, "host_s": 10.0, "schema_s": 2.0,
                     "replay_s": 0.033, "backend_s": 3.0, "valid_share": 0.9}
+# a server's schema-on points against an xgrammar server's, by its backend: llguidance's outputs are shorter and its
+# fills cheaper (the shape check's runs 5-9, the same speed points on both: 13-20 s against 34-49 s, 0.38-0.43)
+SPEED_POINTS_BY_BACKEND = {"guidance": 0.40}
 
 
 @dataclass(frozen=True)
@@ -72,24 +76,26 @@ class LivePlan:
         cs = sorted(c for c in self.forward_concurrency if c > 1) or sorted(self.forward_concurrency)
         return tuple(sorted({cs[0], cs[len(cs) // 2], cs[-1]}))
 
-    def estimate_s(self, schemas: int, backends: int, servers: int = 1) -> dict[str, float]:
+    def estimate_s(self, schemas: int, backends: int, servers: tuple[str, ...] = ("xgrammar",)) -> dict[str, float]:
         """Seconds each phase takes on an H200 with a 16-core host (a guide for the budget, not a promise): a
         point is POINT_S plus its requests' decode steps (about 6 ms + 0.06 ms a row; 128 tokens schema off,
-        80 a structured output), times the factors of ESTIMATE_FACTORS; `servers` whose speed points are run
-        (--base-url and each --backend-url)."""
+        80 a structured output), times the factors of ESTIMATE_FACTORS; `servers`: the backend of each server
+        whose speed points are run (--base-url's and each --backend-url's), its points' steps times
+        SPEED_POINTS_BY_BACKEND's factor."""
         k = ESTIMATE_FACTORS
 
         def sweep_s(concs, tokens, factor, requests=None):
             return sum(POINT_S + (requests or max(self.min_requests, self.rounds * c)) * tokens / c
                        * (6.0 + 0.06 * c) / 1e3 * factor for c in concs)
         n = self.outputs_short(schemas)  # a point of its own for each schema the speed points leave short
+        on = [k["schema_on"] * SPEED_POINTS_BY_BACKEND.get(b, 1.0) for b in servers]
         return {"setup": k["setup_s"] + backends * k["backend_s"],  # the apply, the compile check, the tokenizers
                 "forward": sweep_s(self.forward_concurrency, self.off_tokens, k["schema_off"]),
                 "prefill": len(self.prefill_pads) * (POINT_S + self.min_requests * k["prefill_request_s"]),
                 "context": sweep_s(self.context_concurrency, self.off_tokens, k["context"]),
-                "speed": servers * sweep_s(self.speed_concurrency, 80, k["schema_on"]) + k["speed_read_s"] * len(
-                    self.speed_concurrency) * (1 + 2 * (servers - 1)),  # each point read; each other server's fit too
-                "outputs": servers * schemas * sweep_s((min(self.outputs_concurrency, n),), 80, k["schema_on"], n)
+                "speed": sum(sweep_s(self.speed_concurrency, 80, f) for f in on) + k["speed_read_s"] * len(
+                    self.speed_concurrency) * (1 + 2 * (len(servers) - 1)),  # each point read; each other's fit too
+                "outputs": schemas * sum(sweep_s((min(self.outputs_concurrency, n),), 80, f, n) for f in on)
                 if n else 0.0,
                 "host": k["host_s"] + schemas * backends * (k["schema_s"] + k["replay_s"] * self.outputs_per_schema
                                                             * self.trace_repeats),
@@ -111,7 +117,8 @@ class LivePlan:
         return max(self.min_requests, round(1.25 * short)) if have < self.outputs_enough else 0
 
 
-def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends: int, servers: int = 1) -> LivePlan:
+def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends: int,
+                  servers: tuple[str, ...] = ("xgrammar",)) -> LivePlan:
     """The plan, trimmed until its estimate fits `budget_s`: first the context slope, then the prefill
     points, the API-server fit, two forward points, a round of every sweep, and the outputs a schema cut to a
     third (to no fewer than 32, and never more than asked: each schema's mean cost a token then known about

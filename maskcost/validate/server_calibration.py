@@ -146,7 +146,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     base, base_note = engine_side_base(engine_from, prov.get("version"), default_path)
     side = lambda what: out.with_name(f"{out.name.split('.')[0]}.{what}.jsonl")  # noqa: E731  (beside the profile)
     resumed = side("forward-sweep").exists()  # (the phases' seconds are then this invocation's only)
-    with _Progress(plan.estimate_s(len(entries), len(backends), 1 + len(others)), log) as done:
+    with _Progress(plan.estimate_s(len(entries), len(backends), (cfg.backend, *others)), log) as done:
         apply = apply_or_copied(vocab.size, base, notes)  # the GPU's mask apply, the server idle (or one line now)
         speed = SpeedSweeps(base_url, cfg.backend, others, compilable(vocab, entries, backends, done.write,
                                                                       said_for={cfg.backend, *others}), side, plan, seed)

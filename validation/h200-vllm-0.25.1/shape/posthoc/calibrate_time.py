@@ -40,8 +40,9 @@ def phase(what: str) -> str:
     return {"forward-sweep": "forward"}.get(what, what)
 
 
-def measured(d: Path, pts: list[dict]) -> tuple[dict[str, float], int, int]:
-    """The phases' seconds, the schemas and the servers of one calibration."""
+def measured(d: Path, pts: list[dict]) -> tuple[dict[str, float], int, tuple[str, ...]]:
+    """The phases' seconds, the schemas and the servers' backends of one calibration (the --base-url server's
+    xgrammar on every one in the record; host.speed-sweep-B.jsonl: a --backend-url server's, backend B)."""
     tot: dict[str, float] = defaultdict(float)
     for prev, p in zip([None] + pts, pts):
         gap = p["t0"] - prev["t1"] if prev else 0.0
@@ -51,7 +52,9 @@ def measured(d: Path, pts: list[dict]) -> tuple[dict[str, float], int, int]:
     prov = json.load(gzip.open(d / "host.json.gz"))["provenance"]
     tot["rest"] = prov["wall_s"] - (pts[-1]["t1"] - pts[0]["t0"])
     speed = json.loads((d / "host.speed-sweep.jsonl").read_text().splitlines()[0])
-    return dict(tot), len(speed["config"]["schemas"]), len(list(d.glob("host.speed-sweep*.jsonl")))
+    servers = tuple(f.stem.removeprefix("host.speed-sweep").lstrip("-") or "xgrammar"
+                    for f in sorted(d.glob("host.speed-sweep*.jsonl")) if ".raw." not in f.name)
+    return dict(tot), len(speed["config"]["schemas"]), servers
 
 
 def steps_s(p: dict, tokens: float) -> float:
@@ -81,7 +84,7 @@ if __name__ == "__main__":
         got, schemas, servers = measured(d, pts)
         est = LivePlan().estimate_s(schemas, 2, servers)
         keys = ("forward", "prefill", "context", "speed", "outputs", "host", "rest")
-        print(f"{d.relative_to(root)} ({schemas} schemas, {servers} servers): measured "
+        print(f"{d.relative_to(root)} ({schemas} schemas, servers {' '.join(servers)}): measured "
               + ", ".join(f"{k} {got.get(k, 0):.0f}" for k in keys) + f"; wall {sum(got.values()):.0f} s")
         print(" " * 4 + "estimate_s (today's plan) " + ", ".join(f"{k} {v:.0f}" for k, v in est.items())
               + f"; {sum(est.values()):.0f} s")
