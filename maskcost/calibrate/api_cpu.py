@@ -51,7 +51,7 @@ class ApiCpuFit:
 def loop_cpus(s: SweepSummary) -> float | None:
     """The busy share of the API server's event loop over a point: the busiest thread of the process that
     listens on the server's port (validate/servercpu.py marks it; in records from before it did, the
-    busiest process outside vLLM's engine core); None where the point has no server CPU."""
+    busiest process outside vLLM's named children); None where the point has no server CPU."""
     procs = (s.engine.server_cpu or {}).get("by_process") or []
     listening = [p for p in procs if p.get("listens")]
     api = listening or [p for p in procs if not str(p.get("name", "")).startswith(VLLM_CHILD_PREFIX)]

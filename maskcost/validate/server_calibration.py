@@ -172,7 +172,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes, entries)
         if base is not None:
             p = replace(p, engine_speeds=base.engine_speeds)
-        p = with_frontend(p, fwd, [s for b in (cfg.backend, *others) for s in speed.got.get(b, ())], plan.frontend)
+        on = [s for b in (cfg.backend, *others) for s in speed.got.get(b, ())]  # (its loop: a queued API server's)
+        p = with_frontend(p, fwd, on if cfg.api_server_queue else [], plan.frontend)
         done("frontend")
         # each backend's traces at the mean all its server's speed-point outputs imply, then the speed read
         p = string_value_scaled(p, vocab, {b: speed.path(b) for b in (cfg.backend, *others)})
