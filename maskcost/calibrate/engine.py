@@ -243,6 +243,14 @@ def _frontend_points(summaries: list[SweepSummary], arm: str) -> list[SweepSumma
             and not client_busy(s)]
 
 
+def with_api_server(fw0: ForwardCurve, token_us: float, request_ms: float, **more) -> ForwardCurve:
+    """`fw0` with the API server's cost a streamed token and a request (and `more` of its fields), its fixed
+    TTFT less what the API server now takes of an uncontended request (its own cost and its first token's)."""
+    from dataclasses import replace
+    return replace(fw0, frontend_token_us=token_us, frontend_request_ms=request_ms,
+                   ttft_fixed_ms=max(0.0, fw0.ttft_fixed_ms - request_ms - token_us / 1e3), **more)
+
+
 def fit_frontend(profile, summaries: list[SweepSummary], log=None) -> ForwardCurve:
     """The API server's per-token and per-request costs (ForwardCurve.frontend_*), fitted on the
     schema-off sweep that made the forward curve (its points are calibration points, never scored):
@@ -273,8 +281,7 @@ def fit_frontend(profile, summaries: list[SweepSummary], log=None) -> ForwardCur
         for req_ms in (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0):
             if any(req_ms + tok_us * n / 1e3 > gap_ms * (1 + 1e-9) for n, gap_ms in served):
                 continue  # it could not have served that point's rate
-            fixed = max(0.0, fw0.ttft_fixed_ms - req_ms - tok_us / 1e3)
-            fw = replace(fw0, frontend_token_us=tok_us, frontend_request_ms=req_ms, ttft_fixed_ms=fixed)
+            fw = with_api_server(fw0, tok_us, req_ms)
             err = _frontend_error(replace(profile, forward=fw), cfg, pts, 3, 64)
             if log:
                 log(f"front-end fit: {tok_us:6.1f} us/token {req_ms:4.2f} ms/request: error {err:.3f}")

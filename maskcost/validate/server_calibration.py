@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 from tqdm import tqdm
 
-from ..calibrate.engine import apply_or_copied, fit_frontend, forward_from_summaries
+from ..calibrate.engine import apply_or_copied, fit_frontend, forward_from_summaries, with_api_server
 from ..calibrate.api_cpu import fit_api_cpu
 from ..calibrate.host import host_info
 from ..profile import (BackendCosts, EngineFill, MeasuredSpeed, Profile, load_profile, save_profile)
@@ -357,12 +357,9 @@ def with_frontend(p: Profile, fwd: list[SweepSummary], on: list[SweepSummary], t
     them (noted) where too few loads allow no fit."""
     got = fit_api_cpu([*fwd, *on])
     if got is not None:
-        fw0 = p.forward
-        p = replace(p, forward=replace(
-            fw0, frontend_token_us=got.token_us, frontend_request_ms=got.request_ms,
-            frontend_structured_ms=got.structured_ms,
-            ttft_fixed_ms=max(0.0, fw0.ttft_fixed_ms - got.request_ms - got.token_us / 1e3),
-            source=f"{fw0.source} API server: {got.words()}."))
+        p = replace(p, forward=with_api_server(p.forward, got.token_us, got.request_ms,
+                                               frontend_structured_ms=got.structured_ms,
+                                               source=f"{p.forward.source} API server: {got.words()}."))
         return _noted(p, f"the API server's costs, a structured request's included, read from its loop's CPU "
                          f"(calibrate.api_cpu): {got.words()}")
     if not ttft_fit:
