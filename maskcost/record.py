@@ -91,8 +91,8 @@ CHECKS = (
           r"vllm/tools/run\d", "calibrate --base-url"),
     Check("vLLM 0.25.1, a user-made profile on the server's own outputs", "a fresh H200 machine, 3 new schemas, "
           "held out on 16 cores and 6 (`taskset`)", r"vllm/transfer/run\d", "calibrate --base-url"),
-    Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "nine fresh machines (seven H200, two "
-          "H100), 2 schemas alone at 32, 128, 256 (the shape check, runs 1-9)", r"vllm/shape/run\d",
+    Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "ten fresh machines (seven H200, three "
+          "H100), 2 schemas alone at 32, 128, 256 (the shape check, runs 1-10)", r"vllm/shape/run\d+",
           "calibrate --base-url"),
     Check("SGLang 0.5.17", "H200, calibrated on the device (runs 1, 2, 4)", r"sglang/run\d",
           "calibrate --base-url"),
@@ -110,6 +110,11 @@ def _run_name(session: str) -> str:
     return last.upper() if len(last) == 1 else last
 
 
+def _run_order(session: str) -> tuple:
+    """Sessions in their runs' order: run2 before run10."""
+    return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", session))
+
+
 def _median_cell(points: list[ScoredPoint], read: bool) -> str:
     """The median |error| over the points and their count, each run's own median beside it where there are
     several runs."""
@@ -120,7 +125,7 @@ def _median_cell(points: list[ScoredPoint], read: bool) -> str:
     errs = [e for v in runs.values() for e in v]
     if not errs:
         return "-"
-    each = f"; {', '.join(f'{_run_name(r)} {statistics.median(v):.1f}' for r, v in sorted(runs.items()))}" \
+    each = f"; {', '.join(f'{_run_name(r)} {statistics.median(v):.1f}' for r, v in sorted(runs.items(), key=lambda kv: _run_order(kv[0])))}" \
         if len(runs) > 1 else ""
     return f"{statistics.median(errs):.1f}% of {len(errs)}{each}"
 

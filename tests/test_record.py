@@ -27,6 +27,10 @@ def test_a_cell_is_the_median_over_points_with_each_run_beside_it():
     rows = record.table_rows(pts)  # the unregistered point (+400%) does not enter
     shape = [r for r in rows if "(the shape check" in r]
     assert len(shape) == 1 and "20.0% of 3" in shape[0] and "| 2 |" in shape[0]
+    # runs in their order, run 10 after run 2 (not by the string), and run 10 in the shape row's sessions
+    late = [_point("vllm/shape/run10", 100, None, 105), *kept]
+    assert record._median_cell(late, True).endswith("run1 20.0, run2 20.0, run10 5.0")
+    assert "| 3 |" in [r for r in record.table_rows(late) if "(the shape check" in r][0]
 
 
 def test_a_row_that_is_not_a_scored_point_is_named(tmp_path):

@@ -7,7 +7,8 @@ nested/flat; the host's CPU.
   python3 order_control.py RESULTS_DIR [TOKENIZER_DIR]   (RESULTS_DIR/xg: calibrate's profile and its speed sweep's
       raw records; TOKENIZER_DIR: the folder calibrate's --tokenizer named, where the profile names the server's
       model (run 9 on the device: its profile says llama3-8b, the folder /tmp/llama3-8b, and quicktok, which would
-      find the bundled vocabulary, is not installed there: the control failed and did not run))"""
+      find the bundled vocabulary, is not installed there: the control failed and did not run; run 10's first try asked for the raw records
+      gzipped, as committed, where the device has them as the sweep wrote them: it failed again))"""
 import json
 import sys
 import time
@@ -27,7 +28,8 @@ def main(results: Path, tokenizer: str | None = None) -> dict:
     p = load_profile(d / "host.json.gz")
     vocab = profile_vocab(p.tokenizer, p.vocab_size, p.tokenizer_sha256, tokenizer)
     be = make_backend("xgrammar", vocab)
-    outs = recorded_outputs(d / "host.speed-sweep.raw.jsonl.gz", vocab)
+    raw = d / "host.speed-sweep.raw.jsonl"  # as the sweep wrote it on the device; gzipped once committed
+    outs = recorded_outputs(raw if raw.exists() else raw.with_name(raw.name + ".gz"), vocab)
     here = Path(__file__).resolve().parent / "schemas"
     compiled = {s: be.compile(json.loads((here / f"{s}.json").read_text()), True)[0] for s in SCHEMAS}
     picked = {s: [list(o) + [vocab.eos_id] for o in spread(outs[s], 96)] for s in SCHEMAS}

@@ -57,7 +57,7 @@ fi
 # the same outputs replayed in blocks and in turns (runs 9, 10)
 if { [ $RUN = run9 ] || [ $RUN = run10 ]; } && [ ! -s $R/order_control.json ]; then
   python3 $D/order_control.py $R /tmp/llama3-8b > $R/order_control.json 2> $R/order_control.log
-  echo "$(date +%T) order control rc $? " >> $R/steps.txt; pack
+  rc=$?; echo "$(date +%T) order control rc $rc" >> $R/steps.txt; pack  # (runs 9-10 logged date's status: 0)
 fi
 if [ $MODE = run3 ] && [ ! -f $R/xg/respeed.jsonl ]; then  # calibrate's speed points again, the same way, at once
   timeout 200 python3 -m maskcost.cli sweep --base-url http://127.0.0.1:8000 --out $R/xg/respeed.jsonl --arms on \
