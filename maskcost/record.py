@@ -89,8 +89,9 @@ CHECKS = (
           "without examples (newcomer runs 1-3)", r"vllm/newcomer/run\d", "calibrate --base-url"),
     Check("vLLM 0.25.1, tool calling (`--tools`)", "a fresh H200 machine, the three commands with `--tools`",
           r"vllm/tools/run\d", "calibrate --base-url"),
-    Check("vLLM 0.25.1, a user-made profile on the server's own outputs", "a fresh H200 machine, 3 new schemas, "
-          "held out on 16 cores and 6 (`taskset`)", r"vllm/transfer/run\d", "calibrate --base-url"),
+    Check("vLLM 0.25.1, a user-made profile on the server's own outputs", "two fresh machines (an H200, an H100), "
+          "3 new schemas each, held out on 16 cores and 6 (`taskset`; runs 1-2)", r"vllm/transfer/run\d+",
+          "calibrate --base-url"),
     Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "ten fresh machines (seven H200, three "
           "H100), 2 schemas alone at 32, 128, 256 (the shape check, runs 1-10)", r"vllm/shape/run\d+",
           "calibrate --base-url"),

@@ -46,6 +46,22 @@ def test_a_campaign_file_is_checked_and_registered(tmp_path):
     assert main(["campaign", "register", str(tmp_path / "bad.json")]) == 2
 
 
+def test_an_arms_engine_flags_are_ones_predict_validate_and_report_all_take(tmp_path, capsys):
+    """Transfer run 2's 6-core campaign: `--omp-threads` reached predict and then failed validate, after the
+    device time spent on the steps before it. Now the three take the same host flags, and a flag one of them
+    does not take is one line when the campaign is registered and before it runs, nothing sent."""
+    def arm(flags):
+        return _arms_campaign(tmp_path, [{"name": "c6", "held_out": [3], "profile": "calibrate", "engine_args": flags,
+                                          "server": {"engine": "vllm", "engine_version": "0.25.1"}}])
+    assert main(["campaign", "register", str(arm(["--cores", "6", "--omp-threads", "16", "--cpu-quota", "4"]))]) == 0
+    for cmd in (["campaign", "register"], [*RUN_U, "--base-url", "http://127.0.0.1:9", "--out", str(tmp_path / "r")]):
+        capsys.readouterr()
+        assert main([*cmd, str(arm(["--cores", "6", "--omp-thread", "16"]))]) == 2
+        err = capsys.readouterr().err
+        assert "arm c6: its engine flags" in err and "maskcost predict does not take --omp-thread 16" in err, err
+        assert not (tmp_path / "r" / "steps.txt").exists()  # nothing run
+
+
 def test_a_campaign_runs_the_three_commands_resumes_and_scores(tmp_path, capsys):
     f = _campaign(tmp_path)
     eng = FakeEngine('{"name": "Al", "ok": true}', base_step_ms=2.0, per_request_ms=0.05)

@@ -293,13 +293,19 @@ def report_rows(path: str) -> dict[int, dict]:
 
 def vllm_campaign_rows() -> list[dict]:
     rows = []
-    for session, d in [(f"vllm/newcomer/run{i}", f"{V}/newcomer/run{i}") for i in (1, 2, 3)] + [
-            ("vllm/tools/run1", f"{V}/tools/run1"), ("vllm/transfer/run1", f"{V}/transfer/run1-16cores"),
-            ("vllm/transfer/run1", f"{V}/transfer/run2-6cores/c6")]:
+    # (session, folder, the server's name within the session: a transfer run's two campaigns, one server each)
+    for session, d, srv in [(f"vllm/newcomer/run{i}", f"{V}/newcomer/run{i}", "") for i in (1, 2, 3)] + [
+            ("vllm/tools/run1", f"{V}/tools/run1", ""),
+            ("vllm/transfer/run1", f"{V}/transfer/run1-16cores", "/run1-16cores"),
+            ("vllm/transfer/run1", f"{V}/transfer/run2-6cores/c6", "/run2-6cores/c6"),
+            # run 2 (transfer2/): the 6-core points swept by hand (the campaign's validate refused --omp-threads),
+            # scored by report as validate would (transfer2/README.md)
+            ("vllm/transfer/run2", f"{V}/transfer2/run1-16cores", "/run1-16cores"),
+            ("vllm/transfer/run2", f"{V}/transfer2/run2-6cores/c6", "/run2-6cores/c6")]:
         path = f"{d}/val/report.json"
         for c, r in sorted(report_rows(path).items()):
             rows.append(dict(engine="vllm", engine_version="0.25.1", backend="xgrammar", session=session, machine=session,
-                             server=session + ("/" + d.split("/transfer/")[1] if "/transfer/" in d else ""), arm="schema_on", concurrency=c, running_mean=r["running"],
+                             server=session + srv, arm="schema_on", concurrency=c, running_mean=r["running"],
                              max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
                              measured_itl_ms=r["measured"], predicted_bench_itl_ms=None,
                              predicted_read_itl_ms=r["predicted"], speed_read=r["speed"], speed_read_from="calibration", registered=1,

@@ -4,7 +4,9 @@ and turns bad input into one line."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
+import io
 import os
 import sys
 
@@ -48,10 +50,21 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     return ns
 
 
+def _argv_problem(argv: list[str]) -> str:
+    """What the command line's parser refuses in `argv` (its last error line, or the flags no command takes);
+    '' where it parses. `campaign` checks its steps' flags with it before it runs any."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            return " ".join(build_parser().parse_known_args(argv)[1])
+        except SystemExit:
+            return err.getvalue().strip().splitlines()[-1]
+
+
 def main(argv: list[str] | None = None) -> int:
-    # resolved once, read-only; run_command: what `campaign run` runs its steps with (cli/campaign.py), passed,
-    # not imported
-    args = Options(**vars(_parse(argv)), run_command=main)
+    # resolved once, read-only; run_command, argv_problem: what `campaign` runs its steps with and checks their
+    # flags with (cli/campaign.py), passed, not imported
+    args = Options(**vars(_parse(argv)), run_command=main, argv_problem=_argv_problem)
     try:
         return args.func(args)
     except KeyboardInterrupt:  # Ctrl-C: what finished is on file (sweeps append as they go)

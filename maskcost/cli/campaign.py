@@ -51,6 +51,7 @@ def _run_steps(args) -> int:
     path = Path(args.campaign)
     c = load_campaign(path)
     reg = _registered(path, args.unregistered)
+    _check_engine_args(c, args.argv_problem)
     arms = c.arm_list()
     urls = _base_urls(args.base_url, arms)
     out = Path(args.out)
@@ -219,6 +220,22 @@ def _read_speed(d: Path) -> float:
     return float(json.loads((d / "predicted-read.json").read_text())["cpu_speed_from_report"]["median"])
 
 
+# what each command an arm's engine flags go to needs besides them, to parse (_check_engine_args)
+_REQUIRED = {"predict": [], "validate": ["--base-url", "URL", "--out", "DIR"], "report": ["--sweep", "S", "--out", "D"]}
+
+
+def _check_engine_args(c, argv_problem: Callable[[list[str]], str]) -> None:
+    """Each arm's engine flags are ones predict, validate and report all take (`argv_problem`: the CLI's parser's
+    word on a command line): checked when the campaign is registered and before it runs, not met as a failed
+    step after the device time spent before it."""
+    from .common import UsageError
+    for a in c.arm_list():
+        for cmd, more in _REQUIRED.items():
+            if problem := argv_problem([cmd, *_engine_flags(a), *more]):
+                raise UsageError(f"campaign {c.name}: arm {a.name}: its engine flags {' '.join(_engine_flags(a))}: "
+                                 f"maskcost {cmd} does not take {problem}")
+
+
 def _engine_flags(a) -> list[str]:
     """The engine an arm's predict, validate and report model: its server's, and its own flags."""
     sv = a.server
@@ -280,6 +297,7 @@ def cmd_campaign(args) -> int:
     from .. import __version__
     from ..validate.campaign import digest, load_campaign, registration
     if args.action == "register":
+        _check_engine_args(load_campaign(args.campaign), args.argv_problem)
         text = registration(args.campaign, __version__)
         if args.out:
             Path(args.out).write_text(text)

@@ -120,6 +120,39 @@ def _engine_configs(args, profile: Profile, speeds: Speeds):
     return out
 
 
+def add_host_args(p: argparse.ArgumentParser) -> None:
+    """The host predict models around one engine (replicas, a CPU quota, the OpenMP team, tensor parallel):
+    predict, validate and report take the same flags, so a campaign's engine_args reach all three."""
+    from ..model.config import REPLICA_GPUS, EngineConfig
+    e = EngineConfig()
+    h = p.add_argument_group("one host, many engines (model/host_share.py)")
+    h.add_argument("--replicas", type=int, nargs="+", metavar="N",
+                   help=f"engines on this host, each serving the load given (--concurrency is per engine), all on "
+                        f"the same --cores, each sizing its pools from --cpu-count; figures are one engine's "
+                        f"(default: {e.replicas})")
+    h.add_argument("--replica-gpu", choices=REPLICA_GPUS, default=e.replica_gpu,
+                   help="--replicas: own = a GPU each; shared = all on one GPU, their forwards time-sliced "
+                        f"(default: {e.replica_gpu})")
+    h.add_argument("--cpu-quota", type=float, nargs="+", metavar="CPUS",
+                   help="a cgroup CPU quota on each engine (cpu.max quota / period, in CPUs; a container's --cpus), "
+                        "unlike --cores its threads run on any of the cores until the quota is spent "
+                        "(default: none)")
+    h.add_argument("--omp-spin-ms", type=float, metavar="MS",
+                   help="how long an idle OpenMP thread spins on the engine's host before it sleeps: with xgrammar on "
+                        "vLLM, the CPU each other thread of the engine's team burns after a step's bitmask copy, which "
+                        "contends with other engines and spends a quota (docs/model.md; default: what calibrate "
+                        f"measured on the profile's host, else {e.omp_spin_ms:g}, a 16-core Xeon's)")
+    h.add_argument("--tensor-parallel", type=int, default=e.tensor_parallel, metavar="N",
+                   help="one engine over N GPUs (vLLM): one scheduler and fill on the host, a worker process a GPU "
+                        f"busy while it steps (default: {e.tensor_parallel})")
+    h.add_argument("--tp-forward-ratio", type=float, default=e.tp_forward_ratio, metavar="R",
+                   help="the forward at --tensor-parallel over the profile's at the same rows, e.g. the ratio of "
+                        "two schema-off sweeps' ITL (default: 1, the profile was calibrated at that size)")
+    h.add_argument("--omp-threads", type=int, metavar="N",
+                   help="the engine's OpenMP team: the CPUs it could run on when it started (a later taskset does "
+                        "not resize it; default: --cores)")
+
+
 def _add_speed_source(p: argparse.ArgumentParser) -> None:
     p.add_argument("--speed-source", choices=("itl", "fill"), default="itl",
                    help="a point's host speed: 'itl', the CPU speed at which the model's ITL equals the engine's "

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from ..point import Point, PointError
 from .common import UsageError, add_tool_args, tool_entries
 from .engine_args import (SOURCE_WORDS, Speeds, _add_engine_args, _add_speed_source, _engine_configs, _profile,
-                          engine_version, given_or_own_speeds)
+                          add_host_args, engine_version, given_or_own_speeds)
 
 PRECISION_CAP = 10  # with --precision and no --requests, a point runs at most this many times the default
 DEFAULT_CONCURRENCY = (1, 8, 32, 64, 128, 160, 192, 256)  # the loads of a run given neither --concurrency nor --rate
@@ -365,34 +365,7 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, request
 def add_parser(sub) -> None:
     p = sub.add_parser("predict", help="what-if grid from a profile (no GPU needed)")
     _add_engine_args(p.add_argument_group("the server and its host (several values: a grid point each)"))
-    from ..model.config import REPLICA_GPUS, EngineConfig
-    e = EngineConfig()
-    h = p.add_argument_group("one host, many engines (model/host_share.py)")
-    h.add_argument("--replicas", type=int, nargs="+", metavar="N",
-                   help=f"engines on this host, each serving the load given (--concurrency is per engine), all on "
-                        f"the same --cores, each sizing its pools from --cpu-count; figures are one engine's "
-                        f"(default: {e.replicas})")
-    h.add_argument("--replica-gpu", choices=REPLICA_GPUS, default=e.replica_gpu,
-                   help="--replicas: own = a GPU each; shared = all on one GPU, their forwards time-sliced "
-                        f"(default: {e.replica_gpu})")
-    h.add_argument("--cpu-quota", type=float, nargs="+", metavar="CPUS",
-                   help="a cgroup CPU quota on each engine (cpu.max quota / period, in CPUs; a container's --cpus), "
-                        "unlike --cores its threads run on any of the cores until the quota is spent "
-                        "(default: none)")
-    h.add_argument("--omp-spin-ms", type=float, metavar="MS",
-                   help="how long an idle OpenMP thread spins on the engine's host before it sleeps: with xgrammar on "
-                        "vLLM, the CPU each other thread of the engine's team burns after a step's bitmask copy, which "
-                        "contends with other engines and spends a quota (docs/model.md; default: what calibrate "
-                        f"measured on the profile's host, else {e.omp_spin_ms:g}, a 16-core Xeon's)")
-    h.add_argument("--tensor-parallel", type=int, default=e.tensor_parallel, metavar="N",
-                   help="one engine over N GPUs (vLLM): one scheduler and fill on the host, a worker process a GPU "
-                        f"busy while it steps (default: {e.tensor_parallel})")
-    h.add_argument("--tp-forward-ratio", type=float, default=e.tp_forward_ratio, metavar="R",
-                   help="the forward at --tensor-parallel over the profile's at the same rows, e.g. the ratio of "
-                        "two schema-off sweeps' ITL (default: 1, the profile was calibrated at that size)")
-    h.add_argument("--omp-threads", type=int, metavar="N",
-                   help="the engine's OpenMP team: the CPUs it could run on when it started (a later taskset does "
-                        "not resize it; default: --cores)")
+    add_host_args(p)
     add_workload_args(p.add_argument_group("the workload (one engine's)"),
                       "closed-loop clients (default 1 8 32 64 128 160 192 256)")
     o = p.add_argument_group("output")

@@ -8,7 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .engine_args import (Speeds, _add_engine_args, _add_speed_source, _engine_configs, _profile,
+from .engine_args import (Speeds, _add_engine_args, _add_speed_source, _engine_configs, _profile, add_host_args,
                           given_or_own_speeds)
 
 # what `report` runs with: the campaign tools (`fit`) off
@@ -18,6 +18,7 @@ FIT_OFF = {"fit_engine_fill": None, "fit_frontend": None, "fit_serial_by_rows": 
 
 def _add_report_args(r: argparse.ArgumentParser) -> None:
     _add_engine_args(r)
+    add_host_args(r)
     r.add_argument("--sweep", nargs="+", required=True, metavar="SWEEP.jsonl",
                    help="the measured points (maskcost sweep or validate)")
     r.add_argument("--out", required=True, metavar="DIR", help="where report.md, report.json and the plot go")

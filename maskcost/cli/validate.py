@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from .common import Options, _add_schema_args, add_sweep_args
-from .engine_args import _add_engine_args
+from .engine_args import _add_engine_args, add_host_args
 from .report import add_parser as add_report_parser, cmd_report
 
 DEFAULT_TIERS = ("flat", "bounded")  # the schemas validate sweeps when given none
@@ -36,6 +36,7 @@ def cmd_validate(args) -> int:
 def add_parser(sub) -> None:
     v = sub.add_parser("validate", help="sweep a live server, then report predicted vs measured")
     _add_engine_args(v)
+    add_host_args(v)
     _add_schema_args(v, None, f"built-in schema tiers (default, where no --schema, --tools or --corpus is "
                               f"given: {' '.join(DEFAULT_TIERS)})")
     add_sweep_args(v, "DIR", [1, 8, 32], repeats=2, off_tokens=96)

@@ -26,5 +26,5 @@ up() {  # NAME PORT
 sweep() {  # FILE PORT CLIENT_CORES CONC ARM
   timeout 150 taskset -c "$3" python3 -m maskcost.cli sweep --base-url "http://127.0.0.1:$2" --out "$R/$1.jsonl" \
     --arms "$5" --concurrency "$4" --schema "$D"/schemas/*.json --rounds 3 --client-procs "${CLIENT_PROCS:-2}" --label "$1" >> "$R/sweep.log" 2>&1
-  echo "$(date +%T) $1 $5 c$4 rc=$?"
+  local rc=$?; echo "$(date +%T) $1 $5 c$4 rc=$rc"  # (replicas runs 1-6 logged date's status: 0)
 }

@@ -63,7 +63,7 @@ if [ $MODE = run3 ] && [ ! -f $R/xg/respeed.jsonl ]; then  # calibrate's speed p
   timeout 200 python3 -m maskcost.cli sweep --base-url http://127.0.0.1:8000 --out $R/xg/respeed.jsonl --arms on \
     --concurrency 48 96 144 224 --schema $D/schemas/flat.json $D/schemas/nested.json $D/schemas/deep.json \
     --rounds 3 --label respeed >> $R/sweep.log 2>&1
-  echo "$(date +%T) respeed rc $?" >> $R/steps.txt; pack
+  rc=$?; echo "$(date +%T) respeed rc $rc" >> $R/steps.txt; pack
 fi
 probe() {  # SERVER: its process tree's CPU by thread over 6 s of a point, and three stacks of its EngineCore
   local pid; pid=$(cat $R/$1.pid); sleep 5
@@ -80,7 +80,7 @@ one() {  # SERVER PORT SCHEMA CONC REPEATS: schema on, that schema alone (a swee
   timeout 150 taskset -c "${CLIENT_CORES:-0-15}" python3 -m maskcost.cli sweep --base-url "http://127.0.0.1:$2" --out "$R/$1/$3.jsonl" --arms on \
     --concurrency "$4" --repeats "$5" --schema "$D/schemas/$3.json" --rounds $rounds --client-procs $procs \
     --label "$1-$3" >> "$R/sweep.log" 2>&1
-  echo "$(date +%T) $1 $3 c$4 repeats $5 rc=$?" >> $R/steps.txt
+  local rc=$?; echo "$(date +%T) $1 $3 c$4 repeats $5 rc=$rc" >> $R/steps.txt  # (runs 1-10: date's status, 0)
 }
 for c in 32 128 256; do for r in 1 2; do for s in $([ $MODE = run1 ] && echo flat nested deep || echo flat nested); do
   for srv in xg gd; do

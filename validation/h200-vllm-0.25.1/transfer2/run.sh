@@ -31,6 +31,7 @@ if [ ! -f $R/run2-6cores/score.json ]; then
   for p in $(pgrep -s "$(cat $R/xg.pid)"); do taskset -a -p -c 0-5 $p; done > $R/taskset.txt 2>&1
   taskset -c 6-15 python3 -m maskcost.cli campaign run $D/campaign-6cores.json --base-url http://127.0.0.1:8000 \
     --out $R/run2-6cores > $R/campaign2.log 2>&1
-  echo "$(date +%T) campaign 6 cores rc $? after $(( $(date +%s) - T0 )) s" >> $R/steps.txt; pack
+  rc=$?; echo "$(date +%T) campaign 6 cores rc $rc after $(( $(date +%s) - T0 )) s" >> $R/steps.txt; pack  # (run 2
+  # logged date's status here: 0 where validate had failed)
 fi
 echo "$(date +%T) done" >> $R/steps.txt; pack; cat $R/steps.txt

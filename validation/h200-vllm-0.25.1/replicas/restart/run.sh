@@ -7,7 +7,7 @@ set -u; T0=$(date +%s); ROOT=$PWD; export R=/tmp/restart D=$ROOT/validation/h200
 pk() { tar -C /tmp -czf "$OUT/restart.tar.gz" restart; }
 pt() { timeout 100 python3 -m maskcost.cli sweep --base-url http://127.0.0.1:8000 --out $R/$1.jsonl --arms on \
   --concurrency 128 --repeats 1 --schema $D/schemas/flat.json --rounds 4 --client-procs 2 --label $1 >> $R/sweep.log 2>&1
-  echo "$(date +%T) $1 rc=$? at $(( $(date +%s) - T0 )) s" >> $R/steps.txt; pk; }
+  local rc=$?; echo "$(date +%T) $1 rc=$rc at $(( $(date +%s) - T0 )) s" >> $R/steps.txt; pk; }
 stop() { kill -- -$(cat $1) 2>/dev/null; for i in $(seq 60); do curl -sf http://127.0.0.1:8000/health >/dev/null || break; sleep 1; done; sleep 8; }
 kill -- -$(cat /tmp/shape/gd.pid) 2>/dev/null
 for p in $(pgrep -s "$(cat /tmp/shape/xg.pid)"); do taskset -a -p -c 0-15 $p; done > /dev/null 2>&1
