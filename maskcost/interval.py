@@ -236,7 +236,7 @@ def pct(coverage: float) -> str:
 
 
 def table_rows(intervals: list[Interval]) -> list[str]:
-    """docs/validation.md's interval table, one markdown row an interval (the tests check it is there)."""
+    """docs/validation.md's interval table's rows, one an interval (docs_table)."""
     rows = []
     for i in intervals:
         cov = f"unmeasured ({i.machines} machine{'s' if i.machines > 1 else ''}: too few to leave one out)" \
@@ -249,6 +249,14 @@ def table_rows(intervals: list[Interval]) -> list[str]:
 
 ENGINE_WORDS = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp"}
 README_BEGIN, README_END = "<!-- interval: made by python -m maskcost.interval -->", "<!-- interval: end -->"
+DOCS_BEGIN, DOCS_END = "<!-- intervals: made by python -m maskcost.interval -->", "<!-- intervals: end -->"
+
+
+def docs_table(intervals: list[Interval]) -> str:
+    """docs/validation.md's interval table between its markers."""
+    head = ["| engine, what the prediction read | points | machines | interval (x the predicted ITL) | "
+            "leave-one-machine-out coverage |", "|---|---|---|---|---|"]
+    return "\n".join([DOCS_BEGIN, *head, *table_rows(intervals), DOCS_END])
 
 
 def readme_words(intervals: list[Interval]) -> str:
@@ -269,15 +277,14 @@ def readme_block(text: str) -> str:
 
 
 def main() -> None:
-    """Regenerate profiles/intervals.json from the record, the README's sentence on it, and print
-    docs/validation.md's table of it."""
+    """Regenerate profiles/intervals.json from the record, the README's sentence on it and docs/validation.md's
+    table of it."""
     got = build_all()
     SHIPPED.write_text(json.dumps({"level": LEVEL, "rule": "maskcost/interval.py (module docstring)",
                                    "intervals": [asdict(i) for i in got]}, indent=1) + "\n")
-    text = record.README.read_text()
-    record.README.write_text(text.replace(readme_block(text), readme_words(got)))
-    print("\n".join(table_rows(got)))
-    print(f"wrote {SHIPPED} and the interval sentence of {record.README}")
+    print(f"wrote {SHIPPED}")
+    record.write_block(record.README, README_BEGIN, README_END, readme_words(got), "the interval sentence")
+    record.write_block(record.DOCS, DOCS_BEGIN, DOCS_END, docs_table(got), "the interval table")
 
 
 if __name__ == "__main__":

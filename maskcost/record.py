@@ -5,9 +5,9 @@ The record is `validation/scored_points.csv` (one row a scored schema-on point; 
 down in `validation/scored_points.py`, which built it from the campaigns' folders). Each check below is a
 set of its sessions; the table gives, for each check and backend, the median |ITL error| of its points
 with the host's speed read from the target server and with nothing read, and each run's own median beside
-it. `python -m maskcost.record` writes the table into README.md between its two markers;
-tests/test_record.py fails where the committed README is not what the record renders. Points whose
-predictions were made after the sweep (registered 0) are left out of the table.
+it. `python -m maskcost.record` writes the table into README.md between its two markers, and the pooled
+result of sessions P-Z into docs/validation.md; tests/test_record.py fails where either is not what the
+record renders. Points whose predictions were made after the sweep (registered 0) are left out of both.
 """
 from __future__ import annotations
 
@@ -21,7 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 RECORD = ROOT / "validation" / "scored_points.csv"
 README = ROOT / "README.md"
+DOCS = ROOT / "docs" / "validation.md"
 BEGIN, END = "<!-- how-good: made by python -m maskcost.record -->", "<!-- how-good: end -->"
+POOLED_BEGIN, POOLED_END = "<!-- pooled: made by python -m maskcost.record -->", "<!-- pooled: end -->"
+POOLED_SESSIONS = r"vllm/[p-z]"  # the pre-registered sessions P-Z of docs/validation.md's pooled result
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,24 @@ def render(points: list[ScoredPoint]) -> str:
     return "\n".join([BEGIN, *table_rows(points), END])
 
 
+def _pooled_cell(points: list[ScoredPoint], read: bool) -> str:
+    errs = [abs(e) for p in points if (e := p.error_pct(read)) is not None]
+    return f"{statistics.median(errs):.1f}% ({sum(e <= 10 for e in errs)} within 10%)" if errs else "-"
+
+
+def render_pooled(points: list[ScoredPoint]) -> str:
+    """docs/validation.md's pooled result of sessions P-Z (POOLED_SESSIONS), between its markers: each backend's
+    and all points' median |ITL error| with the speed read from the server's earlier points and at the bench's."""
+    mine = [p for p in points if p.scored and re.fullmatch(POOLED_SESSIONS, p.session)]
+    rows = ["| backend | points | host speed read from the server's earlier points | at the idle bench's speed |",
+            "|---|---|---|---|"]
+    for name, pts in [*((b, [p for p in mine if p.backend == b]) for b in BACKEND_WORDS if b != "gbnf"),
+                      ("all", mine)]:
+        rows.append(f"| {BACKEND_WORDS.get(name, name)} | {len(pts)} | {_pooled_cell(pts, True)} | "
+                    f"{_pooled_cell(pts, False)} |")
+    return "\n".join([POOLED_BEGIN, *rows, POOLED_END])
+
+
 def readme_block(text: str, begin: str = BEGIN, end: str = END) -> str:
     """The README's block between two markers (default: the how-good table's), markers included; a
     ValueError where they are missing."""
@@ -160,12 +181,22 @@ def readme_block(text: str, begin: str = BEGIN, end: str = END) -> str:
     return m.group(0)
 
 
-def main() -> int:
-    text = README.read_text()
-    new = text.replace(readme_block(text), render(read_record()))
+def write_block(path: Path, begin: str, end: str, block: str, what: str) -> None:
+    """Put `block` between the markers of `path` (a ValueError where they are missing), and say whether it moved."""
+    text = path.read_text()
+    m = re.search(re.escape(begin) + r".*?" + re.escape(end), text, re.S)
+    if m is None:
+        raise ValueError(f"{path}: no markers {begin} ... {end}")
+    new = text.replace(m.group(0), block)
     if new != text:
-        README.write_text(new)
-    print(f"{README}: the how-good table {'rewritten' if new != text else 'already the record'}")
+        path.write_text(new)
+    print(f"{path}: {what} {'rewritten' if new != text else 'already the record'}")
+
+
+def main() -> int:
+    points = read_record()
+    write_block(README, BEGIN, END, render(points), "the how-good table")
+    write_block(DOCS, POOLED_BEGIN, POOLED_END, render_pooled(points), "the pooled result")
     return 0
 
 

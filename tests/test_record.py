@@ -14,6 +14,23 @@ def test_the_readme_table_is_what_the_record_renders():
     text = record.README.read_text()
     assert record.readme_block(text) == record.render(record.read_record()), \
         "README's how-good table is not the record's: run python -m maskcost.record"
+    docs = record.readme_block(record.DOCS.read_text(), record.POOLED_BEGIN, record.POOLED_END)
+    assert docs == record.render_pooled(record.read_record()), \
+        "docs/validation.md's pooled result is not the record's: run python -m maskcost.record"
+
+
+def test_the_pooled_result_counts_each_backend_and_all(tmp_path):
+    """Sessions P-Z only; +5% and -30% read, -50% at the bench: medians 17.5 (1 within 10%) and 50.0 (0)."""
+    pts = [_point("vllm/p", 100, None, 105), _point("vllm/q", 100, 50, 70), _point("vllm/shape/run1", 100, None, 300)]
+    rows = record.render_pooled(pts).splitlines()
+    assert "| xgrammar | 2 | 17.5% (1 within 10%) | 50.0% (0 within 10%) |" in rows
+    assert "| all | 2 | 17.5% (1 within 10%) | 50.0% (0 within 10%) |" in rows and "| llguidance | 0 | - | - |" in rows
+    f = tmp_path / "doc.md"
+    f.write_text("a\n<!-- x -->old<!-- y -->\nb")
+    record.write_block(f, "<!-- x -->", "<!-- y -->", "<!-- x -->new<!-- y -->", "the block")
+    assert f.read_text() == "a\n<!-- x -->new<!-- y -->\nb"
+    with pytest.raises(ValueError, match="no markers"):
+        record.write_block(f, "<!-- z -->", "<!-- y -->", "", "the block")
 
 
 def test_a_cell_is_the_median_over_points_with_each_run_beside_it():
