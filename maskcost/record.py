@@ -87,21 +87,21 @@ class Check:
 
 CHECKS = (
     Check("vLLM 0.25.1", "H200, 16-core Xeon, nine sessions (P-Z): the embedded profile's host type",
-          r"vllm/[p-z]", "the server's earlier points"),
+          POOLED_SESSIONS, "the server's earlier points"),
     Check("vLLM 0.25.1, a user-made profile", "fresh H200 machines, the three GPU-host commands, 3 schemas "
-          "without examples (newcomer runs 1-3)", r"vllm/newcomer/run\d", "calibrate --base-url"),
+          "without examples (newcomer runs 1-3)", r"vllm/newcomer/run\d+", "calibrate --base-url"),
     Check("vLLM 0.25.1, tool calling (`--tools`)", "a fresh H200 machine, the three commands with `--tools`",
-          r"vllm/tools/run\d", "calibrate --base-url"),
+          r"vllm/tools/run\d+", "calibrate --base-url"),
     Check("vLLM 0.25.1, a user-made profile on the server's own outputs", "two fresh machines (an H200, an H100), "
           "3 new schemas each, held out on 16 cores and 6 (`taskset`; runs 1-2)", r"vllm/transfer/run\d+",
           "calibrate --base-url"),
     Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "ten fresh machines (seven H200, three "
           "H100), 2 schemas alone at 32, 128, 256 (the shape check, runs 1-10)", r"vllm/shape/run\d+",
           "calibrate --base-url"),
-    Check("SGLang 0.5.17", "H200, calibrated on the device (runs 1, 2, 4)", r"sglang/run\d",
+    Check("SGLang 0.5.17", "H200, calibrated on the device (runs 1, 2, 4)", r"sglang/run\d+",
           "calibrate --base-url"),
     Check("SGLang 0.5.17, the shipped profile", "three fresh H200 machines, nothing calibrated there",
-          r"sglang/transfer/run\d", "one short sweep of the server"),
+          r"sglang/transfer/run\d+", "one short sweep of the server"),
     Check("llama.cpp, GBNF", "2-core CPU (CI), a black-box profile of the same server", r"llamacpp/cpu",
           "calibrated on it"),
 )
@@ -155,8 +155,9 @@ def render(points: list[ScoredPoint]) -> str:
 
 
 def _pooled_cell(points: list[ScoredPoint], read: bool) -> str:
+    """The median |error| of the points that have this prediction, and how many of them fell within 10%."""
     errs = [abs(e) for p in points if (e := p.error_pct(read)) is not None]
-    return f"{statistics.median(errs):.1f}% ({sum(e <= 10 for e in errs)} within 10%)" if errs else "-"
+    return f"{statistics.median(errs):.1f}% ({sum(e <= 10 for e in errs)} of {len(errs)} within 10%)" if errs else "-"
 
 
 def render_pooled(points: list[ScoredPoint]) -> str:

@@ -50,16 +50,22 @@ def test_an_arms_engine_flags_are_ones_predict_validate_and_report_all_take(tmp_
     """Transfer run 2's 6-core campaign: `--omp-threads` reached predict and then failed validate, after the
     device time spent on the steps before it. Now the three take the same host flags, and a flag one of them
     does not take is one line when the campaign is registered and before it runs, nothing sent."""
-    def arm(flags):
+    def arm(flags, predict_args=()):
         return _arms_campaign(tmp_path, [{"name": "c6", "held_out": [3], "profile": "calibrate", "engine_args": flags,
+                                          "predict_args": list(predict_args),
                                           "server": {"engine": "vllm", "engine_version": "0.25.1"}}])
     assert main(["campaign", "register", str(arm(["--cores", "6", "--omp-threads", "16", "--cpu-quota", "4"]))]) == 0
     for cmd in (["campaign", "register"], [*RUN_U, "--base-url", "http://127.0.0.1:9", "--out", str(tmp_path / "r")]):
         capsys.readouterr()
         assert main([*cmd, str(arm(["--cores", "6", "--omp-thread", "16"]))]) == 2
         err = capsys.readouterr().err
-        assert "arm c6: its engine flags" in err and "maskcost predict does not take --omp-thread 16" in err, err
+        assert "arm c6: maskcost predict refuses its flags" in err and "unrecognized arguments: --omp-thread 16" in err
         assert not (tmp_path / "r" / "steps.txt").exists()  # nothing run
+    for flags, predict_args, said in [(["--cores", "six"], (), "argument --cores: invalid int value: 'six'"),
+                                      (["--cores", "6"], ["--bogus"], "unrecognized arguments: --bogus"),
+                                      (["-h"], (), "a help flag")]:
+        assert main(["campaign", "register", str(arm(flags, predict_args))]) == 2
+        assert said in capsys.readouterr().err
 
 
 def test_a_campaign_runs_the_three_commands_resumes_and_scores(tmp_path, capsys):

@@ -97,6 +97,13 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     r = mc("fit", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--fit-frontend",
            str(tmp_path / "p.json.gz"), "--fit-engine-fill", str(tmp_path / "q.json.gz"), "--probe", str(tmp_path))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--fit-frontend: one calibration at a time" in r.stderr
+    # report and validate compare one server: a flag given several values is refused, validate's before it sends
+    r = mc("report", "--sweep", str(tmp_path / "s.jsonl"), "--out", str(tmp_path / "r"), "--replicas", "1", "2")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--replicas 1 2: report compares one server" in r.stderr
+    r = mc("validate", "--base-url", "http://127.0.0.1:9", "--out", str(tmp_path / "v"), "--backend", "xgrammar",
+           "guidance")
+    assert r.returncode == 2 and "--backend xgrammar guidance: validate compares one server" in r.stderr
+    assert not (tmp_path / "v").exists()
 
 
 def test_predict_reads_the_cpu_speed_from_reports(tmp_path):

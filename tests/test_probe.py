@@ -12,6 +12,8 @@ import pytest
 import numpy as np
 
 from maskcost.validate.inengine import pool_excess, pool_fills, read_probe, window_stats
+from maskcost.cli import main
+from maskcost.model.engines import engine_policy
 from maskcost.validate.probe import write_site
 
 FAKE = {
@@ -63,7 +65,7 @@ def _run(tmp_path, env_extra):
         (fake / rel).parent.mkdir(parents=True, exist_ok=True)
         (fake / rel).write_text(textwrap.dedent(src))
     site = tmp_path / "site"
-    write_site(str(site))
+    write_site(str(site), engine_policy("vllm").probe_targets)
     env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{fake}", **env_extra}
     out = subprocess.run([sys.executable, "-c", MAIN], env=env, capture_output=True, text=True, check=True)
     return float(out.stdout.strip()), out.stderr
@@ -89,6 +91,16 @@ def test_probe_records_calls_in_a_fresh_interpreter(tmp_path):
     assert 1.5 < st["grammar_bitmask pool"]["mean_ms"] < 50  # slept 2 ms each
     assert st["StructuredOutputManager._fill_bitmasks"]["n_mean"] == 16  # the one-row call is not recorded
     assert window_stats(p, [(t0 + 100, t0 + 200)]) == {}
+
+
+def test_probe_site_writes_the_engines_own_targets(tmp_path, capsys):
+    """The targets live with the engine's class: probe-site writes vLLM's into the site, and refuses an engine
+    whose class names none, in one line."""
+    assert main(["probe-site", str(tmp_path / "v")]) == 0
+    site = (tmp_path / "v" / "sitecustomize.py").read_text()
+    assert site.endswith("install()\n") and "'StructuredOutputManager', 'grammar_bitmask', 'rows'" in site
+    assert main(["probe-site", str(tmp_path / "s"), "--engine", "sglang"]) == 2
+    assert "no in-server probe for sglang" in capsys.readouterr().err and not (tmp_path / "s").exists()
 
 
 def test_probe_is_inert_without_its_variable(tmp_path, monkeypatch):

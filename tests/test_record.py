@@ -20,11 +20,14 @@ def test_the_readme_table_is_what_the_record_renders():
 
 
 def test_the_pooled_result_counts_each_backend_and_all(tmp_path):
-    """Sessions P-Z only; +5% and -30% read, -50% at the bench: medians 17.5 (1 within 10%) and 50.0 (0)."""
-    pts = [_point("vllm/p", 100, None, 105), _point("vllm/q", 100, 50, 70), _point("vllm/shape/run1", 100, None, 300)]
+    """Sessions P-Z only, registered only; +5% and -30% read, -50% at the bench (one point has it): medians 17.5
+    (1 of 2 within 10%) and 50.0 (0 of 1)."""
+    pts = [_point("vllm/p", 100, None, 105), _point("vllm/q", 100, 50, 70), _point("vllm/shape/run1", 100, None, 300),
+           _point("vllm/r", 100, None, 500, registered=False)]
     rows = record.render_pooled(pts).splitlines()
-    assert "| xgrammar | 2 | 17.5% (1 within 10%) | 50.0% (0 within 10%) |" in rows
-    assert "| all | 2 | 17.5% (1 within 10%) | 50.0% (0 within 10%) |" in rows and "| llguidance | 0 | - | - |" in rows
+    assert "| xgrammar | 2 | 17.5% (1 of 2 within 10%) | 50.0% (0 of 1 within 10%) |" in rows
+    assert "| all | 2 | 17.5% (1 of 2 within 10%) | 50.0% (0 of 1 within 10%) |" in rows
+    assert "| llguidance | 0 | - | - |" in rows
     f = tmp_path / "doc.md"
     f.write_text("a\n<!-- x -->old<!-- y -->\nb")
     record.write_block(f, "<!-- x -->", "<!-- y -->", "<!-- x -->new<!-- y -->", "the block")

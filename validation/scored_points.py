@@ -61,9 +61,10 @@ Columns
 - err_bench_pct, err_read_pct: 100 * (predicted / measured - 1), signed, from the columns above.
 - rule: the README.md that states the row's scoring rule and bar (the nearest one above its predictions file).
 - predictions_commit: the commit that first added the predictions file (git log). Where the predictions
-  were committed before the sweep (P-Z, the campaigns, SGLang) that is the registration; the shape check's
-  predicted.json is written at scoring from the run's own profile, the model and rule registered before it
-  (its README names each run's registration commit).
+  were committed before the sweep (P-Z, the newcomer and tools campaigns, SGLang) that is the registration;
+  where they were written on the device before the held-out sweep and committed with the run (the transfer
+  campaigns) or written at scoring from the run's own profile (the shape check), it is the run's commit, the
+  model and rule registered before it (each README names the registration commit).
 
 Not here: the opening point of each P-Z server (scored at the bench only, never by the rule, and not in
 the README's counts); the alternative scorings of the same points (P-Z score.md's secondary, tertiary

@@ -51,14 +51,18 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _argv_problem(argv: list[str]) -> str:
-    """What the command line's parser refuses in `argv` (its last error line, or the flags no command takes);
+    """What the parser refuses in the command line `argv` (its error, or the flags its command does not take);
     '' where it parses. `campaign` checks its steps' flags with it before it runs any."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
+    out = io.StringIO()
+    with contextlib.redirect_stderr(out), contextlib.redirect_stdout(out):
         try:
-            return " ".join(build_parser().parse_known_args(argv)[1])
-        except SystemExit:
-            return err.getvalue().strip().splitlines()[-1]
+            extra = build_parser().parse_known_args(argv)[1]
+        except SystemExit as e:
+            lines = out.getvalue().strip().splitlines()
+            if e.code == 0 or not lines:  # --help (or -h) among them: it prints the help and stops
+                return "a help flag (-h, --help)"
+            return lines[-1].split(": error: ", 1)[-1]
+    return f"unrecognized arguments: {' '.join(extra)}" if extra else ""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -225,15 +225,16 @@ _REQUIRED = {"predict": [], "validate": ["--base-url", "URL", "--out", "DIR"], "
 
 
 def _check_engine_args(c, argv_problem: Callable[[list[str]], str]) -> None:
-    """Each arm's engine flags are ones predict, validate and report all take (`argv_problem`: the CLI's parser's
-    word on a command line): checked when the campaign is registered and before it runs, not met as a failed
-    step after the device time spent before it."""
+    """Each arm's engine flags are ones predict, validate and report all take, and its predict flags ones predict
+    takes (`argv_problem`: the CLI parser's word on a command line): checked when the campaign is registered and
+    before it runs, not met as a failed step after the device time spent before it."""
     from .common import UsageError
     for a in c.arm_list():
         for cmd, more in _REQUIRED.items():
-            if problem := argv_problem([cmd, *_engine_flags(a), *more]):
-                raise UsageError(f"campaign {c.name}: arm {a.name}: its engine flags {' '.join(_engine_flags(a))}: "
-                                 f"maskcost {cmd} does not take {problem}")
+            flags = _engine_flags(a) + (list(a.predict_args) if cmd == "predict" else [])
+            if problem := argv_problem([cmd, *flags, *more]):
+                raise UsageError(f"campaign {c.name}: arm {a.name}: maskcost {cmd} refuses its flags "
+                                 f"{' '.join(flags)}: {problem}")
 
 
 def _engine_flags(a) -> list[str]:

@@ -92,6 +92,20 @@ def host_terms(args, profile: Profile) -> dict:
     return terms
 
 
+# the engine and host flags that take several values (a grid point each in predict)
+GRID_FLAGS = ("engine", "backend", "max_num_seqs", "cores", "cpu_count", "cpu_speed", "spec_tokens", "replicas",
+              "cpu_quota")
+
+
+def one_server(args) -> None:
+    """report and validate compare one server: a ValueError naming the first grid flag given several values."""
+    for k in GRID_FLAGS:
+        v = getattr(args, k, None)
+        if v and len(v) > 1:
+            raise ValueError(f"--{k.replace('_', '-')} {' '.join(map(str, v))}: {args.cmd} compares one server, one "
+                             f"value a flag (a grid is predict's)")
+
+
 def _engine_configs(args, profile: Profile, speeds: Speeds):
     cores_list = args.cores or [profile.host.nproc]
     counts = args.cpu_count or [profile.host.os_cpu_count]

@@ -18,8 +18,14 @@ def cmd_hostmeter(args) -> int:
 
 
 def cmd_probe_site(args) -> int:
+    from ..model.engines import engine_policy
     from ..validate.probe import ENV_DIR, write_site
-    path = write_site(args.dir)
+    from .common import UsageError
+    policy = engine_policy(args.engine, args.engine_version)
+    if not policy.probe_targets:
+        raise UsageError(f"probe-site --engine {args.engine}: no in-server probe for {policy.name} {policy.version} "
+                         f"(its class in model/engines.py names no probe_targets)")
+    path = write_site(args.dir, policy.probe_targets)
     print(f"wrote {path}: put {args.dir} first on the server's PYTHONPATH and set {ENV_DIR}=FOLDER; "
           f"then `maskcost report --probe FOLDER` sets the engine's own timings beside the model's")
     return 0
@@ -38,4 +44,8 @@ def add_parser(sub) -> None:
     s = sub.add_parser("probe-site", help="write the in-server timing probe as DIR/sitecustomize.py")
     s.add_argument("dir", metavar="DIR", help="the folder to write sitecustomize.py into (put it on the "
                    "server's PYTHONPATH)")
+    from ..model.engines import ENGINES
+    s.add_argument("--engine", choices=sorted(ENGINES), default="vllm", help="the server's engine, whose methods "
+                   "the probe times (default: vllm)")
+    s.add_argument("--engine-version", metavar="V", help="its version (default: the one modelled first)")
     s.set_defaults(func=cmd_probe_site)

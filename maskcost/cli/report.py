@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .engine_args import (Speeds, _add_engine_args, _add_speed_source, _engine_configs, _profile, add_host_args,
-                          given_or_own_speeds)
+                          given_or_own_speeds, one_server)
 
 # what `report` runs with: the campaign tools (`fit`) off
 FIT_OFF = {"fit_engine_fill": None, "fit_frontend": None, "fit_serial_by_rows": False, "fit_with_loop": False,
@@ -38,7 +38,8 @@ def _add_report_args(r: argparse.ArgumentParser) -> None:
 
 def _fit_flags(args) -> list[str]:
     """The --speed-from-* flags given (the probed re-run), after refusing the fit flags that do not go
-    together (a ValueError naming the flag)."""
+    together and a grid flag given several values (a ValueError naming the flag)."""
+    one_server(args)
     probed = [f for f, on in (("--speed-from-probe", args.speed_from_probe),
                               ("--speed-from-earlier", args.speed_from_earlier)) if on]
     needs_probe = args.speed_from_probe or (args.speed_from_earlier and args.speed_source == "fill")
@@ -52,9 +53,6 @@ def _fit_flags(args) -> list[str]:
     for flag, on in (("--fit-with-loop", args.fit_with_loop), ("--fit-serial-by-rows", args.fit_serial_by_rows)):
         if on and not args.fit_engine_fill:
             raise ValueError(f"{flag}: only with --fit-engine-fill OUT_PROFILE (it changes how the fit reads the probe)")
-    if args.cpu_speed and len(args.cpu_speed) != 1:
-        raise ValueError(f"--cpu-speed {' '.join(map(str, args.cpu_speed))}: report takes one speed (a grid is "
-                         f"for predict; --speed-from-meter gives each point its own)")
     if args.speed_from_meter and not args.hostmeter:
         raise ValueError("--speed-from-meter: give --hostmeter FILE (the meter that ran beside the sweeps)")
     return probed
@@ -163,7 +161,7 @@ def cmd_report(args) -> int:
     if args.hostmeter:
         from ..validate.hostmeter import read_meter, speed_of
         meter = read_meter(args.hostmeter)
-    cfg = _engine_configs(args, profile, speeds)[0]
+    cfg = _engine_configs(args, profile, speeds)[0]  # (one: one_server)
     predicted = _predicted_points(args.predicted) if args.predicted else None
     if args.fit_frontend:
         profile = _fit_frontend(args, profile, cfg, measured, speed)

@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from .common import Options, _add_schema_args, add_sweep_args
-from .engine_args import _add_engine_args, add_host_args
+from .engine_args import _add_engine_args, add_host_args, one_server
 from .report import add_parser as add_report_parser, cmd_report
 
 DEFAULT_TIERS = ("flat", "bounded")  # the schemas validate sweeps when given none
@@ -15,6 +15,7 @@ def cmd_validate(args) -> int:
     from .common import _entries
     from ..validate.plan import LivePlan
     from ..validate.sweep import PointSpec, run_sweep
+    one_server(args)  # before anything is sent
     if not (args.schema or args.tools or args.tier or args.corpus):
         args = Options(**{**vars(args), "tier": list(DEFAULT_TIERS)})
     entries = _entries(args)

@@ -131,6 +131,9 @@ class Engine:
     # the grammar libraries this version's package pins (PEP 440, from its wheel's METADATA); {}: not read.
     # A profile's traces are of the library it was calibrated with, which the pin may not admit (pin_notes)
     library_pins: ClassVar[dict[str, str]] = {}
+    # the in-server probe's targets (validate/probe.py, `maskcost probe-site`): (module, class, method, what n
+    # counts: probe._count's kinds); (): this engine has none
+    probe_targets: ClassVar[tuple[tuple[str, str, str, str], ...]] = ()
 
     def compile_workers(self, cpu_count: int) -> int:
         raise NotImplementedError
@@ -276,6 +279,32 @@ class Vllm(Engine):
     # vllm/tool_parsers/utils.py (0.25.1): get_json_schema_from_tools 380-420 (a named function: its
     # parameters alone, 403-413), _get_tool_schema_defs 331-347 pops the $defs; parallel_tool_calls unread
     tool_grammar = ToolGrammar(named_is_parameters=True, moves_defs=True, bounds_parallel=False)
+    # the methods 0.25.1 calls per step or per request that the probe times (docs/engines.md Q1/Q2 and the files
+    # themselves); validate/inengine.py reads them by these names
+    probe_targets = (
+        # engine-core thread, once per step (vllm/v1/engine/core.py:519 step_with_batch_queue)
+        ("vllm.v1.engine.core", "EngineCore", "step_with_batch_queue", "model_executed"),
+        ("vllm.v1.core.sched.scheduler", "Scheduler", "schedule", "scheduled"),           # scheduler.py:396
+        ("vllm.v1.core.sched.scheduler", "Scheduler", "update_from_output", "updated"),  # :1499, advances grammars
+        ("vllm.v1.executor.uniproc_executor", "UniProcExecutor", "execute_model", "none"),  # forward launch (CPU)
+        ("vllm.v1.executor.uniproc_executor", "UniProcExecutor", "sample_tokens", "none"),
+        # the bitmask: whole fill per step (serial, or submit + wait on the pool), and each pool task
+        # of up to 16 rows (structured_output/__init__.py:186-262; the serial path's one-row calls are
+        # not recorded: the whole-step call times them)
+        ("vllm.v1.structured_output", "StructuredOutputManager", "grammar_bitmask", "rows"),
+        ("vllm.v1.structured_output", "StructuredOutputManager", "_fill_bitmasks", "pool_chunk"),
+        ("vllm.v1.structured_output", "StructuredOutputManager", "_create_grammar", "none"),  # compile pool
+        ("vllm.v1.engine.core", "EngineCore", "add_request", "none"),
+        # the API server process (one asyncio loop): request admission and the per-step output handler
+        ("vllm.entrypoints.openai.chat_completion.serving", "OpenAIServingChat", "create_chat_completion", "none"),
+        ("vllm.v1.engine.async_llm", "AsyncLLM", "add_request", "none"),
+        ("vllm.v1.engine.output_processor", "OutputProcessor", "process_outputs", "outputs"),
+        # the engine core's socket threads (core.py:1484 process_input_sockets decodes requests,
+        # :1589 process_output_sockets encodes each step's outputs): they hold the GIL while they
+        # work, beside the engine thread; the API server uses the same classes the other way round
+        ("vllm.v1.serial_utils", "MsgpackEncoder", "encode_into", "none"),
+        ("vllm.v1.serial_utils", "MsgpackDecoder", "decode", "none"),
+    )
     # the waiting-for-grammar gauge: vLLM counts those requests among the deferred waiting ones. The extra
     # counters: speculative decoding's (num_drafts, num_draft_tokens, num_accepted_tokens,
     # accepted_tokens_per_pos{position}: the draft acceptance rate, an input of the model), the prefix cache's

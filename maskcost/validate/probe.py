@@ -2,12 +2,13 @@
 the API server spend per call, so a step's measured time can be split the way the model splits it
 (fill, pool wait, advance, scheduler, launch) and TTFT can be split at the API server.
 
-The probe half runs inside the server's processes and uses the standard library only: copy this
-file as `sitecustomize.py` into a folder on the server's PYTHONPATH and set MASKCOST_PROBE_DIR
-(`maskcost probe-site DIR` writes it). Every process that then imports a probed vLLM module
-wraps the methods in PROBES and appends one tab-separated line per call to
-MASKCOST_PROBE_DIR/probe-PID.tsv: name, thread name, start (Unix ns), duration (ns), n (rows,
-requests or outputs, see PROBES). Nothing else changes; without the variable nothing is patched.
+The probe half runs inside the server's processes and uses the standard library only: `maskcost
+probe-site DIR` writes this file as DIR/sitecustomize.py with the engine's methods to time (PROBES, from
+its class's probe_targets in model/engines.py); put DIR on the server's PYTHONPATH and set
+MASKCOST_PROBE_DIR. Every process that then imports a probed module wraps the methods in PROBES and
+appends one tab-separated line per call to MASKCOST_PROBE_DIR/probe-PID.tsv: name, thread name, start
+(Unix ns), duration (ns), n (rows, requests or outputs, see _count). Nothing else changes; without the
+variable nothing is patched.
 
 validate/inengine.py reads those files and sets them beside the model's step breakdown."""
 from __future__ import annotations
@@ -23,32 +24,9 @@ import time
 
 ENV_DIR = "MASKCOST_PROBE_DIR"
 
-# (module, class, method, what n counts): the methods vLLM 0.25.1 calls per step or per request.
-# Line numbers: docs/engines.md Q1/Q2 and the files themselves.
-PROBES = (
-    # engine-core thread, once per step (vllm/v1/engine/core.py:519 step_with_batch_queue)
-    ("vllm.v1.engine.core", "EngineCore", "step_with_batch_queue", "model_executed"),
-    ("vllm.v1.core.sched.scheduler", "Scheduler", "schedule", "scheduled"),           # scheduler.py:396
-    ("vllm.v1.core.sched.scheduler", "Scheduler", "update_from_output", "updated"),  # :1499, advances grammars
-    ("vllm.v1.executor.uniproc_executor", "UniProcExecutor", "execute_model", "none"),  # forward launch (CPU)
-    ("vllm.v1.executor.uniproc_executor", "UniProcExecutor", "sample_tokens", "none"),
-    # the bitmask: whole fill per step (serial, or submit + wait on the pool), and each pool task
-    # of up to 16 rows (structured_output/__init__.py:186-262; the serial path's one-row calls are
-    # not recorded: the whole-step call times them)
-    ("vllm.v1.structured_output", "StructuredOutputManager", "grammar_bitmask", "rows"),
-    ("vllm.v1.structured_output", "StructuredOutputManager", "_fill_bitmasks", "pool_chunk"),
-    ("vllm.v1.structured_output", "StructuredOutputManager", "_create_grammar", "none"),  # compile pool
-    ("vllm.v1.engine.core", "EngineCore", "add_request", "none"),
-    # the API server process (one asyncio loop): request admission and the per-step output handler
-    ("vllm.entrypoints.openai.chat_completion.serving", "OpenAIServingChat", "create_chat_completion", "none"),
-    ("vllm.v1.engine.async_llm", "AsyncLLM", "add_request", "none"),
-    ("vllm.v1.engine.output_processor", "OutputProcessor", "process_outputs", "outputs"),
-    # the engine core's socket threads (core.py:1484 process_input_sockets decodes requests,
-    # :1589 process_output_sockets encodes each step's outputs): they hold the GIL while they
-    # work, beside the engine thread; the API server uses the same classes the other way round
-    ("vllm.v1.serial_utils", "MsgpackEncoder", "encode_into", "none"),
-    ("vllm.v1.serial_utils", "MsgpackDecoder", "decode", "none"),
-)
+# (module, class, method, what n counts: _count's kinds): the engine's methods to time, from its class in
+# model/engines.py (Engine.probe_targets), written into the sitecustomize.py by write_site; () here.
+PROBES: tuple[tuple[str, str, str, str], ...] = ()
 # Besides the methods: each garbage collection in a process that records, as "gc.collect" with
 # n = the generation collected (gc.callbacks), on the thread that triggered it.
 
@@ -189,11 +167,12 @@ def install() -> bool:
     return True
 
 
-def write_site(folder: str) -> str:
-    """Put this file in `folder` as sitecustomize.py (with a call to install()); returns its path."""
+def write_site(folder: str, probes: tuple[tuple[str, str, str, str], ...]) -> str:
+    """Put this file in `folder` as sitecustomize.py, with the engine's `probes` (Engine.probe_targets) and a
+    call to install(); returns its path."""
     os.makedirs(folder, exist_ok=True)
     src = open(__file__).read()
     path = os.path.join(folder, "sitecustomize.py")
     with open(path, "w") as f:
-        f.write(src + "\n\ninstall()\n")
+        f.write(src + f"\n\nPROBES = {probes!r}\n\ninstall()\n")
     return path

@@ -317,6 +317,7 @@ _EARLIER = ("the median of the speeds at which the model's {} equalled the engin
             "it (the tracking rule, backtested: a point's own measurement is not used for it; the first point at "
             "--cpu-speed)")
 SPEED_OF_TEXTS = {"meter": "the host meter's speed during it",
+                  "regime": "the speed read for its fill: serial, or on the engine's fill pool (the profile's two)",
                   "probe": "the speed at which the model's fill equals the fill the probe timed in the engine (a "
                            "diagnostic, not a prediction: it reads the measurement)",
                   "earlier-fill": _EARLIER.format("fill"), "earlier-itl": _EARLIER.format("ITL")}
@@ -326,6 +327,8 @@ def _speeds(rows: list[dict[str, Any]], cfg: EngineConfig, source: str) -> str:
     sp = sorted({round(r["cpu_speed"], 3) for r in rows})
     if sp == [round(cfg.cpu_speed, 3)]:
         return f"{cfg.cpu_speed:.3f} of the profile host's at every point"
+    if source == "meter" and not any(r.get("meter") for r in rows):
+        source = "regime"  # no meter ran: the points differ by the fill they made (cfg.cpu_speed_pool)
     return f"each point at {SPEED_OF_TEXTS[source]}, {sp[0]:.3f}-{sp[-1]:.3f} of the profile host's"
 
 
