@@ -280,7 +280,8 @@ class Vllm(Engine):
     # parameters alone, 403-413), _get_tool_schema_defs 331-347 pops the $defs; parallel_tool_calls unread
     tool_grammar = ToolGrammar(named_is_parameters=True, moves_defs=True, bounds_parallel=False)
     # the methods 0.25.1 calls per step or per request that the probe times (docs/engines.md Q1/Q2 and the files
-    # themselves); validate/inengine.py reads them by these names
+    # themselves); validate/inengine.py reads them by these names. The later versions modelled inherit them
+    # unread: a method one lacks is named when its module loads, and not probed
     probe_targets = (
         # engine-core thread, once per step (vllm/v1/engine/core.py:519 step_with_batch_queue)
         ("vllm.v1.engine.core", "EngineCore", "step_with_batch_queue", "model_executed"),
