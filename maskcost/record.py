@@ -173,22 +173,19 @@ def render_pooled(points: list[ScoredPoint]) -> str:
     return "\n".join([POOLED_BEGIN, *rows, POOLED_END])
 
 
-def readme_block(text: str, begin: str = BEGIN, end: str = END) -> str:
-    """The README's block between two markers (default: the how-good table's), markers included; a
-    ValueError where they are missing."""
+def readme_block(text: str, begin: str = BEGIN, end: str = END, where: Path = README) -> str:
+    """The block of `where`'s text between two markers (default: the README's how-good table's), markers
+    included; a ValueError where they are missing."""
     m = re.search(re.escape(begin) + r".*?" + re.escape(end), text, re.S)
     if m is None:
-        raise ValueError(f"{README}: no markers {begin} ... {end}")
+        raise ValueError(f"{where}: no markers {begin} ... {end}")
     return m.group(0)
 
 
 def write_block(path: Path, begin: str, end: str, block: str, what: str) -> None:
     """Put `block` between the markers of `path` (a ValueError where they are missing), and say whether it moved."""
     text = path.read_text()
-    m = re.search(re.escape(begin) + r".*?" + re.escape(end), text, re.S)
-    if m is None:
-        raise ValueError(f"{path}: no markers {begin} ... {end}")
-    new = text.replace(m.group(0), block)
+    new = text.replace(readme_block(text, begin, end, path), block)
     if new != text:
         path.write_text(new)
     print(f"{path}: {what} {'rewritten' if new != text else 'already the record'}")
