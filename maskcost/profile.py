@@ -249,6 +249,10 @@ class ForwardCurve:
     # InputProcessor._validate_params, docs/engines.md Q4): from the loop's CPU with the two above, or refitted on
     # a schema-on sweep (calibrate.engine.fit_frontend_structured, fit --fit-frontend); 0 = not measured
     frontend_structured_ms: float = 0.0
+    # and a structured stream's token where it was read apart from the schema-off stream's (calibrate.api_cpu: the
+    # schema-on points of two lengths fit their own token cost, then frontend_request_ms is 0 and a structured
+    # request's whole cost is frontend_structured_ms); 0 = the one frontend_token_us for every token
+    frontend_structured_token_us: float = 0.0
     # a prefill step the engine runs without its CUDA graph (SGLang: one new token, model/engines.py
     # Sglang0517.eager_prefill), over one that replays it: TTFT at concurrency 1 of a prompt the prefix
     # cache holds but for its last token, minus TTFT of a fresh prompt of the same length
@@ -613,7 +617,7 @@ def _forward(fw: dict, v: int, where: str) -> ForwardCurve:
                                _nonneg(_req(fw, "context_us_per_ktoken", fwhere, float), fwhere), ctx,
                                *(_nonneg(_req(fw, k, fwhere, float), f"{fwhere}.{k}") if k in fw else 0.0  # optional:
                                  for k in ("frontend_token_us", "frontend_request_ms", "frontend_structured_ms",
-                                           "eager_prefill_ms")))  # absent = 0
+                                           "frontend_structured_token_us", "eager_prefill_ms")))  # absent = 0
         if forward.context_us_per_ktoken and not forward.context_ref_tokens:
             raise ProfileError(f"{fwhere}.context_ref_tokens: needed (> 0) with a context slope")
     if not forward.points:

@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 
 from maskcost.cli import main
-from maskcost.model.advise import Goal, dominant
+from maskcost.model.advise import Goal, dominant, what_moves
 from maskcost.point import Breakdown, OffArm, Point
 from maskcost.profile import save_profile
 from synth import constant_profile
@@ -91,6 +91,11 @@ def test_goal_and_dominant_by_hand():
                      pool_wait_ms=0.0, cpu_overhead_ms=2.0, advance_ms=1.0, compile_wait_ms=0.0, apply_ms=0.5)
     assert dominant(_pt(breakdown=step)) == ("serial fill", 12.0, 0.6)
     assert dominant(_pt(breakdown=replace(step, exposed_ms=1.0)))[0] == "forward"
+    # what moves a part is the engine's own (Engine.parts_words): vLLM's compile cache flag is not SGLang's
+    assert "--xgrammar-cache-mb" in what_moves("compile wait", _pt(engine_version="0.25.1"))[1]
+    sg_what, sg_moves = what_moves("compile wait", _pt(engine="sglang", engine_version="0.5.17"))
+    assert "--xgrammar-cache-mb" not in sg_moves and "keeps every grammar" in sg_what
+    assert "vLLM" not in what_moves("pool wait", _pt(engine="sglang", engine_version="0.5.17"))[0]
 
 
 def _pt(**figures) -> Point:
@@ -120,6 +125,7 @@ def test_two_engines_each_on_its_own_profile_on_the_schemas_they_share(capsys, t
                "--concurrency", "8", "--itl-p99-ms", "50", "--cores", "8", "--max-num-seqs", "128", "--requests", "100",
                "--quiet", "--json", str(out)])
     res = json.loads(out.read_text())
+    assert out.with_suffix(".png").stat().st_size > 0  # the plot beside the JSON
     assert rc in (0, 1) and {c["config"]["engine"] for c in res["configurations"]} == {"vllm", "sglang"}
     assert all(p["schema"] == "mine" for c in res["configurations"] for p in c["points"])
 

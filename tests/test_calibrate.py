@@ -465,23 +465,27 @@ def _loop_point(arm: str, per_s: float, tokens: float, busy: float, listens: boo
 
 def test_api_cpu_fit_recovers_the_loop_costs_it_was_made_from():
     """The API server's loop busy share over points of known rates, a request 1 ms, 4 ms more where structured,
-    80 us a token: the fit gives those back; schema-off points alone give none; schema-on points of one length
-    (one server's, its schemas mixed in every point) cannot tell a request's cost from its tokens': it is taken
-    as 0 and the other two fitted (here made with 0: given back)."""
+    80 us a token on a schema-off stream and 120 us on a structured one: with schema-on points of two lengths each
+    arm is fitted apart, the structured stream's token and whole request given back, the schema-off stream's
+    request held in its tokens (its one length: 80 + 1000 / 128 us); schema-off points alone give none; schema-on
+    points of one length (one server's, its schemas mixed in every point) cannot tell a request's cost from its
+    tokens': one token cost over both arms, a request's own taken as 0 (here made so: given back)."""
     from maskcost.calibrate.api_cpu import fit_api_cpu
 
-    def busy(arm, per_s, tokens, request_ms=1.0):
-        return per_s * (request_ms + (4.0 if arm == "on" else 0.0)) / 1e3 + per_s * tokens * 80e-6
+    def busy(arm, per_s, tokens, request_ms=1.0, on_token_us=120.0):
+        return per_s * (request_ms + (4.0 if arm == "on" else 0.0)) / 1e3 + \
+            per_s * tokens * (on_token_us if arm == "on" else 80.0) / 1e6
     pts = [_loop_point("off", r, 128, busy("off", r, 128)) for r in (20, 45, 70)] + \
         [_loop_point("on", r, t, busy("on", r, t)) for r, t in ((30, 40), (60, 28), (110, 25))]
     got = fit_api_cpu(pts)
     assert got.points == 6 and got.median_abs_error_pct < 1e-6 and not got.request_taken_as_zero
-    assert (round(got.request_ms, 6), round(got.structured_ms, 6), round(got.token_us, 4)) == (1.0, 4.0, 80.0)
+    assert (got.request_ms, round(got.structured_ms, 6), round(got.structured_token_us, 4)) == (0.0, 5.0, 120.0)
+    assert round(got.token_us, 4) == round(80.0 + 1000 / 128, 4) and "per structured token" in got.words()
     assert fit_api_cpu(pts[:3]) is None and fit_api_cpu(pts[:2] + pts[3:4]) is None  # one arm; under 4 points
-    one = [_loop_point("off", r, 128, busy("off", r, 128, 0.0)) for r in (20, 45, 70)] + \
-        [_loop_point("on", r, t, busy("on", r, t, 0.0)) for r, t in ((30, 40), (60, 41), (110, 39))]
+    one = [_loop_point("off", r, 128, busy("off", r, 128, 0.0, 80.0)) for r in (20, 45, 70)] + \
+        [_loop_point("on", r, t, busy("on", r, t, 0.0, 80.0)) for r, t in ((30, 40), (60, 41), (110, 39))]
     got = fit_api_cpu(one)
-    assert got.request_taken_as_zero and "taken" in got.words()
+    assert got.request_taken_as_zero and "taken" in got.words() and got.structured_token_us == 0.0
     assert (got.request_ms, round(got.structured_ms, 6), round(got.token_us, 4)) == (0.0, 4.0, 80.0)
 
 
@@ -514,12 +518,12 @@ def test_api_cpu_fit_on_a_real_calibration_splits_request_from_token():
     on = read_summaries(d / "host.speed-sweep.jsonl") + read_summaries(d / "host.speed-sweep-guidance.jsonl")
     got = fit_api_cpu(fwd + on)
     assert got.median_abs_error_pct < 10 and got.points >= 10 and not got.request_taken_as_zero
-    assert 50 < got.token_us < 120 and got.structured_ms > 1.0
+    assert 50 < got.token_us < 120 and got.structured_ms > 1.0 and got.structured_token_us > got.token_us
     base = replace(load_default_profile(), forward=forward_from_summaries(fwd, "test"))
     p = with_frontend(base, fwd, on, ttft_fit=False)
     fw = p.forward
-    assert (fw.frontend_token_us, fw.frontend_request_ms, fw.frontend_structured_ms) == \
-        (got.token_us, got.request_ms, got.structured_ms)
+    assert (fw.frontend_token_us, fw.frontend_request_ms, fw.frontend_structured_ms, fw.frontend_structured_token_us) \
+        == (got.token_us, got.request_ms, got.structured_ms, got.structured_token_us)
     assert fw.ttft_fixed_ms == pytest.approx(max(0.0, base.forward.ttft_fixed_ms - got.request_ms - got.token_us / 1e3))
     assert "event loop's CPU" in fw.source and fw.points == base.forward.points
     assert any("read from its loop's CPU" in n for n in p.provenance["notes"])

@@ -30,6 +30,11 @@ def test_predict_on_the_default_profile_writes_json_png_and_trace(tmp_path):
     trace = json.loads((tmp_path / "t.json").read_text())
     names = {e["args"]["name"] for e in trace["traceEvents"] if e["ph"] == "M"}
     assert {"GPU", "engine thread"} <= names
+    # the host-bound signature a step at a time, and what the engine's metrics would show over the run
+    steps = [e for e in trace["traceEvents"] if e["ph"] == "C"]
+    assert steps and all(e["args"]["forward"] > 0 and e["args"]["host beyond the forward"] >= 0 for e in steps)
+    shows = trace["otherData"]["engine_shows"]
+    assert 0 < shows["gpu_busy_fraction"] <= 1 and shows["bound"] in ("gpu", "host")
 
 
 def test_a_short_run_a_core_count_beyond_the_hosts_and_a_trace_are_said(tmp_path):

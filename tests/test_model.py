@@ -250,6 +250,13 @@ def test_api_server_queue_delays_first_tokens_and_caps_streaming():
     wl = Workload(concurrency=1, requests=4, output_tokens=3, structured_fraction=0.0, prompt_tokens=1)
     slow = summarize(Simulation(Costs(fe, "xgrammar", 0.5), EngineConfig(cpu_speed=0.5), wl).run())
     assert slow["ttft_ms_p50"] == pytest.approx(9.0, rel=1e-9)
+    # a structured stream's token read apart (3 ms): a schema-off request streams at the other's 1 ms, a
+    # structured one its first token 2 ms later than with one cost for both
+    apart = replace(fe, forward=replace(fe.forward, frontend_structured_token_us=3000.0))
+    assert run(apart, concurrency=1, requests=4, output_tokens=3, structured_fraction=0.0)["ttft_ms_p50"] == \
+        pytest.approx(7.0, rel=1e-9)
+    on, on_apart = (run(q, concurrency=1, requests=4, output_tokens=3)["ttft_ms_p50"] for q in (fe, apart))
+    assert on_apart - on == pytest.approx(2.0, rel=1e-6)
 
 
 def test_prompt_length_distribution_sets_each_prefill():

@@ -15,8 +15,15 @@ a token, and llguidance's held-out ITL came within 6-16% where it was 8-26% (doc
 The split needs schema-on points of unlike lengths: calibrate's speed points mix a server's schemas, so each
 point of one server streams about as many tokens a request as the next (xgrammar's 40-41 on those runs), and
 with one server the three costs are two equations. There a request's own cost is taken as 0, as each two-server
-fit found it (runs 6-9: 0.00 ms), and the structured extra and the token cost are fitted. Not modelled: vLLM's
---api-server-count > 1 (several loops, each a child holding its parent's socket: the model has one queue)."""
+fit found it (runs 6-9: 0.00 ms), and the structured extra and the token cost are fitted over both arms.
+
+With two servers' schema-on points (two lengths) the schema-on stream is fitted on them alone, its token and its
+request, and the schema-off stream's token on the forward sweep alone (its one length holds a request's cost in
+its tokens'): on the shape check's runs 6-10 the one token cost over both arms priced a schema-on point's loop
+dearer the more requests it made a second (llguidance's flat schema, 25 tokens a request, 7-21 points more than
+its nested one at 256 clients), and the arms apart brought the nested/flat ITL ratios within 10% at 20 of 30
+where they were 16 (docs/validation.md finding 44). Not modelled: vLLM's --api-server-count > 1 (several loops,
+each a child holding its parent's socket: the model has one queue)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -32,20 +39,28 @@ TOKEN_SPAN = 1.2  # schema-on points whose tokens a request span less than this 
 
 @dataclass(frozen=True)
 class ApiCpuFit:
-    """A request's, a structured request's extra and a streamed token's cost to the API server's loop."""
+    """A request's, a structured request's extra and a streamed token's cost to the API server's loop; where the
+    arms were fitted apart (structured_token_us > 0), request_ms is 0, token_us the schema-off stream's and
+    structured_ms a structured request's whole cost."""
     request_ms: float
     structured_ms: float
     token_us: float
     points: int  # the points it was fitted on
     median_abs_error_pct: float  # of the loop's CPU at those points, by the fit
     request_taken_as_zero: bool = False  # the schema-on points' lengths alike (TOKEN_SPAN)
+    structured_token_us: float = 0.0  # a structured stream's token, fitted apart (0: token_us for every token)
 
     def words(self) -> str:
+        how = f"fitted on its event loop's CPU over {self.points} calibration points (median |error| " \
+              f"{self.median_abs_error_pct:.0f}%; calibrate.api_cpu)"
+        if self.structured_token_us:
+            return (f"{self.structured_token_us:.0f} us per structured token and {self.structured_ms:.2f} ms per "
+                    f"structured request (the schema-on points alone), {self.token_us:.0f} us per token of a "
+                    f"schema-off stream, {how}")
         request = ("0 ms per request (taken: the schema-on points' lengths too alike to tell it apart)"
                    if self.request_taken_as_zero else f"{self.request_ms:.2f} ms per request")
         return (f"{self.token_us:.0f} us per streamed token, {request}, {self.structured_ms:.2f} ms more per "
-                f"structured request, fitted on its event loop's CPU over {self.points} calibration points "
-                f"(median |error| {self.median_abs_error_pct:.0f}%; calibrate.api_cpu)")
+                f"structured request, {how}")
 
 
 def loop_cpus(s: SweepSummary) -> float | None:
@@ -64,7 +79,8 @@ def loop_cpus(s: SweepSummary) -> float | None:
 def fit_api_cpu(points: list[SweepSummary]) -> ApiCpuFit | None:
     """The fit over `points` (schema-off and schema-on, concurrency >= 8, each with its rate, its tokens a
     request and its loop's CPU); None where fewer than MIN_POINTS have them or an arm has none. Where the
-    schema-on points' tokens a request span less than TOKEN_SPAN, a request's own cost is taken as 0."""
+    schema-on points' tokens a request span TOKEN_SPAN or more, each arm apart (the module's docstring), else
+    one token cost over both and a request's own cost taken as 0."""
     from scipy.optimize import nnls
     rows, busy, on_tokens = [], [], []
     for s in points:
@@ -72,17 +88,22 @@ def fit_api_cpu(points: list[SweepSummary]) -> ApiCpuFit | None:
         if s.concurrency < 8 or not s.out_tok_per_s or not s.output_tokens_mean or not cpus:
             continue
         per_s = s.out_tok_per_s / s.output_tokens_mean
-        rows.append((per_s, per_s if s.arm == "on" else 0.0, s.out_tok_per_s))
+        on = s.arm == "on"
+        # (structured requests/s, schema-off tokens/s, structured tokens/s)
+        rows.append((per_s if on else 0.0, 0.0 if on else s.out_tok_per_s, s.out_tok_per_s if on else 0.0))
         busy.append(cpus)
-        if s.arm == "on":
+        if on:
             on_tokens.append(s.output_tokens_mean)
     if len(rows) < MIN_POINTS or len(on_tokens) in (0, len(rows)):
         return None
     a, b = np.array(rows), np.array(busy)
     alike = max(on_tokens) / min(on_tokens) < TOKEN_SPAN
-    x, _ = nnls(a[:, 1:], b) if alike else nnls(a, b)
-    if alike:
-        x = np.concatenate([[0.0], x])
+    if alike:  # one token cost: the two token columns as one
+        x2, _ = nnls(np.stack([a[:, 0], a[:, 1] + a[:, 2]], 1), b)
+        x = np.array([x2[0], x2[1], x2[1]])
+    else:
+        x, _ = nnls(a, b)  # (the arms share no column: each is fitted on its own points)
     err = float(np.median(np.abs(a @ x / b - 1))) * 100
-    return ApiCpuFit(request_ms=1e3 * x[0], structured_ms=1e3 * x[1], token_us=1e6 * x[2], points=len(rows),
-                     median_abs_error_pct=err, request_taken_as_zero=alike)
+    return ApiCpuFit(request_ms=0.0, structured_ms=1e3 * x[0], token_us=1e6 * x[1], points=len(rows),
+                     median_abs_error_pct=err, request_taken_as_zero=alike,
+                     structured_token_us=0.0 if alike else 1e6 * x[2])

@@ -66,7 +66,8 @@ def new_forward(base: ForwardCurve, sweeps: ServerSweeps, frontend_refit: bool) 
         keep.update(frontend_token_us=base.frontend_token_us, frontend_request_ms=base.frontend_request_ms)
     if not sweeps.eager:
         keep["eager_prefill_ms"] = base.eager_prefill_ms
-    fw = replace(fw, sync_points=base.sync_points, frontend_structured_ms=base.frontend_structured_ms, **keep)
+    fw = replace(fw, sync_points=base.sync_points, frontend_structured_ms=base.frontend_structured_ms,
+                 frontend_structured_token_us=base.frontend_structured_token_us, **keep)
     if not any(s.arm == "off" and s.concurrency == 1 for s in sweeps.forward) and not sweeps.eager:
         fw = replace(fw, ttft_fixed_ms=base.ttft_fixed_ms)  # measured at concurrency 1 only
     return fw

@@ -15,13 +15,11 @@ PARTS = {
     "serial fill": ("the bitmask fill on the engine thread, row after row",
                     "llguidance (cheaper rows), vLLM's fill pool (over 128 structured rows with max-num-seqs > 128), "
                     "or a faster core"),
-    "pool wait": ("the engine thread waiting for vLLM's fill pool",
-                  "more cores, up to the pool's min(cpu_count // 2, 8) threads, or a faster core"),
+    "pool wait": ("the engine thread waiting for its fill pool", "more cores, or a faster core"),
     "engine CPU": ("the engine's own CPU work a grammar exposes (vLLM's async scheduling, SGLang's overlap scheduler "
                    "cannot hide it then)",
                    "a faster core"),
-    "compile wait": ("requests waiting for their grammar to compile",
-                     "fewer distinct schemas, or xgrammar's compile cache (--xgrammar-cache-mb)"),
+    "compile wait": ("requests waiting for their grammar to compile", "fewer distinct schemas"),
     "apply": ("the mask's copy to the GPU and its apply", "fewer structured rows a step"),
 }
 
@@ -111,15 +109,16 @@ def choices(points: list[Point], goal: Goal) -> list[Choice]:
 
 def what_moves(name: str, point: Point) -> tuple[str, str]:
     """What the dominant part `name` is, and what would move it at this point (a choice it has already made,
-    or one that cannot act at its load, left out)."""
+    or one that cannot act at its load, left out): the engine's own words where it has them (Engine.parts_words)."""
+    from .engines import engine_policy
+    policy = engine_policy(point.engine, point.engine_version)
     if name == "serial fill":
-        from .engines import engine_policy
-        pool = engine_policy(point.engine, point.engine_version).pool_move(point.concurrency or point.running_mean or 0)
+        pool = policy.pool_move(point.concurrency or point.running_mean or 0)
         moves = ([] if point.backend == "guidance" else ["llguidance (cheaper rows)"]) + ([pool] if pool else []) + \
                 ["a faster core"]
         return PARTS[name][0], ", ".join(moves)
-    return PARTS.get(name, ("the GPU forward: the grammar's host work stays under it",
-                            "a faster GPU or a smaller batch"))
+    return policy.parts_words.get(name) or PARTS.get(name, ("the GPU forward: the grammar's host work stays under it",
+                                                           "a faster GPU or a smaller batch"))
 
 
 # a step whose host time beyond the forward is under this share of it is the GPU's

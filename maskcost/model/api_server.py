@@ -12,10 +12,16 @@ if TYPE_CHECKING:
 
 
 class ApiServer:
-    def __init__(self, costs: "Costs", event: Callable[[str, str, float, float], None] | None) -> None:
+    def __init__(self, costs: "Costs", event: Callable[[str, str, float, float], None] | None,
+                 structured_fraction: float = 0.0) -> None:
         fw = costs.profile.forward
+        # a streamed token: where the profile read a structured stream's apart, the two weighted by the workload's
+        # share of structured requests (exact for a workload of one kind, as every validation point is)
+        token_us = fw.frontend_token_us
+        if fw.frontend_structured_token_us:
+            token_us += structured_fraction * (fw.frontend_structured_token_us - token_us)
         self.token_us, self.request_ms, self.structured_ms = \
-            fw.frontend_token_us, fw.frontend_request_ms, fw.frontend_structured_ms  # at the profile host's speed
+            token_us, fw.frontend_request_ms, fw.frontend_structured_ms  # at the profile host's speed
         # (those read from the loop's CPU were measured at the calibrated server's own speed and are scaled all
         # the same: scaling them back by its speed read did worse on the shape check, docs/validation.md finding 39)
         self.cpu_scale = costs.cpu_scale

@@ -164,7 +164,7 @@ class Simulation:
 
     def _frontend(self) -> None:
         """The API server (model/api_server.py; None: not modelled), and the outputs the engine holds back."""
-        self.api = ApiServer(self.costs, self.event if self.record_trace else None) \
+        self.api = ApiServer(self.costs, self.event if self.record_trace else None, self.wl.structured_fraction) \
             if ApiServer.modelled(self.costs, self.cfg.api_server_queue) else None
         # vLLM with async scheduling and a grammar in the batch: step N's outputs leave the engine
         # only when step_with_batch_queue returns, after the deferred fill and sample of step N+1

@@ -199,6 +199,10 @@ class Engine:
     def uses_pool(self, cfg: EngineConfig, structured_rows: int, spec_tokens: int) -> bool:
         return False
 
+    # advise's words for a part of the step (model/advise.py PARTS' names) where this engine's differ from the
+    # generic ones there: {part: (what it is, what moves it)}
+    parts_words: ClassVar[dict[str, tuple[str, str]]] = {}
+
     def pool_move(self, structured_rows: float) -> str | None:
         """In words, the fill pool that would take a serial fill of `structured_rows` rows off the engine thread
         (advise's "what moves it"); None where the engine has none or it would not act at that load."""
@@ -273,6 +277,13 @@ class Vllm(Engine):
     parallel_fill_threshold: ClassVar[int] = 128
     fill_chunk_rows: ClassVar[int] = 16
     fill_pool_max_workers: ClassVar[int] = 8
+    parts_words = {
+        "pool wait": ("the engine thread waiting for vLLM's fill pool",
+                      "more cores, up to the pool's min(cpu_count // 2, 8) threads, or a faster core"),
+        # backend_xgrammar.py:65-70: GrammarCompiler(cache_limit_bytes=VLLM_XGRAMMAR_CACHE_MB); guidance has no cache
+        "compile wait": ("requests waiting for their grammar to compile",
+                         "fewer distinct schemas, a larger xgrammar compile cache (--xgrammar-cache-mb), or llguidance "
+                         "(no compile step to speak of)")}
     # vllm/v1/core/sched/scheduler.py: each step probes every request still waiting for its grammar
     # with future.result(timeout=1e-4) on the engine thread (docs/engines.md, "extra CPU costs")
     compile_probe_ms: ClassVar[float] = 0.1
@@ -519,6 +530,13 @@ class Sglang(Engine):
     pinned copy")."""
     name, version = "sglang", "0.5.23"
     calibrates_live = True
+    parts_words = {
+        "pool wait": ("the scheduler waiting for llguidance's batched fill on its rayon pool (80% of the cores)",
+                      "more cores, or a faster core"),
+        # base_grammar_backend.py:204-206, :279-313: every grammar kept by its key, compiled on min(32, cpu + 4) threads
+        "compile wait": ("requests waiting for their grammar to compile (SGLang keeps every grammar it compiled: "
+                         "a schema's first requests wait)",
+                         "fewer distinct schemas, or llguidance (no compile step to speak of)")}
     info_path = "/server_info"  # entrypoints/http_server.py: the version and every resolved server arg
     # SGLang 0.5.17's (validation/h200-sglang-0.5.17/, run 2: xgrammar 0.2.1's traces), for 0.5.23 too
     shipped_profile = "sglang-0.5.17-h200.json.gz"

@@ -18,7 +18,7 @@ from .config import EngineConfig, Workload
 from .costs import Costs
 from .engine import Simulation
 from .host_share import demand, simulate
-from .metrics import summarize
+from .metrics import step_columns, summarize
 from ..point import Band, Breakdown, OffArm, Point
 
 
@@ -92,7 +92,7 @@ def run_point(profile: Profile, cfg: EngineConfig, wl: Workload, costs_cache: di
     key = off_key(cfg, wl)
     off = offs[key] if offs is not None and key in offs else run_off(profile, key, costs_cache)
     if trace_out is not None:
-        write_chrome_trace(on_sim, trace_out)
+        write_chrome_trace(on_sim, trace_out, {k: on[k] for k in SHOWS if k in on})
     return Point(**_labels(cfg, wl), **{**on, "breakdown": Breakdown(**on["breakdown"])},
                  off=OffArm(**{k: off[k] for k in ("itl_ms_mean", "itl_ms_p50", "ttft_ms_mean", "ttft_ms_p50",
                                                    "out_tok_per_s", "running_mean", "host_share") if k in off}),
@@ -354,17 +354,28 @@ def _work(cfg: EngineConfig, wl: Workload) -> float:
     return wl.requests / batch * (1.0 + batch / 300.0)
 
 
-def write_chrome_trace(sim: Simulation, path: Path) -> None:
+# what a GPU monitor and the engine's metrics would show over the run (metrics.what_the_engine_shows): the trace's too
+SHOWS = ("gpu_busy_fraction", "gpu_busy_basis", "host_exposed_fraction", "bound", "bitmask_h2d_bytes_per_step",
+         "bitmask_h2d_link_fraction")
+
+
+def write_chrome_trace(sim: Simulation, path: Path, shows: dict[str, Any] | None = None) -> None:
     """Chrome / Perfetto trace (JSON): one lane (tid) per thread: GPU, engine thread, fill workers,
-    compile pool. Times in µs."""
+    compile pool; a counter a step of its forward and the host time beyond it (a host-bound step: the second
+    over the first); `shows` (SHOWS, the run's figures) in otherData. Times in µs."""
     lanes: dict[str, int] = {}
     events = []
     for e in sim.events:
         tid = lanes.setdefault(e.lane, len(lanes) + 1)
         events.append({"name": e.name, "ph": "X", "ts": e.start_ms * 1e3, "dur": e.dur_ms * 1e3, "pid": 1, "tid": tid})
+    col = step_columns(sim.steps) if sim.steps else {}
+    events += [{"name": "step ms", "ph": "C", "ts": float(t) * 1e3, "pid": 1,
+                "args": {"forward": float(f), "host beyond the forward": float(x)}}
+               for t, f, x in zip(col.get("t_start_ms", ()), col.get("forward_ms", ()), col.get("exposed_ms", ()))]
     meta = [{"name": "thread_name", "ph": "M", "pid": 1, "tid": t, "args": {"name": n}} for n, t in lanes.items()]
     path.write_text(json.dumps({"traceEvents": meta + events, "displayTimeUnit": "ms",
-                                "otherData": {"config": {"engine": asdict(sim.cfg), "workload": asdict(sim.wl)}}}))
+                                "otherData": {"config": {"engine": asdict(sim.cfg), "workload": asdict(sim.wl)},
+                                              "engine_shows": shows or {}}}))
 
 
 def plot_overhead(points: list[Point], path: Path, title: str) -> None:

@@ -359,6 +359,7 @@ def with_frontend(p: Profile, fwd: list[SweepSummary], on: list[SweepSummary], t
     if got is not None:
         p = replace(p, forward=with_api_server(p.forward, got.token_us, got.request_ms,
                                                frontend_structured_ms=got.structured_ms,
+                                               frontend_structured_token_us=got.structured_token_us,
                                                source=f"{p.forward.source} API server: {got.words()}."))
         return _noted(p, f"the API server's costs, a structured request's included, read from its loop's CPU "
                          f"(calibrate.api_cpu): {got.words()}")

@@ -19,6 +19,8 @@
 #       the schemas in turns; after calibrate, order_control.py replays its outputs in blocks and in turns)
 #   bash validation/h200-vllm-0.25.1/shape/run.sh run10   (run 10: run 9's steps, with the calibrate that reads the API
 #       server's costs from its event loop's CPU; the order control given the tokenizer folder)
+#   bash validation/h200-vllm-0.25.1/shape/run.sh run11   (run 11: run 10's steps, with the calibrate that reads a
+#       structured stream's loop costs apart from a schema-off one's)
 #   bash validation/h200-vllm-0.25.1/shape/run.sh run4    (run 4: calibrate with --backend-url, which now also fits
 #       llguidance's in-engine fill factor on that server's own speed points; run 2's points; then both servers
 #       moved to cores 0-5 (taskset on every process of each, cpu_count stays 16), flat and nested at 128
@@ -29,7 +31,7 @@
 # host's drift over minutes falls on every schema alike. Stops starting sweeps after $DEADLINE s
 # (default 540) of this call; results packed into $OUT/shape.tar.gz after every step.
 set -u
-RUN=${1:-run1}; MODE=$RUN; case "$MODE" in run5|run6|run7|run8|run9|run10) MODE=run4 ;; esac  # runs 5-10: run 4's
+RUN=${1:-run1}; MODE=$RUN; case "$MODE" in run5|run6|run7|run8|run9|run10|run11) MODE=run4 ;; esac  # runs 5-11: run 4's
 T0=$(date +%s); ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/shape; R=${SHAPE:-/tmp/shape}; mkdir -p $R/xg $R/gd
 pack() { for n in xg gd; do [ -f $R/$n.log ] && gzip -c $R/$n.log > $R/$n.log.gz; done
   tar -C "$(dirname $R)" --exclude=xg.log --exclude=gd.log -czf "$OUT/shape.tar.gz" "$(basename $R)"; }
@@ -54,8 +56,8 @@ if [ $MODE != rerun ] && [ ! -f $R/xg/host.json.gz ]; then
   rc=$?; echo "$(date +%T) calibrate rc $rc $(( $(date +%s) - s )) s" >> $R/steps.txt; pack
   [ $rc = 0 ] || exit 1
 fi
-# the same outputs replayed in blocks and in turns (runs 9, 10)
-if { [ $RUN = run9 ] || [ $RUN = run10 ]; } && [ ! -s $R/order_control.json ]; then
+# the same outputs replayed in blocks and in turns (runs 9-11)
+if { [ $RUN = run9 ] || [ $RUN = run10 ] || [ $RUN = run11 ]; } && [ ! -s $R/order_control.json ]; then
   python3 $D/order_control.py $R /tmp/llama3-8b > $R/order_control.json 2> $R/order_control.log
   rc=$?; echo "$(date +%T) order control rc $rc" >> $R/steps.txt; pack  # (runs 9-10 logged date's status: 0)
 fi
