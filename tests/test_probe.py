@@ -290,3 +290,11 @@ def _bd(point) -> dict:
     from dataclasses import asdict
     return asdict(point.breakdown)
 
+
+
+def test_what_inengine_reads_is_among_the_engines_probe_targets():
+    """validate/inengine.py reads the probe's records by Vllm.probe_names: each a "Class.method" the probe times
+    (a renamed target would leave inengine reading nothing)."""
+    from maskcost.model.engines import Vllm
+    targets = {f"{cls}.{method}" for _module, cls, method, _n in Vllm.probe_targets}
+    assert set(Vllm.probe_names.values()) <= targets

@@ -290,6 +290,14 @@ class Vllm(Engine):
     # vllm/tool_parsers/utils.py (0.25.1): get_json_schema_from_tools 380-420 (a named function: its
     # parameters alone, 403-413), _get_tool_schema_defs 331-347 pops the $defs; parallel_tool_calls unread
     tool_grammar = ToolGrammar(named_is_parameters=True, moves_defs=True, bounds_parallel=False)
+    # what validate/inengine.py reads of the probe's records, by role: each its target's "Class.method" below
+    probe_names: ClassVar[dict[str, str]] = {
+        "step_fn": "EngineCore.step_with_batch_queue",  # the busy loop's step function (core.py:519)
+        "schedule": "Scheduler.schedule", "execute": "UniProcExecutor.execute_model",
+        "sample": "UniProcExecutor.sample_tokens", "update": "Scheduler.update_from_output",
+        "fill": "StructuredOutputManager.grammar_bitmask",  # the whole step's fill (serial, or the pool's submit + wait)
+        "pool_task": "StructuredOutputManager._fill_bitmasks",  # one pool task (recorded for more than one row)
+        "api_outputs": "OutputProcessor.process_outputs", "api_admit": "OpenAIServingChat.create_chat_completion"}
     # the methods 0.25.1 calls per step or per request that the probe times (docs/engines.md Q1/Q2 and the files
     # themselves); validate/inengine.py reads them by these names. The later versions modelled inherit them
     # unread: a method one lacks is named when its module loads, and not probed

@@ -19,15 +19,15 @@ from .probe import ENV_DIR
 
 # a point's fill kind counts only with this many probed calls in its windows
 MIN_CALLS = 20
+NAMES = Vllm.probe_names  # the probed methods by role (the engine's class holds them beside its probe targets)
 # the engine thread's work per step besides the fill (docs/engines.md Q1: step_with_batch_queue)
-STEP_CPU_CALLS = ("Scheduler.schedule", "UniProcExecutor.execute_model", "UniProcExecutor.sample_tokens",
-                  "Scheduler.update_from_output")
+STEP_CPU_CALLS = tuple(NAMES[k] for k in ("schedule", "execute", "sample", "update"))
 
 
 # the engine core's busy loop (vllm/v1/engine/core.py run_busy_loop): each turn drains the input
 # queue, calls the step function and puts its outputs on the output queue; what it spends outside
 # the step function is engine-thread CPU work too (it waits only inside the step, for the GPU)
-STEP_FN = "EngineCore.step_with_batch_queue"
+STEP_FN = NAMES["step_fn"]
 
 
 def loop_ms(st: dict[str, dict[str, float]]) -> float | None:
@@ -94,7 +94,7 @@ def _in_windows(probe: dict[str, np.ndarray], windows: list[tuple[float, float]]
 def _pool_tasks(probe: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """The fill pool's tasks (the probe records _fill_bitmasks only for a batch of more than one
     row: a pool task), start (s) and duration (ms), sorted by start."""
-    task = probe["name"] == "StructuredOutputManager._fill_bitmasks"
+    task = probe["name"] == NAMES["pool_task"]
     order = np.argsort(probe["start_s"][task])
     return probe["start_s"][task][order], probe["dur_ms"][task][order]
 
@@ -108,7 +108,7 @@ def pool_fills(probe: dict[str, np.ndarray]) -> np.ndarray:
     """The whole-step fills (grammar_bitmask) that used vLLM's pool: a pool task started inside the
     call. Not the row count: with spec decoding configured, or max_num_seqs <= 128, more than
     Vllm.parallel_fill_threshold rows fill serially (model/engines.py Vllm.uses_pool)."""
-    fill = probe["name"] == "StructuredOutputManager.grammar_bitmask"
+    fill = probe["name"] == NAMES["fill"]
     t_start, _ = _pool_tasks(probe)
     lo, hi = _tasks_inside(t_start, probe["start_s"], probe["dur_ms"])
     return fill & (hi > lo) & (probe["n"] > Vllm.parallel_fill_threshold)
@@ -121,7 +121,7 @@ def window_stats(probe: dict[str, np.ndarray], windows: list[tuple[float, float]
     win = _in_windows(probe, windows)
     span = max(sum(t1 - t0 for t0, t1 in windows), 1e-9)
     groups = {str(x): probe["name"] == x for x in np.unique(probe["name"][win])}
-    fill = probe["name"] == "StructuredOutputManager.grammar_bitmask"
+    fill = probe["name"] == NAMES["fill"]
     groups["grammar_bitmask serial"] = fill & (probe["n"] > 0) & ~probe["pool_fill"]
     groups["grammar_bitmask pool"] = probe["pool_fill"]
     out = {}
@@ -299,16 +299,16 @@ def report_lines(rows: list[dict[str, Any]]) -> list[str]:
         def pair(key: str, model_key: str) -> str:
             m = b.get(model_key)
             return f"{_ms(st, key)} / {m:.2f}" if key in st and m is not None else _ms(st, key)
-        api = st.get("OutputProcessor.process_outputs")
+        api = st.get(NAMES["api_outputs"])
         qp = sv["queue"] + sv["prefill"] if "queue" in sv and "prefill" in sv else None
         fs = r["fill_speed"]
         speeds += [fs] if fs else []
         cells = [r["arm"], str(r["concurrency"]), f"{r['metrics']['running']['measured'] or 0:.0f}",
                  pair("grammar_bitmask serial", "serial_fill_step_ms"), pair("grammar_bitmask pool", "pool_fill_step_ms"),
-                 f"{fs:.3f}" if fs else "", cpu_pair(st, b), pair("Scheduler.update_from_output", "advance_ms"), _ms(st, "Scheduler.schedule"),
-                 _ms(st, "UniProcExecutor.execute_model"), _ms(st, "UniProcExecutor.sample_tokens"),
+                 f"{fs:.3f}" if fs else "", cpu_pair(st, b), pair(NAMES["update"], "advance_ms"), _ms(st, NAMES["schedule"]),
+                 _ms(st, NAMES["execute"]), _ms(st, NAMES["sample"]),
                  f"{100 * api['busy_fraction']:.0f}" if api else "",
-                 _ms(st, "OpenAIServingChat.create_chat_completion"),
+                 _ms(st, NAMES["api_admit"]),
                  f"{r['metrics']['TTFT p50 ms']['measured'] or 0:.0f}",
                  f"{sv['ttft']:.0f}" if "ttft" in sv else "", f"{qp:.0f}" if qp is not None else ""]
         lines.append("| " + " | ".join(cells) + " |")
