@@ -909,3 +909,21 @@ def test_a_team_wider_than_its_cores_crowds_the_engine_thread_after_each_copy():
                          )["breakdown"]["step_ms"]
     assert step_ms(8, 64) > step_ms(4, 64) + 5.0  # crowded: at least the smaller loss a step
     assert step_ms(8, 4) == step_ms(4, 4)  # 4 rows: the copy runs serially, no spinner
+
+
+def test_every_shipped_profile_carries_the_tiers_a_users_compile_is_scaled_by():
+    """predict --schema carries a user's compile to the profile's host by the profile's own compiles of the
+    reference tiers over this host's (calibrate/local.py _compile_scale); a shipped profile without them would
+    fall back to the single-thread bench, 2-3x off for xgrammar's 8-thread compile (docs/validation.md finding 16).
+    The SGLang profile's were measured on a device host with SGLang's libraries (validation/h200-sglang-0.5.17/tiers/)."""
+    from maskcost.calibrate.cache import COMPILE_REFERENCE_TIERS
+    from maskcost.calibrate.local import _compile_scale
+    from maskcost.model.engines import shipped_profile_path
+    from maskcost.profile import load_profile
+    for engine in ("vllm", "sglang"):
+        p = load_profile(shipped_profile_path([engine]))
+        for backend, costs in p.backends.items():
+            own = {c.schema_id for c in costs.compiles}
+            assert {f"tier/{t}" for t in COMPILE_REFERENCE_TIERS} <= own, (engine, backend)
+            here = {f"tier/{t}": 1.0 for t in COMPILE_REFERENCE_TIERS}  # a host whose tier compiles take 1 ms each
+            assert _compile_scale(p, backend, here) > 0

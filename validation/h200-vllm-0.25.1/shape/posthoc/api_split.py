@@ -6,8 +6,11 @@ first (each point's own rates times the fitted costs, over the loop thread's CPU
 chain run again with the new fit (api_cpu.py's refit: the speed read, llguidance's fill factor) and each run
 scored as registered (check.py score, a copy under /tmp): its "loop CPU fit" lines; its "as registered" lines are
 the run's own score (runs 6-9 before the loop-CPU fit was shipped: api_cpu.txt has them with the one-cost fit).
-  python validation/h200-vllm-0.25.1/shape/posthoc/api_split.py [RUN ...]   (repository root) -> api_split.txt"""
+  python validation/h200-vllm-0.25.1/shape/posthoc/api_split.py [RUN ...]   (repository root) -> api_split.txt
+  ONE_COST=1: the chain with the one-cost fit instead (run 11, registered with the arms apart: its counterfactual,
+      api_split-run11-one-cost.txt)"""
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -22,6 +25,7 @@ from maskcost.records import read_summaries  # noqa: E402
 
 SHAPE = api_cpu.SHAPE
 api_cpu.TMP = Path("/tmp/api_split_posthoc")
+ONE_COST = bool(os.environ.get("ONE_COST"))
 
 
 def rates(s) -> tuple[float, float]:
@@ -66,6 +70,8 @@ def main(runs: list[str]) -> None:
                *read_summaries(d / "host.speed-sweep-guidance.jsonl")]
         print(f"{run}: the held-out points' loop CPU, modelled over measured: "
               + held_out(run, {"one token cost": one_cost_fit(pts), "the arms apart": fit_api_cpu(pts)}))
+        if ONE_COST:  # the counterfactual: calibrate's chain with the one-cost fit
+            api_cpu.fit_api_cpu = one_cost_fit
         api_cpu.main([run])
         sys.stdout.flush()
 
