@@ -92,9 +92,10 @@ def test_goal_and_dominant_by_hand():
     assert dominant(_pt(breakdown=step)) == ("serial fill", 12.0, 0.6)
     assert dominant(_pt(breakdown=replace(step, exposed_ms=1.0)))[0] == "forward"
     # what moves a part is the engine's own (Engine.parts_words): vLLM's compile cache flag is not SGLang's
-    assert "--xgrammar-cache-mb" in what_moves("compile wait", _pt(engine_version="0.25.1"))[1]
+    assert "VLLM_XGRAMMAR_CACHE_MB" in what_moves("compile wait", _pt(engine_version="0.25.1"))[1]
+    assert "or llguidance" not in what_moves("compile wait", _pt(engine_version="0.25.1", backend="guidance"))[1]
     sg_what, sg_moves = what_moves("compile wait", _pt(engine="sglang", engine_version="0.5.17"))
-    assert "--xgrammar-cache-mb" not in sg_moves and "keeps every grammar" in sg_what
+    assert "CACHE_MB" not in sg_moves and "keeps every grammar" in sg_what and "or llguidance" in sg_moves
     assert "vLLM" not in what_moves("pool wait", _pt(engine="sglang", engine_version="0.5.17"))[0]
 
 

@@ -482,6 +482,8 @@ def test_api_cpu_fit_recovers_the_loop_costs_it_was_made_from():
     assert (got.request_ms, round(got.structured_ms, 6), round(got.structured_token_us, 4)) == (0.0, 5.0, 120.0)
     assert round(got.token_us, 4) == round(80.0 + 1000 / 128, 4) and "per structured token" in got.words()
     assert fit_api_cpu(pts[:3]) is None and fit_api_cpu(pts[:2] + pts[3:4]) is None  # one arm; under 4 points
+    two_on = fit_api_cpu(pts[:3] + pts[3:5])  # two schema-on points of two lengths: too few to fit apart
+    assert two_on.structured_token_us == 0.0 and two_on.request_taken_as_zero
     one = [_loop_point("off", r, 128, busy("off", r, 128, 0.0, 80.0)) for r in (20, 45, 70)] + \
         [_loop_point("on", r, t, busy("on", r, t, 0.0, 80.0)) for r, t in ((30, 40), (60, 41), (110, 39))]
     got = fit_api_cpu(one)

@@ -250,13 +250,16 @@ def test_api_server_queue_delays_first_tokens_and_caps_streaming():
     wl = Workload(concurrency=1, requests=4, output_tokens=3, structured_fraction=0.0, prompt_tokens=1)
     slow = summarize(Simulation(Costs(fe, "xgrammar", 0.5), EngineConfig(cpu_speed=0.5), wl).run())
     assert slow["ttft_ms_p50"] == pytest.approx(9.0, rel=1e-9)
-    # a structured stream's token read apart (3 ms): a schema-off request streams at the other's 1 ms, a
-    # structured one its first token 2 ms later than with one cost for both
-    apart = replace(fe, forward=replace(fe.forward, frontend_structured_token_us=3000.0))
+    # a structured stream's token read apart (3 ms), its request's whole cost 1 ms (frontend_structured_ms, no
+    # frontend_request_ms beside it): a schema-off request streams at the other's 1 ms, a structured one its first
+    # token 2 ms later than with one cost for both; a structured request's whole cost 4 ms: 3 ms later again
+    apart = replace(fe, forward=replace(fe.forward, frontend_structured_token_us=3000.0, frontend_structured_ms=1.0))
     assert run(apart, concurrency=1, requests=4, output_tokens=3, structured_fraction=0.0)["ttft_ms_p50"] == \
         pytest.approx(7.0, rel=1e-9)
     on, on_apart = (run(q, concurrency=1, requests=4, output_tokens=3)["ttft_ms_p50"] for q in (fe, apart))
     assert on_apart - on == pytest.approx(2.0, rel=1e-6)
+    dearer = replace(apart, forward=replace(apart.forward, frontend_structured_ms=4.0))
+    assert run(dearer, concurrency=1, requests=4, output_tokens=3)["ttft_ms_p50"] - on_apart == pytest.approx(3.0, rel=1e-6)
 
 
 def test_prompt_length_distribution_sets_each_prefill():
@@ -822,6 +825,9 @@ def test_batched_fill_removes_the_measured_per_row_call_overhead():
     # a profile that never measured it: one line naming the way to add it
     with pytest.raises(ValueError, match="calibrate --batch-fill"):
         run(constant_profile(), concurrency=8, engine_version="0.33.0+batched-fill")
+    # the embedded profile carries a saving measured on its CPU (calibrate --batch-fill), which the variant takes off
+    from maskcost.profile import load_default_profile
+    assert load_default_profile().backends["xgrammar"].batch_fill_saving_us > 0
 
 
 def test_sglang_gives_up_on_a_grammar_after_its_poll_limit():

@@ -35,13 +35,15 @@ from ..records import SweepSummary
 VLLM_CHILD_PREFIX = "VLLM::"  # vLLM's named child processes (EngineCore, workers): not the API server's loop
 MIN_POINTS = 4  # points with the loop's CPU, at least one of each arm
 TOKEN_SPAN = 1.2  # schema-on points whose tokens a request span less than this ratio: a request's cost taken as 0
+MIN_ON_APART = 3  # schema-on points it takes to fit their stream's two costs apart
 
 
 @dataclass(frozen=True)
 class ApiCpuFit:
     """A request's, a structured request's extra and a streamed token's cost to the API server's loop; where the
-    arms were fitted apart (structured_token_us > 0), request_ms is 0, token_us the schema-off stream's and
-    structured_ms a structured request's whole cost."""
+    arms were fitted apart (structured_token_us > 0), token_us is the schema-off stream's and structured_ms a
+    structured request's whole cost. request_ms: 0 from both fits (ForwardCurve.frontend_request_ms keeps a TTFT
+    fit's where the loop's CPU was not read)."""
     request_ms: float
     structured_ms: float
     token_us: float
@@ -57,7 +59,7 @@ class ApiCpuFit:
             return (f"{self.structured_token_us:.0f} us per structured token and {self.structured_ms:.2f} ms per "
                     f"structured request (the schema-on points alone), {self.token_us:.0f} us per token of a "
                     f"schema-off stream, {how}")
-        request = ("0 ms per request (taken: the schema-on points' lengths too alike to tell it apart)"
+        request = ("0 ms per request (taken: the schema-on points cannot tell it from their tokens')"
                    if self.request_taken_as_zero else f"{self.request_ms:.2f} ms per request")
         return (f"{self.token_us:.0f} us per streamed token, {request}, {self.structured_ms:.2f} ms more per "
                 f"structured request, {how}")
@@ -98,11 +100,11 @@ def fit_api_cpu(points: list[SweepSummary]) -> ApiCpuFit | None:
         return None
     a, b = np.array(rows), np.array(busy)
     alike = max(on_tokens) / min(on_tokens) < TOKEN_SPAN
-    if alike:  # one token cost: the two token columns as one
+    x = nnls(a, b)[0] if not alike and len(on_tokens) >= MIN_ON_APART else None  # (the arms share no column)
+    if x is None or not x[2] > 0:  # one token cost: the two token columns as one (also where apart gives a token 0)
         x2, _ = nnls(np.stack([a[:, 0], a[:, 1] + a[:, 2]], 1), b)
         x = np.array([x2[0], x2[1], x2[1]])
-    else:
-        x, _ = nnls(a, b)  # (the arms share no column: each is fitted on its own points)
+        alike = True
     err = float(np.median(np.abs(a @ x / b - 1))) * 100
     return ApiCpuFit(request_ms=0.0, structured_ms=1e3 * x[0], token_us=1e6 * x[1], points=len(rows),
                      median_abs_error_pct=err, request_taken_as_zero=alike,

@@ -117,8 +117,11 @@ def what_moves(name: str, point: Point) -> tuple[str, str]:
         moves = ([] if point.backend == "guidance" else ["llguidance (cheaper rows)"]) + ([pool] if pool else []) + \
                 ["a faster core"]
         return PARTS[name][0], ", ".join(moves)
-    return policy.parts_words.get(name) or PARTS.get(name, ("the GPU forward: the grammar's host work stays under it",
-                                                           "a faster GPU or a smaller batch"))
+    what, moves = policy.parts_words.get(name) or PARTS.get(name, ("the GPU forward: the grammar's host work stays "
+                                                                    "under it", "a faster GPU or a smaller batch"))
+    if name == "compile wait" and point.backend != "guidance":
+        moves += ", or llguidance (no compile step to speak of)"
+    return what, moves
 
 
 # a step whose host time beyond the forward is under this share of it is the GPU's

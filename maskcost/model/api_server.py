@@ -18,7 +18,8 @@ class ApiServer:
         # a streamed token: where the profile read a structured stream's apart, the two weighted by the workload's
         # share of structured requests (exact for a workload of one kind, as every validation point is)
         token_us = fw.frontend_token_us
-        if fw.frontend_structured_token_us:
+        self.apart = bool(fw.frontend_structured_token_us)  # then a structured request costs frontend_structured_ms whole
+        if self.apart:
             token_us += structured_fraction * (fw.frontend_structured_token_us - token_us)
         self.token_us, self.request_ms, self.structured_ms = \
             token_us, fw.frontend_request_ms, fw.frontend_structured_ms  # at the profile host's speed
@@ -46,7 +47,8 @@ class ApiServer:
 
     def admit(self, structured: bool, now: float) -> float:
         """A request's admission (parse, template, tokenize; a schema: validate); the delay until it is done."""
-        ms = self.request_ms + (self.structured_ms if structured else 0.0)
+        ms = (self.structured_ms if self.apart else self.request_ms + self.structured_ms) if structured \
+            else self.request_ms
         return self.job("admit request", ms * self.cpu_scale, now)
 
     def stream(self, tokens: int, now: float) -> float:

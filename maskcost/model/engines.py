@@ -282,8 +282,8 @@ class Vllm(Engine):
                       "more cores, up to the pool's min(cpu_count // 2, 8) threads, or a faster core"),
         # backend_xgrammar.py:65-70: GrammarCompiler(cache_limit_bytes=VLLM_XGRAMMAR_CACHE_MB); guidance has no cache
         "compile wait": ("requests waiting for their grammar to compile",
-                         "fewer distinct schemas, a larger xgrammar compile cache (--xgrammar-cache-mb), or llguidance "
-                         "(no compile step to speak of)")}
+                         "fewer distinct schemas, or a larger xgrammar compile cache (VLLM_XGRAMMAR_CACHE_MB; "
+                         "--xgrammar-cache-mb here)")}
     # vllm/v1/core/sched/scheduler.py: each step probes every request still waiting for its grammar
     # with future.result(timeout=1e-4) on the engine thread (docs/engines.md, "extra CPU costs")
     compile_probe_ms: ClassVar[float] = 0.1
@@ -543,8 +543,7 @@ class Sglang(Engine):
                       "more cores, or a faster core"),
         # base_grammar_backend.py:204-206, :279-313: every grammar kept by its key, compiled on min(32, cpu + 4) threads
         "compile wait": ("requests waiting for their grammar to compile (SGLang keeps every grammar it compiled: "
-                         "a schema's first requests wait)",
-                         "fewer distinct schemas, or llguidance (no compile step to speak of)")}
+                         "a schema's first requests wait)", "fewer distinct schemas")}
     info_path = "/server_info"  # entrypoints/http_server.py: the version and every resolved server arg
     # SGLang 0.5.17's (validation/h200-sglang-0.5.17/, run 2: xgrammar 0.2.1's traces), for 0.5.23 too
     shipped_profile = "sglang-0.5.17-h200.json.gz"

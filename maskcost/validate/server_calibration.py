@@ -203,7 +203,8 @@ def engine_side(base: Profile | None, base_note: str, bench_us: float, costs: di
     k = convention_ratios(base, costs, vocab, entries, outputs, notes)
     costs, ratio = _scaled_engine_side(base, bench_us, costs, k)
     notes.append(f"{base_note}, scaled x{ratio:.3f} (this host's bench_us / its); the band (engine_speeds) from it too")
-    return costs, replace(forward, frontend_structured_ms=base.forward.frontend_structured_ms * ratio)
+    return costs, replace(forward, frontend_structured_ms=base.forward.frontend_structured_ms * ratio,
+                          frontend_structured_token_us=base.forward.frontend_structured_token_us * ratio)
 
 
 class _Progress:

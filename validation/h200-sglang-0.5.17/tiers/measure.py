@@ -3,8 +3,10 @@
 with SGLang 0.5.17's own grammar libraries (xgrammar 0.2.1, llguidance 1.9.1) beside the profile's own three
 schemas (contact, order, review), each `REPEATS` times the way calibrate measures a compile (fill._compile_costs:
 cold, warm, a near-identical variant), so merge.py can carry the tiers to the profile's host by the three
-schemas' ratio. Runs where those libraries import (the device: run.sh), writes one JSON.
-  python measure.py SCHEMA_DIR OUT.json"""
+schemas' ratio. Runs where those libraries import: on the device, the wheels of xgrammar 0.2.1, apache-tvm-ffi
+0.1.11, llguidance 1.9.1, pydantic and what maskcost imports installed with --target into a folder on PYTHONPATH
+(README.md here), from the repository root:
+  python3 validation/h200-sglang-0.5.17/tiers/measure.py validation/h200-sglang-0.5.17/schemas OUT.json"""
 import json
 import os
 import platform
@@ -34,7 +36,8 @@ def cpu_model() -> str:
 def main(schema_dir: str, out: str) -> None:
     vocab = load_vocab("llama3")
     entries = [load_schema_file(Path(schema_dir) / f"{s}.json") for s in OWN] + [TIERS[t] for t in TIERS]
-    got = {"what": __doc__.split("\n")[0], "nproc": os.cpu_count(), "cpu_model": cpu_model(),
+    got = {"what": "cold compiles of the tiers and the SGLang profile's own schemas (validation/h200-sglang-0.5.17/"
+                   "tiers/measure.py)", "nproc": os.cpu_count(), "cpu_model": cpu_model(),
            "xgrammar": version("xgrammar"), "llguidance": version("llguidance"), "repeats": REPEATS,
            "tokenizer_sha256": vocab.sha256, "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "bench_us_before": bench_us(vocab), "backends": {}}

@@ -33,7 +33,8 @@ def main(device_json: str) -> None:
             f"({dev['cpu_model']}, nproc {dev['nproc']}, xgrammar {dev['xgrammar']}, llguidance {dev['llguidance']}, "
             f"the median of {dev['repeats']} cold compiles each), carried to this profile's host by the median of its "
             f"own three schemas' compiles over the device's: " + "; ".join(said))
-    prov = {**p.provenance, "notes": [*p.provenance.get("notes", []), note]}
+    kept = [n for n in p.provenance.get("notes", []) if not n.startswith("tier compiles added")]  # (a re-run: once)
+    prov = {**p.provenance, "notes": [*kept, note]}
     save_profile(replace(p, backends=backends, provenance=prov), PROFILE)
     print(note)
 

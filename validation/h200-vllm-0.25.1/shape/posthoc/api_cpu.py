@@ -51,7 +51,8 @@ def refit(run: str) -> Path | None:
         fw = p.forward
         p = replace(p, forward=replace(fw, frontend_token_us=fw.frontend_token_us * k,
                                        frontend_request_ms=fw.frontend_request_ms * k,
-                                       frontend_structured_ms=fw.frontend_structured_ms * k))
+                                       frontend_structured_ms=fw.frontend_structured_ms * k,
+                                       frontend_structured_token_us=fw.frontend_structured_token_us * k))
     p = fit_backend_fill(p, cfg, "guidance", gd, "its llguidance server")
     ef = p.backends["guidance"].engine_fill
     pool = p.measured_speed.pool_speed
