@@ -40,17 +40,25 @@ MIN_ON_APART = 3  # schema-on points it takes to fit their stream's two costs ap
 
 @dataclass(frozen=True)
 class ApiCpuFit:
-    """A request's, a structured request's extra and a streamed token's cost to the API server's loop; where the
-    arms were fitted apart (structured_token_us > 0), token_us is the schema-off stream's and structured_ms a
-    structured request's whole cost. request_ms: 0 from both fits (ForwardCurve.frontend_request_ms keeps a TTFT
-    fit's where the loop's CPU was not read)."""
-    request_ms: float
+    """A structured request's and a streamed token's cost to the API server's loop; where the arms were fitted apart
+    (structured_token_us > 0), token_us is the schema-off stream's and structured_ms a structured request's whole
+    cost, else token_us every token's and structured_ms a structured request's extra."""
     structured_ms: float
     token_us: float
     points: int  # the points it was fitted on
     median_abs_error_pct: float  # of the loop's CPU at those points, by the fit
-    request_taken_as_zero: bool = False  # the schema-on points' lengths alike (TOKEN_SPAN)
     structured_token_us: float = 0.0  # a structured stream's token, fitted apart (0: token_us for every token)
+
+    @property
+    def request_ms(self) -> float:
+        """A request's own cost: 0 from both fits (ForwardCurve.frontend_request_ms keeps a TTFT fit's where the
+        loop's CPU was not read)."""
+        return 0.0
+
+    @property
+    def request_taken_as_zero(self) -> bool:
+        """One token cost over both arms: the schema-on points could not tell a request's cost from its tokens'."""
+        return not self.structured_token_us
 
     def words(self) -> str:
         how = f"fitted on its event loop's CPU over {self.points} calibration points (median |error| " \
@@ -59,10 +67,8 @@ class ApiCpuFit:
             return (f"{self.structured_token_us:.0f} us per structured token and {self.structured_ms:.2f} ms per "
                     f"structured request (the schema-on points alone), {self.token_us:.0f} us per token of a "
                     f"schema-off stream, {how}")
-        request = ("0 ms per request (taken: the schema-on points cannot tell it from their tokens')"
-                   if self.request_taken_as_zero else f"{self.request_ms:.2f} ms per request")
-        return (f"{self.token_us:.0f} us per streamed token, {request}, {self.structured_ms:.2f} ms more per "
-                f"structured request, {how}")
+        return (f"{self.token_us:.0f} us per streamed token, 0 ms per request (taken: the schema-on points cannot "
+                f"tell it from their tokens'), {self.structured_ms:.2f} ms more per structured request, {how}")
 
 
 def loop_cpus(s: SweepSummary) -> float | None:
@@ -101,11 +107,10 @@ def fit_api_cpu(points: list[SweepSummary]) -> ApiCpuFit | None:
     a, b = np.array(rows), np.array(busy)
     alike = max(on_tokens) / min(on_tokens) < TOKEN_SPAN
     x = nnls(a, b)[0] if not alike and len(on_tokens) >= MIN_ON_APART else None  # (the arms share no column)
-    if x is None or not x[2] > 0:  # one token cost: the two token columns as one (also where apart gives a token 0)
+    apart = x is not None and x[2] > 0
+    if not apart:  # one token cost: the two token columns as one (also where apart gives a token 0)
         x2, _ = nnls(np.stack([a[:, 0], a[:, 1] + a[:, 2]], 1), b)
         x = np.array([x2[0], x2[1], x2[1]])
-        alike = True
     err = float(np.median(np.abs(a @ x / b - 1))) * 100
-    return ApiCpuFit(request_ms=0.0, structured_ms=1e3 * x[0], token_us=1e6 * x[1], points=len(rows),
-                     median_abs_error_pct=err, request_taken_as_zero=alike,
-                     structured_token_us=0.0 if alike else 1e6 * x[2])
+    return ApiCpuFit(structured_ms=1e3 * x[0], token_us=1e6 * x[1], points=len(rows), median_abs_error_pct=err,
+                     structured_token_us=1e6 * x[2] if apart else 0.0)

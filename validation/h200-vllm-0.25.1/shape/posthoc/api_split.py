@@ -38,7 +38,7 @@ def one_cost_fit(points) -> ApiCpuFit:
     a = np.array([(rates(s)[0] if s.arm == "on" else 0.0, s.out_tok_per_s) for s in use])
     b = np.array([loop_cpus(s) for s in use])
     x, _ = nnls(a, b)
-    return ApiCpuFit(request_ms=0.0, structured_ms=1e3 * x[0], token_us=1e6 * x[1], points=len(use),
+    return ApiCpuFit(structured_ms=1e3 * x[0], token_us=1e6 * x[1], points=len(use),
                      median_abs_error_pct=float(np.median(np.abs(a @ x / b - 1))) * 100)
 
 
