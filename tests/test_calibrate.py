@@ -491,6 +491,28 @@ def test_api_cpu_fit_recovers_the_loop_costs_it_was_made_from():
     assert (got.request_ms, round(got.structured_ms, 6), round(got.token_us, 4)) == (0.0, 4.0, 80.0)
 
 
+def test_api_cpu_fit_takes_the_rates_of_the_window_its_cpu_was_read_on():
+    """The loop's CPU is read from a point's first request to its last issued; the client's rate runs on into the
+    drain. Where the engine's generated tokens over the window are recorded the fit takes them (here 10% over the
+    client's, the loop's busy share made from them: given back exactly), else the client's."""
+    from dataclasses import replace
+
+    from maskcost.calibrate.api_cpu import fit_api_cpu, window_tokens_per_s
+
+    def busy(arm, per_s, tokens):
+        return per_s * (5.0 if arm == "on" else 0.0) / 1e3 + per_s * tokens * (40.0 if arm == "on" else 80.0) / 1e6
+    pts = []
+    for arm, r, t in (("off", 20, 128), ("off", 45, 128), ("off", 70, 128), ("on", 30, 40), ("on", 60, 28), ("on", 110, 25)):
+        p = _loop_point(arm, r / 1.1, t, busy(arm, r, t))  # the client's rate a tenth under the window's
+        pts.append(replace(p, engine=replace(p.engine, gen_tokens_per_s=r * t)))
+    assert window_tokens_per_s(pts[0]) == 20 * 128 and window_tokens_per_s(_loop_point("on", 10, 30, 0.1)) == 300
+    got = fit_api_cpu(pts)
+    assert got.median_abs_error_pct < 1e-6
+    assert (round(got.structured_ms, 6), round(got.structured_token_us, 4), round(got.token_us, 4)) == (5.0, 40.0, 80.0)
+    client = fit_api_cpu([replace(p, engine=replace(p.engine, gen_tokens_per_s=None)) for p in pts])
+    assert client.structured_ms > 5.4 and client.token_us > 87  # every cost a tenth dearer
+
+
 def test_api_cpu_reads_the_listening_process_loop():
     """The loop is the busiest thread of the process marked as listening on the port, not a busier process of
     the server's tree; in a record from before the mark, the busiest process outside vLLM's named children;
@@ -520,7 +542,8 @@ def test_api_cpu_fit_on_a_real_calibration_splits_request_from_token():
     on = read_summaries(d / "host.speed-sweep.jsonl") + read_summaries(d / "host.speed-sweep-guidance.jsonl")
     got = fit_api_cpu(fwd + on)
     assert got.median_abs_error_pct < 10 and got.points >= 10 and not got.request_taken_as_zero
-    assert 50 < got.token_us < 120 and got.structured_ms > 1.0 and got.structured_token_us > got.token_us
+    # on the window's rates a structured request costs 4.8 ms whole and its token 38 us, a schema-off token 79 us
+    assert 50 < got.token_us < 120 and got.structured_ms > 3.0 and 20 < got.structured_token_us < got.token_us
     base = replace(load_default_profile(), forward=forward_from_summaries(fwd, "test"))
     p = with_frontend(base, fwd, on, ttft_fit=False)
     fw = p.forward

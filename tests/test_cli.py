@@ -40,12 +40,14 @@ def test_predict_on_the_default_profile_writes_json_png_and_trace(tmp_path):
 def test_a_short_run_a_core_count_beyond_the_hosts_and_a_trace_are_said(tmp_path):
     """A point whose ITL did not settle is named with what settles it; --cores above the cpu_count the engine
     sizes its pools from is said; the trace file is announced; a zero default is shown in the help."""
-    r = mc("predict", "--concurrency", "64", "--requests", "100", "--cores", "32", "--no-band", "--trace",
+    r = mc("predict", "--concurrency", "64", "--requests", "64", "--cores", "32", "--no-band", "--trace",
            str(tmp_path / "t.json"))
     assert r.returncode == 0, r.stderr
     assert "note: --cores 32 is more than the cpu_count 16" in r.stdout
-    assert "point(s) ran too short for their ITL to settle" in r.stdout and "--precision 0.05" in r.stdout
+    assert "point(s) ran too short for their ITL to settle" in r.stdout and "a larger --requests" in r.stdout
     assert f"wrote {tmp_path / 't.json'}: the first point's steps" in r.stdout
+    r = mc("predict", "--concurrency", "64", "--requests", "64", "--precision", "0", "--no-band")  # a fixed count
+    assert r.returncode == 0 and "too short" in r.stdout and "--precision 0.02 (or more --requests)" in r.stdout
     r = mc("predict", "--concurrency", "8", "--precision", "0.05", "--no-band")
     assert r.returncode == 0 and "too short" not in r.stdout
     helped = " ".join(mc("predict", "--help").stdout.split())

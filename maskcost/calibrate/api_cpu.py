@@ -22,8 +22,15 @@ request, and the schema-off stream's token on the forward sweep alone (its one l
 its tokens'): on the shape check's runs 6-10 the one token cost over both arms priced a schema-on point's loop
 dearer the more requests it made a second (llguidance's flat schema, 25 tokens a request, 7-21 points more than
 its nested one at 256 clients), and the arms apart brought the nested/flat ITL ratios within 10% at 20 of 30
-where they were 16 (docs/validation.md finding 44). Not modelled: vLLM's --api-server-count > 1 (several loops,
-each a child holding its parent's socket: the model has one queue)."""
+where they were 16 (docs/validation.md finding 44).
+
+The rates are the window's (window_tokens_per_s): the loop's CPU is read from a point's first request to its last
+issued, so a rate over the point's whole span (the client's, into the drain) under-counts what the loop served while
+it was read, most at calibrate's high loads. Fitted on the window's, the structured stream costs the loop more a
+request and less a token than on the client's (shape run 9's calibration: 4.8 ms and 38 us against 3.6 ms and 91
+us), and the held-out points' loop CPU on runs 6-11 came within a median 6% of what they read, where it was 14%
+over (24 server-schema pairs; llguidance's flat schema still 2-22% over: finding 47). Not modelled: vLLM's --api-server-count > 1 (several loops, each a child
+holding its parent's socket: the model has one queue)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -84,6 +91,15 @@ def loop_cpus(s: SweepSummary) -> float | None:
     return (top.get("threads") or [None])[0]
 
 
+def window_tokens_per_s(s: SweepSummary) -> float | None:
+    """The tokens a second the loop streamed over the window its CPU was read on: the engine's generated tokens over
+    that window (EngineSummary.gen_tokens_per_s), else (records without it) the client's over the point's whole span,
+    which runs on past the window into the point's drain. On the shape check's runs 6-11 the client's rate at
+    calibrate's speed points (144-224 clients) was 8-12% under the window's, and a fit on it put the held-out points'
+    loop a median 14% over what they read; on the window's, 6% (docs/validation.md finding 47)."""
+    return s.engine.gen_tokens_per_s or s.out_tok_per_s
+
+
 def fit_api_cpu(points: list[SweepSummary]) -> ApiCpuFit | None:
     """The fit over `points` (schema-off and schema-on, concurrency >= 8, each with its rate, its tokens a
     request and its loop's CPU); None where fewer than MIN_POINTS have them or an arm has none. Where the
@@ -92,13 +108,13 @@ def fit_api_cpu(points: list[SweepSummary]) -> ApiCpuFit | None:
     from scipy.optimize import nnls
     rows, busy, on_tokens = [], [], []
     for s in points:
-        cpus = loop_cpus(s)
-        if s.concurrency < 8 or not s.out_tok_per_s or not s.output_tokens_mean or not cpus:
+        cpus, tok_s = loop_cpus(s), window_tokens_per_s(s)
+        if s.concurrency < 8 or not tok_s or not s.output_tokens_mean or not cpus:
             continue
-        per_s = s.out_tok_per_s / s.output_tokens_mean
+        per_s = tok_s / s.output_tokens_mean
         on = s.arm == "on"
         # (structured requests/s, schema-off tokens/s, structured tokens/s)
-        rows.append((per_s if on else 0.0, 0.0 if on else s.out_tok_per_s, s.out_tok_per_s if on else 0.0))
+        rows.append((per_s if on else 0.0, 0.0 if on else tok_s, tok_s if on else 0.0))
         busy.append(cpus)
         if on:
             on_tokens.append(s.output_tokens_mean)

@@ -127,7 +127,7 @@ def cmd_advise(args) -> int:
     if not common:
         raise ValueError(f"advise --engine {' '.join(engines)}: their profiles share no schema: give --schema FILE "
                          f"(traced for each engine's profile)")
-    requests = None if args.requests is not None or args.precision is not None else \
+    requests = None if args.requests is not None or args.precision else \
         (lambda c: max(MIN_REQUESTS, 4 * (c or 0)))  # a point's own load sets it (a p99 needs them)
     wls = _workloads(args, tuple(common), requests)
     points = _search(args, flags, loaded, wls)

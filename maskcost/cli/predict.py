@@ -13,7 +13,6 @@ from .common import UsageError, add_tool_args, tool_entries
 from .engine_args import (SOURCE_WORDS, Speeds, _add_engine_args, _add_speed_source, _engine_configs, _profile,
                           add_host_args, engine_version, given_or_own_speeds)
 
-PRECISION_CAP = 10  # with --precision and no --requests, a point runs at most this many times the default
 DEFAULT_CONCURRENCY = (1, 8, 32, 64, 128, 160, 192, 256)  # the loads of a run given neither --concurrency nor --rate
 UNSETTLED_CI = 0.10  # a point whose ITL's 95% half-width is over this share of its mean is said to be unsettled
 
@@ -22,7 +21,7 @@ def _workloads(args, schema_ids: tuple[str, ...], requests=None):
     """The loads asked for; `requests`: a point's request count from its clients (None: --requests, else
     predict's default)."""
     from ..model.config import Workload
-    from ..model.predict import default_requests
+    from ..model.predict import PRECISION_CAP, default_requests
     loads = [("c", c) for c in (args.concurrency or [])] + [("r", r) for r in (args.rate or [])]
     if not loads:
         loads = [("c", c) for c in DEFAULT_CONCURRENCY]
@@ -40,7 +39,7 @@ def _workloads(args, schema_ids: tuple[str, ...], requests=None):
                      unstructured_lengths=args.unstructured_lengths,
                      structured_fraction=args.structured_fraction, schemas=schema_ids,
                      unique_schemas=args.unique_schemas, schema_order=args.schema_order, seed=args.seed,
-                     reasoning_tokens=args.reasoning_tokens, precision=args.precision) for kind, v in loads]
+                     reasoning_tokens=args.reasoning_tokens, precision=args.precision or None) for kind, v in loads]
 
 
 def _ci(p) -> str:
@@ -311,26 +310,31 @@ def _say_unsettled(points: list, args) -> None:
              p.itl_ms_ci95 > UNSETTLED_CI * p.itl_ms_mean]
     if loose:
         worst = max(loose, key=lambda p: p.itl_ms_ci95 / p.itl_ms_mean)
-        more = "more --requests" if args.precision else "--precision 0.05 (or more --requests)"
+        from ..model.predict import DEFAULT_PRECISION
+        more = "a larger --requests (the most --precision runs a point to) lets it settle" if args.precision else \
+            f"--precision {DEFAULT_PRECISION} (or more --requests) runs a point until it settles"
         print(f"note: {len(loose)} point(s) ran too short for their ITL to settle (±95% over "
               f"{100 * UNSETTLED_CI:.0f}% of the mean; {worst.engine} {worst.backend} at "
               f"{worst.concurrency if worst.concurrency is not None else f'rate {worst.rate_per_s}'}: "
-              f"±{100 * worst.itl_ms_ci95 / worst.itl_ms_mean:.0f}%): their p50, p99 and TTFT move more still; {more} "
-              f"runs a point until it settles")
+              f"±{100 * worst.itl_ms_ci95 / worst.itl_ms_mean:.0f}%): their p50, p99 and TTFT move more still; {more}")
 
 
-def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, requests_help: str | None = None) -> None:
-    """The load and schema flags predict and advise share; their defaults are Workload's."""
+def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, requests_help: str | None = None,
+                      precision: float | None = None) -> None:
+    """The load and schema flags predict and advise share; their defaults are Workload's, but for `precision`
+    (predict's: model.predict.DEFAULT_PRECISION; advise's: none, a fixed request count)."""
     from ..model.config import Workload
+    from ..model.predict import PRECISION_CAP
     w = Workload()  # the load flags' defaults are its own
     p.add_argument("--concurrency", type=int, nargs="+", help=concurrency_help)
     p.add_argument("--rate", type=float, nargs="+", help="open-loop Poisson arrivals per second (default: none; "
                    f"with neither --rate nor --concurrency, the concurrencies {' '.join(map(str, DEFAULT_CONCURRENCY))})")
     p.add_argument("--requests", type=int, help=requests_help or "requests per point (default max(200, 4 x "
                    f"concurrency)); with --precision, the most a point runs (default {PRECISION_CAP} x that)")
-    p.add_argument("--precision", type=float, default=w.precision, metavar="P",
-                   help="stop each simulation once its ITL mean is known to +- P x itself (95%%, batch means), "
-                        "e.g. 0.03; default: run --requests requests")
+    p.add_argument("--precision", type=float, default=precision, metavar="P",
+                   help="stop each simulation once its ITL mean is known to +- P x itself (95%%, batch means); "
+                        "0: run --requests requests " + (f"(default: {precision})" if precision else
+                                                         "(default: --requests requests)"))
     p.add_argument("--prompt-tokens", type=int, default=w.prompt_tokens, help="prompt length of every request (tokens)")
     p.add_argument("--prompt-lengths", default=w.prompt_lengths, metavar="DIST",
                    help="prompt lengths per request: fixed (--prompt-tokens), uniform:LO:HI, lognormal:MEDIAN:SIGMA")
@@ -363,11 +367,12 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, request
 
 
 def add_parser(sub) -> None:
+    from ..model.predict import DEFAULT_PRECISION
     p = sub.add_parser("predict", help="what-if grid from a profile (no GPU needed)")
     _add_engine_args(p.add_argument_group("the server and its host (several values: a grid point each)"))
     add_host_args(p)
     add_workload_args(p.add_argument_group("the workload (one engine's)"),
-                      "closed-loop clients (default 1 8 32 64 128 160 192 256)")
+                      "closed-loop clients (default 1 8 32 64 128 160 192 256)", precision=DEFAULT_PRECISION)
     o = p.add_argument_group("output")
     o.add_argument("--json", metavar="OUT.json", help="write the points here; while the grid runs they stream to "
                    "OUT.json.partial.jsonl")

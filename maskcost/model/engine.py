@@ -129,16 +129,13 @@ class Simulation:
         pick = self.rng.integers(0, len(ids), n).tolist() if wl.schema_order == "random" else \
             [i % len(ids) for i in range(n)]
         self.req_schema = [ids[i] for i in pick]
-        if tr is not None:  # a trace of the request's schema (one trace: no draw, as integers(0, 1) draws none)
-            by = [tr.by_schema[s] for s in ids]
-            self.req_trace = np.array([by[i][0] if len(by[i]) == 1 else by[i][self.rng.integers(0, len(by[i]))]
-                                       for i in pick], dtype=int)
+        if tr is not None:  # a trace of the request's schema, dealt from its shuffled deck
+            self.req_trace = np.array(self._deal(pick, [tr.by_schema[s] for s in ids]), dtype=int)
             lens = tr.n[self.req_trace]
             self.req_off = tr.off[self.req_trace]  # each request's trace: where it starts, its length
             self.req_n = lens
-        else:  # black box: a length drawn from those measured for the schema
-            lens = np.array([bb.output_tokens[ids[i]][self.rng.integers(0, len(bb.output_tokens[ids[i]]))]
-                             for i in pick])
+        else:  # black box: a length of those measured for the schema, dealt the same way
+            lens = np.array(self._deal(pick, [bb.output_tokens[s] for s in ids]))
         self.out_len = np.full(n, wl.output_tokens) if wl.output_tokens else lens.copy()
         draw = length_distribution(wl.unstructured_lengths)
         if draw is not None and not wl.output_tokens:
@@ -155,6 +152,23 @@ class Simulation:
         draw_prompt = length_distribution(wl.prompt_lengths, none_kind="fixed")
         self.req_prompt = np.full(n, wl.prompt_tokens) if draw_prompt is None else draw_prompt(self.rng, n)
         self.req_prefill = self.req_prompt - np.minimum(wl.prompt_cached_tokens, self.req_prompt - 1)
+
+    def _deal(self, pick: list[int], decks: list[list]) -> list:
+        """Each request's card from its schema's deck (`pick`: the schema's index), dealt without replacement:
+        each deck shuffled, dealt in order and shuffled again once spent. Every card is as likely as by a
+        draw with replacement, but n requests take each schema's cards within one of each other, so a
+        point's mean cost is its traces' own (a schema whose few outputs carry most of its fill, as
+        xgrammar's string enums do, moved a 200-request point's ITL by up to 10% drawn with replacement:
+        docs/validation.md finding 46). A deck of one card draws nothing."""
+        order = [np.empty(0, int) for _ in decks]
+        at = [0] * len(decks)
+        out = []
+        for i in pick:
+            if at[i] == len(order[i]):
+                order[i], at[i] = (self.rng.permutation(len(decks[i])) if len(decks[i]) > 1 else np.zeros(1, int)), 0
+            out.append(decks[i][order[i][at[i]]])
+            at[i] += 1
+        return out
 
     def _compiler(self) -> None:
         """The grammar compiler: its pool (the engine's workers), cache and the requests awaiting it

@@ -22,6 +22,13 @@ from .metrics import step_columns, summarize
 from ..point import Band, Breakdown, OffArm, Point
 
 
+# predict's run length: each point runs until its ITL mean is known to +- this share of itself (95%, batch means),
+# at most PRECISION_CAP x default_requests requests. A fixed max(200, 4 x clients) left a point's ITL up to 10% off
+# the model's own mean where a schema's few outputs carry most of its fill (docs/validation.md finding 46).
+DEFAULT_PRECISION = 0.02
+PRECISION_CAP = 10
+
+
 def default_requests(concurrency: int | None) -> int:
     return max(200, 4 * (concurrency or 0))
 

@@ -27,7 +27,7 @@ CELLS = {
 NO_CHANGE_PCT, NO_CHANGE_MEASURED_PCT, BAR_PCT = 5.0, 10.0, 15.0
 # run -> what its registration set beyond runs 1-2's: run 3, the engine's OpenMP team as run.sh starts it (server A
 # on cores 0-7: 8 threads, which a later taskset -a does not resize; docs/engines.md "The bitmask's pinned copy")
-RUN_CONFIG = {"run3": {"omp_threads": 8}, "run4": {"omp_threads": 8}, "run5": {"omp_threads": 8}, "run6": {"omp_threads": 8}}
+RUN_CONFIG = {f"run{i}": {"omp_threads": 8} for i in range(3, 8)}
 # run -> cells of its own: (cores, replicas, quota, arms, reference, config beyond RUN_CONFIG). Run 3's phase
 # omp1: server A started again on cores 0-11 with OMP_NUM_THREADS=1 (a team of one: no spinners after the
 # bitmask copy), in the cgroup, each quota against the same quota with the team of 8 (the quota phase's cells)
@@ -41,6 +41,12 @@ RUN_CELLS["run5"] = RUN_CELLS["run3"]  # run 5: the same, predicted with the oth
 RUN_CELLS["run6"] = {"omp1quota4": (12, 1, 4.0, ("on",), ("quota4", "team8quota4"), {"omp_threads": 1}),
                      "omp1quota2": (12, 1, 2.0, ("on",), ("quota2", "team8quota2"), {"omp_threads": 1}),
                      "team8quota4": (12, 1, 4.0, ("on",), None, {}), "team8quota2": (12, 1, 2.0, ("on",), None, {})}
+# run 7: phase ompswitch for omp1/team8: one server, its team switched 8 -> 1 -> 8 by a signal between the sweeps
+# (ompswitch/), no restart; each team-of-1 cell against the mean of the team-of-8 sweeps just before and after it
+RUN_CELLS["run7"] = {"sw1quota4": (12, 1, 4.0, ("on",), "sw8quota4", {"omp_threads": 1}),
+                     "sw1quota2": (12, 1, 2.0, ("on",), "sw8quota2", {"omp_threads": 1}),
+                     "sw8quota4": (12, 1, 4.0, ("on",), None, {}), "sw8quota2": (12, 1, 2.0, ("on",), None, {})}
+PRECISE_RUNS = ("run7",)  # predicted as predict does since finding 46: each point run to +-2% of its ITL mean
 
 
 def cells(run: str | None) -> dict[str, tuple]:
@@ -55,7 +61,7 @@ def predicted_file(run: str | None) -> Path:
 
 def predict(run: str | None = None) -> None:
     from maskcost.model.config import EngineConfig, Workload
-    from maskcost.model.predict import default_requests, grid
+    from maskcost.model.predict import DEFAULT_PRECISION, PRECISION_CAP, default_requests, grid
     from maskcost.profile import load_profile
     prof = load_profile(PROFILE)
     ms = prof.measured_speed
@@ -65,7 +71,9 @@ def predict(run: str | None = None) -> None:
                            usable_cores=cores, cpu_speed=ms.cpu_speed, cpu_speed_pool=ms.pool_speed,
                            replicas=replicas, replica_gpu="shared", cpu_quota=quota,
                            **{**RUN_CONFIG.get(run or "", {}), **more})
-        wls = [Workload(concurrency=c, requests=default_requests(c), schemas=SCHEMAS) for c in LOADS]
+        precise = run in PRECISE_RUNS
+        wls = [Workload(concurrency=c, requests=(PRECISION_CAP if precise else 1) * default_requests(c), schemas=SCHEMAS,
+                        precision=DEFAULT_PRECISION if precise else None) for c in LOADS]
         pts = grid(prof, [cfg], wls, progress=False, jobs=1, band=False)
         out["cells"][name] = {"config": asdict(cfg), "reference": ref, "points": {
             str(p.concurrency): {"on": p.itl_ms_mean, "off": p.off.itl_ms_mean,

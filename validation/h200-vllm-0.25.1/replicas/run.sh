@@ -5,6 +5,7 @@
 #   bash validation/h200-vllm-0.25.1/replicas/run.sh quota     # A alone: cpuset 0-3, quota 4 and 2 CPUs on 0-11, cpuset again
 #   bash validation/h200-vllm-0.25.1/replicas/run.sh omp1      # (run 3) A again on 0-11 with OMP_NUM_THREADS=1: quota 4 and 2
 #   bash validation/h200-vllm-0.25.1/replicas/run.sh team8     # (run 6) A again as the quota phase had it (team of 8): quota 4 and 2
+#   bash validation/h200-vllm-0.25.1/replicas/run.sh ompswitch # (run 7) A as the quota phase left it, its team switched 8, 1, 8
 # Sweeps go to $REP/CELL-*.jsonl (default /tmp/rep; a sweep there already is resumed, not run again),
 # packed into $OUT/PHASE.tar.gz after every sweep.
 set -u
@@ -13,6 +14,8 @@ LOGS="A A-team8 A-omp1 B"  # the servers' logs (A-team8, A-omp1: server A's as i
 pack() { for n in $LOGS; do [ -f $R/$n.log ] && gzip -kf $R/$n.log; done
   tar -C "$(dirname $R)" $(for n in $LOGS; do echo --exclude=$n.log; done) -czf "$OUT/$PHASE.tar.gz" "$(basename $R)"; }
 . "$D/engines.sh"
+# run 7: every Python process here catches the team switch (ompswitch/sitecustomize.py); nothing changes until signalled
+export PYTHONPATH=$D/ompswitch:$PYTHONPATH MASKCOST_OMP_SWITCH=8
 pids() { ps -eo pid=,sid= | awk -v s="$(cat $R/A.pid)" '$2 == s {print $1}'; }  # server A's processes (its session)
 if [ "$PHASE" = replicas ]; then
   { nproc; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA"; nvidia-smi --query-gpu=name,driver_version --format=csv;
@@ -26,6 +29,22 @@ if [ "$PHASE" = replicas ]; then
     sweep alone-2 8000 8-15 $c $arm
     pack
   done; done
+elif [ "$PHASE" = ompswitch ]; then
+  # run 7: server A as the quota phase left it (in the cgroup, a team of 8), moved back to cores 0-11; for each load
+  # and quota its team of 8, then of one, then of 8 again, switched by a signal between the sweeps (no restart)
+  CG=/sys/fs/cgroup/maskcost-quota
+  { [ -d $CG ] && curl -sf http://127.0.0.1:8000/health >/dev/null; } || { echo "run the quota phase first"; exit 1; }
+  for p in $(pids); do taskset -a -p -c 0-11 "$p" >/dev/null; done
+  quota() { echo "$1 100000" > $CG/cpu.max; echo "$PHASE cpu.max $(cat $CG/cpu.max)" >> "$R/cgroup.txt"; }
+  team() { echo "$(date +%T) team $1" >> "$R/ompswitch.txt"; python3 "$D/ompswitch/send.py" "$1" $(pids) >> "$R/ompswitch.txt" 2>&1; sleep 2; }
+  for c in 64 192; do for q in 4 2; do
+    quota ${q}00000; cat $CG/cpu.stat >> "$R/cgroup.txt"
+    team back; sweep sw8quota$q-1 8000 12-15 $c on
+    team 1; sweep sw1quota$q 8000 12-15 $c on; cat $CG/cpu.stat >> "$R/cgroup.txt"
+    team back; sweep sw8quota$q-2 8000 12-15 $c on; cat $CG/cpu.stat >> "$R/cgroup.txt"
+    pack
+  done; done
+  quota max; cat /tmp/ompswitch-* >> "$R/ompswitch.txt" 2>/dev/null
 elif [ "$PHASE" = omp1 ] || [ "$PHASE" = team8 ]; then
   # omp1 (run 3): A started again on 0-11 with a team of one OpenMP thread (no spinners after the bitmask copy);
   # team8 (run 6): A started again as the quota phase had it (on 0-7, a team of 8, then moved to 0-11), the cells
@@ -46,7 +65,12 @@ elif [ "$PHASE" = omp1 ] || [ "$PHASE" = team8 ]; then
   done
   quota max
 else
-  curl -sf http://127.0.0.1:8000/health >/dev/null || { echo "server A is not up (a fresh machine): run the replicas phase first"; exit 1; }
+  if ! curl -sf http://127.0.0.1:8000/health >/dev/null; then  # (run 7: quota before replicas) A as replicas starts it
+    [ -f $R/host.txt ] || { nproc; lscpu | grep -E "Model name|^CPU\(s\)|Thread|Core|Socket|NUMA";
+      nvidia-smi --query-gpu=name,driver_version --format=csv; ls .device-stage/w; } > "$R/host.txt" 2>&1
+    pkill -f vllm.entrypoints.cli.main && sleep 10
+    serve A 8000 0-7; up A 8000 || { pack; exit 1; }
+  fi
   [ -f $R/B.pid ] && kill -- -"$(cat $R/B.pid)" 2>/dev/null; sleep 5
   CG=/sys/fs/cgroup/maskcost-quota
   { mkdir -p $CG && (grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control || echo +cpu > /sys/fs/cgroup/cgroup.subtree_control) \

@@ -6,11 +6,14 @@
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from maskcost.records import busy_client_pct
 
 HERE = Path(__file__).resolve().parent
 SCHEMAS = ("flat", "nested", "deep")
@@ -23,10 +26,12 @@ CORES6_LOADS = (128,)  # run 4: flat and nested with the servers on 6 cores (xg6
 # by every request, so prefix-cached but for its last partial block of 16; runs 1-4's records), where runs 1-4 used
 # predict's default request (posthoc/workload.py: the rule's request, not the model, made most of the GPU gap)
 SWEEP_PROMPTS = {"flat": (109, 96), "nested": (163, 160), "deep": (189, 176)}  # (prompt tokens, of them cached)
-SWEEP_REQUEST_RUNS = ("run5", "run6", "run7", "run8", "run9", "run10", "run11")  # (and the GPU bar)
+SWEEP_REQUEST_RUNS = ("run5", "run6", "run7", "run8", "run9", "run10", "run11", "run12")  # (and the GPU bar)
 # runs whose 6-core points are predicted with the OpenMP team the servers really kept: started on 16 cores, moved
 # to 6 by taskset -a (run.sh), a team of 16 (EngineConfig.omp_threads; docs/validation.md finding 27)
-TEAM16_RUNS = ("run7", "run8", "run9", "run10", "run11")
+TEAM16_RUNS = ("run7", "run8", "run9", "run10", "run11", "run12")
+# post hoc: predict's flags beyond the check's own (posthoc/sampling.py: --precision), none when registered
+PREDICT_ARGS = os.environ.get("CHECK_PREDICT_ARGS", "").split()
 GPU_BAR = 0.04  # run 5: median |modelled - NVML| GPU busy over the held-out points (issue 38 item 2)
 
 
@@ -36,7 +41,7 @@ def model(profile: str | None, schema_arg: list[str], loads=LOADS, more=()) -> d
         out = Path(t) / "p.json"
         cmd = [sys.executable, "-m", "maskcost.cli", "predict", *(["--profile", profile] if profile else []),
                "--engine", "vllm", "--engine-version", "0.25.1", "--backend", *SERVERS.values(),
-               "--max-num-seqs", "256", *schema_arg, "--concurrency", *map(str, loads), *more, "--json", str(out)]
+               "--max-num-seqs", "256", *schema_arg, "--concurrency", *map(str, loads), *more, *PREDICT_ARGS, "--json", str(out)]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         d = json.loads(out.read_text())
     got: dict[str, dict[int, dict]] = {}
@@ -86,7 +91,7 @@ def measured(run: Path, suffix: str = "") -> dict[tuple[str, str, int], list[dic
                     got.setdefault((backend, s, r["concurrency"]), []).append({
                         "repeat": r["repeat"], "itl_ms": e["itl_ms"], "running": e.get("running_mean"),
                         "output_tokens": r.get("output_tokens_mean"),
-                        "server_cpu": (e.get("server_cpu") or {}).get("cpus"),
+                        "server_cpu": (e.get("server_cpu") or {}).get("cpus"), "client_pct": r.get("client_cpu_pct"),
                         "gpu_busy": (e.get("gpu_busy") or {}).get("fraction")})
     return got
 
@@ -183,6 +188,11 @@ def score(run: Path, profile: Path | None = None) -> None:
                           "basis": sorted({g.get("basis") or "-" for g in gb})}
     res["respeed"] = respeed(run)
     res["calibrate_time"] = calibrate_time(run)
+    # run 12 on, reported: the points whose sweep client was the limit (a process over 60% busy: records.client_busy)
+    res["client_busy"] = [{"backend": b, "schema": s, "load": c, "client_pct": [x["client_pct"] for x in pts]}
+                          for (b, s, c), pts in sorted({**meas, **{(b, s, f"{c} (6 cores)"): v for (b, s, c), v in
+                                                                     meas6.items()}}.items(), key=str)
+                          if any(busy_client_pct(x["client_pct"]) for x in pts)]
     (run / "score.json").write_text(json.dumps(res, indent=1) + "\n")
     f = lambda v, fmt="{:.2f}": "-" if v is None else fmt.format(v)
     lines = ["| backend | clients | schema | ITL measured ms (flat) | ratio measured (by repeat) | ratio predicted | "
@@ -220,6 +230,9 @@ def score(run: Path, profile: Path | None = None) -> None:
     if res["respeed"]:
         lines.append("calibrate's speed points run again at once (ITL ms, calibrate's -> again): " + ", ".join(
             f"c{r['load']} {r['calibrate_ms']:.1f} -> {r['again_ms']:.1f} ({r['change_pct']:+.0f}%)" for r in res["respeed"]))
+    lines.append("points whose client was busy (a process over 60%): " + (", ".join(
+        f"{x['backend'][:2]} {x['schema']} {x['load']} ({'/'.join(f'{p:.0f}%' for p in x['client_pct'] if p)})"
+        for x in res["client_busy"]) or "none"))
     if res["calibrate_time"]:
         t = res["calibrate_time"]
         lines.append(f"calibrate: {t['wall_s']:.0f} s (goal 210 s; its estimate {sum(t['phases_estimate_s'].values()):.0f} s"
