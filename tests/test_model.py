@@ -138,6 +138,25 @@ def test_same_seed_same_result_other_seed_differs():
     assert a["itl_ms_mean"] != c["itl_ms_mean"]
 
 
+def test_traces_are_dealt_from_each_schemas_deck_without_replacement():
+    """Each request's trace is dealt from its schema's shuffled deck: a schema's requests take its traces within one
+    of each other (drawn with replacement 301 requests of two traces would rarely split 151/150), the same seed deals
+    the same, and a deck of one card draws nothing from the generator."""
+    from maskcost.model.config import EngineConfig as E
+    p = constant_profile(fill_us=100.0, forward_ms=3.0, heavy_tail=True)
+    wl = Workload(concurrency=8, requests=301, seed=3)
+    sims = [Simulation(Costs(p, "xgrammar"), E(), wl) for _ in range(2)]
+    for sim in sims:
+        sim._draw_requests(wl.requests)
+    counts = np.bincount(sims[0].req_trace, minlength=2)
+    assert sorted(counts.tolist()) == [150, 151] and (sims[0].req_trace == sims[1].req_trace).all()
+    sim = sims[0]
+    before = sim.rng.bit_generator.state
+    assert sim._deal([0, 0, 0], [["only"]]) == ["only"] * 3 and sim.rng.bit_generator.state == before
+    got = sim._deal([0, 1, 0, 1, 0, 1], [["a", "b", "c"], ["x"]])
+    assert sorted(got[::2]) == ["a", "b", "c"] and got[1::2] == ["x"] * 3
+
+
 def test_open_loop_poisson_and_bad_workloads():
     p = constant_profile(fill_us=10.0, forward_ms=5.0)
     r = run(p, concurrency=None, rate_per_s=100.0, requests=300)

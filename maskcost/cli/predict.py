@@ -330,7 +330,8 @@ def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, request
     p.add_argument("--rate", type=float, nargs="+", help="open-loop Poisson arrivals per second (default: none; "
                    f"with neither --rate nor --concurrency, the concurrencies {' '.join(map(str, DEFAULT_CONCURRENCY))})")
     p.add_argument("--requests", type=int, help=requests_help or "requests per point (default max(200, 4 x "
-                   f"concurrency)); with --precision, the most a point runs (default {PRECISION_CAP} x that)")
+                   f"concurrency)); with --precision (predict's default), the most a point runs (default "
+                   f"{PRECISION_CAP} x that): a fixed count takes --precision 0")
     p.add_argument("--precision", type=float, default=precision, metavar="P",
                    help="stop each simulation once its ITL mean is known to +- P x itself (95%%, batch means); "
                         "0: run --requests requests " + (f"(default: {precision})" if precision else

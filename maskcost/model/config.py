@@ -173,7 +173,8 @@ class Workload:
         if self.schema_order not in SCHEMA_ORDERS:
             raise ValueError(f"--schema-order {self.schema_order}: one of {', '.join(SCHEMA_ORDERS)}")
         if self.precision is not None and not 0 < self.precision < 1:
-            raise ValueError(f"--precision {self.precision}: a fraction of the ITL mean, in (0, 1)")
+            raise ValueError(f"--precision {self.precision}: a fraction of the ITL mean, in (0, 1) (0 on the command "
+                             f"line: a fixed --requests)")
         if self.prompt_lengths != "fixed" and not self.prompt_lengths.startswith(("uniform:", "lognormal:")):
             raise ValueError(f"--prompt-lengths {self.prompt_lengths}: expected fixed (--prompt-tokens), "
                              f"uniform:LO:HI or lognormal:MEDIAN:SIGMA")

@@ -156,10 +156,11 @@ class Simulation:
     def _deal(self, pick: list[int], decks: list[list]) -> list:
         """Each request's card from its schema's deck (`pick`: the schema's index), dealt without replacement:
         each deck shuffled, dealt in order and shuffled again once spent. Every card is as likely as by a
-        draw with replacement, but n requests take each schema's cards within one of each other, so a
-        point's mean cost is its traces' own (a schema whose few outputs carry most of its fill, as
-        xgrammar's string enums do, moved a 200-request point's ITL by up to 10% drawn with replacement:
-        docs/validation.md finding 46). A deck of one card draws nothing."""
+        draw with replacement, but a schema's requests (structured or not: an unstructured one takes its
+        card's length under --unstructured-lengths trace) take its cards within one of each other, so a
+        point's mean cost is its traces' own: where a schema's few outputs carry most of its fill, as
+        xgrammar's do, a 200-request point drawn with replacement priced run 11's nested/flat 8% off its
+        traces' (docs/validation.md finding 46). A deck of one card draws nothing."""
         order = [np.empty(0, int) for _ in decks]
         at = [0] * len(decks)
         out = []

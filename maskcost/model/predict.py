@@ -23,8 +23,9 @@ from ..point import Band, Breakdown, OffArm, Point
 
 
 # predict's run length: each point runs until its ITL mean is known to +- this share of itself (95%, batch means),
-# at most PRECISION_CAP x default_requests requests. A fixed max(200, 4 x clients) left a point's ITL up to 10% off
-# the model's own mean where a schema's few outputs carry most of its fill (docs/validation.md finding 46).
+# at most PRECISION_CAP x default_requests requests. A fixed max(200, 4 x clients) left a point's ITL known to +-6-14%
+# (95%) where a schema's few outputs carry most of its fill (docs/validation.md finding 46). validate, report and the
+# llama.cpp loop still run their own fixed counts.
 DEFAULT_PRECISION = 0.02
 PRECISION_CAP = 10
 

@@ -36,7 +36,9 @@ elif [ "$PHASE" = ompswitch ]; then
   { [ -d $CG ] && curl -sf http://127.0.0.1:8000/health >/dev/null; } || { echo "run the quota phase first"; exit 1; }
   for p in $(pids); do taskset -a -p -c 0-11 "$p" >/dev/null; done
   quota() { echo "$1 100000" > $CG/cpu.max; echo "$PHASE cpu.max $(cat $CG/cpu.max)" >> "$R/cgroup.txt"; }
-  team() { echo "$(date +%T) team $1" >> "$R/ompswitch.txt"; python3 "$D/ompswitch/send.py" "$1" $(pids) >> "$R/ompswitch.txt" 2>&1; sleep 2; }
+  team() { echo "$(date +%T) team $1" >> "$R/ompswitch.txt"
+    python3 "$D/ompswitch/send.py" "$1" $(pids) >> "$R/ompswitch.txt" 2>&1 || { echo "team $1: not switched"; pack; exit 1; }
+    sleep 2; }
   for c in 64 192; do for q in 4 2; do
     quota ${q}00000; cat $CG/cpu.stat >> "$R/cgroup.txt"
     team back; sweep sw8quota$q-1 8000 12-15 $c on

@@ -4,8 +4,10 @@ score predicts it, the nested/flat ratios and the held-out ITL scored against th
   before   the model at b628c84 (traces drawn with replacement, max(200, 4 x clients) requests a point)
   dealt    traces dealt from each schema's shuffled deck, the same request counts
   precise  dealt, and each point run until its ITL mean is known to +-2% (predict's --precision 0.02)
-  LABEL=dealt python validation/h200-vllm-0.25.1/shape/posthoc/sampling.py [RUN ...]   (repository root; for
-  `before`, from a checkout of the parent commit, this script and check.py copied in)  -> appends to
+  LABEL=dealt CHECK_PREDICT_ARGS="--precision 0" python validation/h200-vllm-0.25.1/shape/posthoc/sampling.py [RUN ...]
+  LABEL=precise python ...sampling.py (predict's default now)   (repository root; for `before`, from a checkout of
+  b628c84 with this script and check.py copied in; the rows here were made before --precision 0.02 was the default,
+  so `dealt` then ran with no flag)  -> appends to
   sampling.json; `python sampling.py --table` -> sampling.txt"""
 import json
 import os
