@@ -502,7 +502,8 @@ def test_api_cpu_fit_takes_the_rates_of_the_window_its_cpu_was_read_on():
     def busy(arm, per_s, tokens):
         return per_s * (5.0 if arm == "on" else 0.0) / 1e3 + per_s * tokens * (40.0 if arm == "on" else 80.0) / 1e6
     pts = []
-    for arm, r, t in (("off", 20, 128), ("off", 45, 128), ("off", 70, 128), ("on", 30, 40), ("on", 60, 28), ("on", 110, 25)):
+    for arm, r, t in (("off", 20, 128), ("off", 45, 128), ("off", 70, 128),
+                      ("on", 30, 40), ("on", 60, 28), ("on", 110, 25)):
         p = _loop_point(arm, r / 1.1, t, busy(arm, r, t))  # the client's rate a tenth under the window's
         pts.append(replace(p, engine=replace(p.engine, gen_tokens_per_s=r * t)))
     assert window_tokens_per_s(pts[0]) == 20 * 128 and window_tokens_per_s(_loop_point("on", 10, 30, 0.1)) == 300

@@ -29,8 +29,8 @@ issued, so a rate over the point's whole span (the client's, into the drain) und
 it was read, most at calibrate's high loads. Fitted on the window's, the structured stream costs the loop more a
 request and less a token than on the client's (shape run 9's calibration: 4.8 ms and 38 us against 3.6 ms and 91
 us), and the held-out points' loop CPU on runs 6-11 came within a median 6% of what they read, where it was 14%
-over (24 server-schema pairs; llguidance's flat schema still 2-22% over: finding 47). Not modelled: vLLM's --api-server-count > 1 (several loops, each a child
-holding its parent's socket: the model has one queue)."""
+over (24 server-schema pairs; llguidance's flat schema still 2-22% over: finding 47). Not modelled: vLLM's
+--api-server-count > 1 (several loops, each a child holding its parent's socket: the model has one queue)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

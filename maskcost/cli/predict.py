@@ -21,7 +21,7 @@ def _workloads(args, schema_ids: tuple[str, ...], requests=None):
     """The loads asked for; `requests`: a point's request count from its clients (None: --requests, else
     predict's default)."""
     from ..model.config import Workload
-    from ..model.predict import PRECISION_CAP, default_requests
+    from ..model.predict import run_requests
     loads = [("c", c) for c in (args.concurrency or [])] + [("r", r) for r in (args.rate or [])]
     if not loads:
         loads = [("c", c) for c in DEFAULT_CONCURRENCY]
@@ -31,7 +31,7 @@ def _workloads(args, schema_ids: tuple[str, ...], requests=None):
             return args.requests  # (0 or less: Workload says so)
         if requests:
             return requests(clients)
-        return (PRECISION_CAP if args.precision else 1) * default_requests(clients)
+        return run_requests(clients, bool(args.precision))
     return [Workload(concurrency=v if kind == "c" else None, rate_per_s=v if kind == "r" else None,
                      requests=count(v if kind == "c" else None),
                      prompt_tokens=args.prompt_tokens, prompt_cached_tokens=args.prompt_cached_tokens,

@@ -18,7 +18,8 @@ class ApiServer:
         # a streamed token: where the profile read a structured stream's apart, the two weighted by the workload's
         # share of structured requests (exact for a workload of one kind, as every validation point is)
         token_us = fw.frontend_token_us
-        self.apart = bool(fw.frontend_structured_token_us)  # then a structured request costs frontend_structured_ms whole
+        # read apart: a structured request then costs frontend_structured_ms whole
+        self.apart = bool(fw.frontend_structured_token_us)
         if self.apart:
             token_us += structured_fraction * (fw.frontend_structured_token_us - token_us)
         self.token_us, self.request_ms, self.structured_ms = \

@@ -34,6 +34,11 @@ def default_requests(concurrency: int | None) -> int:
     return max(200, 4 * (concurrency or 0))
 
 
+def run_requests(concurrency: int | None, precise: bool) -> int:
+    """A point's request count: default_requests, or with a precision stop the most it may run to."""
+    return (PRECISION_CAP if precise else 1) * default_requests(concurrency)
+
+
 def _costs(profile: Profile, cfg: EngineConfig, costs_cache: dict) -> Costs:
     key, base_key = (cfg.backend, cfg.cpu_speed), (cfg.backend, 1.0)
     if base_key not in costs_cache:  # one Costs per backend, the other speeds sharing its curves (Costs.at_speed)

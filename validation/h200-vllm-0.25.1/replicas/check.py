@@ -61,7 +61,7 @@ def predicted_file(run: str | None) -> Path:
 
 def predict(run: str | None = None) -> None:
     from maskcost.model.config import EngineConfig, Workload
-    from maskcost.model.predict import DEFAULT_PRECISION, PRECISION_CAP, default_requests, grid
+    from maskcost.model.predict import DEFAULT_PRECISION, grid, run_requests
     from maskcost.profile import load_profile
     prof = load_profile(PROFILE)
     ms = prof.measured_speed
@@ -72,7 +72,7 @@ def predict(run: str | None = None) -> None:
                            replicas=replicas, replica_gpu="shared", cpu_quota=quota,
                            **{**RUN_CONFIG.get(run or "", {}), **more})
         precise = run in PRECISE_RUNS
-        wls = [Workload(concurrency=c, requests=(PRECISION_CAP if precise else 1) * default_requests(c), schemas=SCHEMAS,
+        wls = [Workload(concurrency=c, requests=run_requests(c, precise), schemas=SCHEMAS,
                         precision=DEFAULT_PRECISION if precise else None) for c in LOADS]
         pts = grid(prof, [cfg], wls, progress=False, jobs=1, band=False)
         out["cells"][name] = {"config": asdict(cfg), "reference": ref, "points": {

@@ -41,7 +41,8 @@ def model(profile: str | None, schema_arg: list[str], loads=LOADS, more=()) -> d
         out = Path(t) / "p.json"
         cmd = [sys.executable, "-m", "maskcost.cli", "predict", *(["--profile", profile] if profile else []),
                "--engine", "vllm", "--engine-version", "0.25.1", "--backend", *SERVERS.values(),
-               "--max-num-seqs", "256", *schema_arg, "--concurrency", *map(str, loads), *more, *PREDICT_ARGS, "--json", str(out)]
+               "--max-num-seqs", "256", *schema_arg, "--concurrency", *map(str, loads), *more, *PREDICT_ARGS,
+               "--json", str(out)]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         d = json.loads(out.read_text())
     got: dict[str, dict[int, dict]] = {}

@@ -15,7 +15,8 @@ def _switch(threads: int):
         import torch  # imported on the first switch only: a process that never gets one never loads it here
         torch.set_num_threads(threads)
         with open(f"/tmp/ompswitch-{os.getpid()}", "a") as f:
-            f.write(f"{os.getpid()} {open('/proc/self/comm').read().strip()} asked {threads} has {torch.get_num_threads()}\n")
+            name = open("/proc/self/comm").read().strip()
+            f.write(f"{os.getpid()} {name} asked {threads} has {torch.get_num_threads()}\n")
     return handler
 
 

@@ -16,7 +16,10 @@ import maskcost.calibrate.api_cpu as api_cpu_lib  # noqa: E402
 if os.environ.get("RATES") == "client":
     api_cpu_lib.window_tokens_per_s = lambda s: s.out_tok_per_s
 else:  # the held-out points' loop CPU read at their window's rates too (api_split.held_out)
-    api_split.rates = lambda s: (api_cpu_lib.window_tokens_per_s(s) / s.output_tokens_mean, api_cpu_lib.window_tokens_per_s(s))
+    def _window_rates(s):
+        tok = api_cpu_lib.window_tokens_per_s(s)
+        return tok / s.output_tokens_mean, tok
+    api_split.rates = _window_rates
 
 if __name__ == "__main__":
     api_split.main(sys.argv[1:] or ["run6", "run7", "run8", "run9", "run10", "run11"])
