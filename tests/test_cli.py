@@ -37,6 +37,25 @@ def test_predict_on_the_default_profile_writes_json_png_and_trace(tmp_path):
     assert 0 < shows["gpu_busy_fraction"] <= 1 and shows["bound"] in ("gpu", "host")
 
 
+def test_a_point_with_its_api_server_loop_near_capacity_is_said(capsys):
+    """Only a point whose loop the model runs at LOOP_NEAR_FULL or more with a host-bound step is named, with its
+    backend, load and the loop's share; a full loop behind a GPU-bound step, or none modelled, is not."""
+    from types import SimpleNamespace
+    from maskcost.cli.predict import _say_loop_near_full
+    from maskcost.model.api_server import LOOP_NEAR_FULL
+
+    def pt(busy, bound, c=256):
+        return SimpleNamespace(api_server_busy_fraction=busy, bound=bound, backend="guidance", concurrency=c,
+                               rate_per_s=None)
+    _say_loop_near_full([pt(0.5, "host", 32), pt(None, "host"), pt(0.99, "gpu"), pt(LOOP_NEAR_FULL - 0.01, "host")])
+    assert capsys.readouterr().out == ""
+    _say_loop_near_full([pt(0.5, "host", 32), pt(0.854, "host")])
+    out = capsys.readouterr().out
+    assert out.startswith("note: 1 point(s) with the API server's loop near capacity")
+    assert "guidance at 256 (85%)" in out
+    assert "finding 50" in out and "at 32" not in out
+
+
 def test_a_short_run_a_core_count_beyond_the_hosts_and_a_trace_are_said(tmp_path):
     """A point whose ITL did not settle is named with what settles it; --cores above the cpu_count the engine
     sizes its pools from is said; the trace file is announced; a zero default is shown in the help."""

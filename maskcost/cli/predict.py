@@ -285,6 +285,7 @@ def cmd_predict(args) -> int:
         print(f"note: {len(unsettled)} point(s) sharing a host did not settle in {unsettled[0].host_share['rounds']} "
               f"rounds (model/host_share.py): their figures are the last round's")
     _say_unsettled(points, args)
+    _say_loop_near_full(points)
     if args.trace:
         print(f"wrote {args.trace}: the first point's steps, a lane per thread (chrome://tracing or ui.perfetto.dev)")
     result = {"profile": {"name": profile.name, "created_utc": profile.created_utc, "host": profile.host.__dict__,
@@ -317,6 +318,22 @@ def _say_unsettled(points: list, args) -> None:
               f"{100 * UNSETTLED_CI:.0f}% of the mean; {worst.engine} {worst.backend} at "
               f"{worst.concurrency if worst.concurrency is not None else f'rate {worst.rate_per_s}'}: "
               f"±{100 * worst.itl_ms_ci95 / worst.itl_ms_mean:.0f}%): their p50, p99 and TTFT move more still; {more}")
+
+
+def _say_loop_near_full(points: list) -> None:
+    """A note naming the points whose API-server loop the model runs near capacity with a host-bound step: there the
+    split of the requests between the loop and the engine sets the ITL, and it is the least sure figure the model
+    gives (model/api_server.py LOOP_NEAR_FULL; docs/validation.md finding 50)."""
+    from ..model.api_server import LOOP_NEAR_FULL
+    near = [p for p in points if (p.api_server_busy_fraction or 0.0) >= LOOP_NEAR_FULL and p.bound == "host"]
+    if near:
+        where = ", ".join(f"{p.backend} at {p.concurrency if p.concurrency is not None else f'rate {p.rate_per_s}'} "
+                          f"({100 * p.api_server_busy_fraction:.0f}%)" for p in near[:4])
+        where += " ..." if len(near) > 4 else ""
+        print(f"note: {len(near)} point(s) with the API server's loop near capacity and a host-bound step ({where}: "
+              f"the loop's busy share in the model): where both are full, the engine runs only the requests the loop "
+              f"lets through, and on the record's servers a tenth more or less in the loop's costs moved such a "
+              f"point's ITL by up to 23% (docs/validation.md finding 50)")
 
 
 def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, requests_help: str | None = None,

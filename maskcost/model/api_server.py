@@ -7,6 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+# A loop busier than this in the model is near capacity: where the engine's step is host-bound too, the two split a
+# closed loop's requests between them, and the ITL that split sets moved by up to 23% for a tenth more or less
+# in the loop's costs on the record's servers (llguidance at 256 clients, the process 0.97-1.08 CPU there, its loop
+# thread 0.83-0.91; the model's loop 0.85 and 0.95 on run 12: docs/validation.md finding 50). predict says so.
+LOOP_NEAR_FULL = 0.8
+
 if TYPE_CHECKING:
     from .costs import Costs
 
