@@ -100,7 +100,7 @@ class Point:  # (not hashable: its config and host_share are dicts)
     straddle_rate: float | None = None
     aborted: int | None = None
     steps: int | None = None
-    api_server_busy_fraction: float | None = None  # the API server's loop busy over the run (None: not modelled)
+    api_server_busy_fraction: float | None = None  # the API server's loop busy over the window (None: none)
     breakdown: Breakdown
     # what the GPU monitor and the engine's metrics would show (metrics.what_the_engine_shows)
     gpu_busy_fraction: float | None = None

@@ -332,8 +332,8 @@ def _say_loop_near_full(points: list) -> None:
         where += " ..." if len(near) > 4 else ""
         print(f"note: {len(near)} point(s) with the API server's loop near capacity and a host-bound step ({where}: "
               f"the loop's busy share in the model): where both are full, the engine runs only the requests the loop "
-              f"lets through, and on the record's servers a tenth more or less in the loop's costs moved such a "
-              f"point's ITL by up to 23% (docs/validation.md finding 50)")
+              f"lets through, and on the profiles of the record's servers a tenth more or less in the loop's costs "
+              f"moved the model's ITL at such a point by up to 23% (docs/validation.md finding 50)")
 
 
 def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, requests_help: str | None = None,

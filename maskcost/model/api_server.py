@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
 
+import numpy as np
+
 # A loop busier than this in the model is near capacity: where the engine's step is host-bound too, the two split a
-# closed loop's requests between them, and the ITL that split sets moved by up to 23% for a tenth more or less
-# in the loop's costs on the record's servers (llguidance at 256 clients, the process 0.97-1.08 CPU there, its loop
-# thread 0.83-0.91; the model's loop 0.85 and 0.95 on run 12: docs/validation.md finding 50). predict says so.
+# closed loop's requests between them, and the model's ITL there moved by up to 23% for a tenth more or less in the
+# loop's costs on the profiles of the record's servers (llguidance at 256 clients, where the server's process ran
+# 0.97-1.08 CPU, its loop thread 0.83-0.91; the model's loop 0.99 and 1.00 on run 12's profile: docs/validation.md
+# finding 50). predict says so.
 LOOP_NEAR_FULL = 0.8
 
 if TYPE_CHECKING:
@@ -36,6 +39,7 @@ class ApiServer:
         self.event = event  # the trace's span writer, where one is recorded
         self.free_at = 0.0  # when the job queued last ends
         self.busy_ms = 0.0  # its host CPU time (model/host_share.py reads it)
+        self.spans: list[tuple[float, float]] = []  # each job's (start, end), in the order queued (busy_share)
 
     @staticmethod
     def modelled(costs: "Costs", api_server_queue: bool) -> bool:
@@ -48,9 +52,19 @@ class ApiServer:
         start = self.free_at if self.free_at > now else now
         self.free_at = start + dur
         self.busy_ms += dur
+        self.spans.append((start, self.free_at))
         if self.event is not None:
             self.event(name, "API server", start, dur)
         return self.free_at - now
+
+    def busy_share(self, lo: float, hi: float) -> float | None:
+        """The share of [lo, hi] its jobs ran (one at a time: they never overlap); None for an empty window."""
+        if not hi > lo:
+            return None
+        if not self.spans:
+            return 0.0
+        s = np.array(self.spans)
+        return float(np.clip(np.minimum(s[:, 1], hi) - np.maximum(s[:, 0], lo), 0.0, None).sum() / (hi - lo))
 
     def admit(self, structured: bool, now: float) -> float:
         """A request's admission (parse, template, tokenize; a schema: validate); the delay until it is done."""

@@ -134,9 +134,9 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "straddle_rate": _straddle_rate(sim),
         "aborted": int(sim.aborted.sum()),
         "steps": n_steps,
-        # the API server's loop: its busy share of the run (None: not modelled); near full, docs/validation.md
+        # the API server's loop: its busy share of the window (None: not modelled); near full, docs/validation.md
         # finding 50 (model/api_server.py LOOP_NEAR_FULL)
-        "api_server_busy_fraction": sim.api.busy_ms / sim.env.now if sim.api is not None and sim.env.now > 0 else None,
+        "api_server_busy_fraction": sim.api.busy_share(t_lo, t_hi) if sim.api is not None else None,
         "breakdown": breakdown,
         **engine_view,
     }

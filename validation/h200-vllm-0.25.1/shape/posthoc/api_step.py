@@ -3,7 +3,7 @@ engine's steps a second (the output handler's per-step work: the ZMQ read, the i
 and token columns, and the held-out schema-alone points' loop CPU by each fit over what they read (median by server
 and schema: gd/xg, flat/nested). Columns: step (ms a step), req/sreq (ms a request / a structured request), otok,
 stok, tok (us a schema-off / structured / any token).
-  python validation/h200-vllm-0.25.1/shape/posthoc/api_step.py RUN ... [proc]   -> api_step.txt
+  python validation/h200-vllm-0.25.1/shape/posthoc/api_step.py [RUN ...] [proc]   -> api_step.txt (runs 6-12)
   proc: the listening process's CPU (every thread) instead of the loop thread's"""
 import statistics
 import sys
@@ -61,4 +61,4 @@ def main(runs: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main([a for a in sys.argv[1:] if a.startswith("run")])
+    main([a for a in sys.argv[1:] if a.startswith("run")] or [f"run{i}" for i in range(6, 13)])

@@ -1,8 +1,9 @@
 """Post hoc on shape runs 10-12 (docs/validation.md finding 50): how far llguidance's 256-client points move with the
 API server's costs. Each run's own profile (RUN/xg/host.json.gz) with every frontend cost (a request's, a structured
-request's, a token's) scaled by 0.90-1.10, then predict at the flat and nested points as the check predicts them
-(check.py: each schema's sweep request, 256 max-num-seqs, the run's own --precision default); the model's ITL and running
-count against the engine's (the mean of the run's two repeats).
+request's, a token's) scaled by 0.90-1.10, then predict llguidance's flat and nested points at 256 clients with
+each schema's sweep request (check.py SWEEP_PROMPTS), 256 max-num-seqs and predict's default precision (guidance alone at
+one load, where the check predicts both backends at every load in one call);
+the model's ITL and running count against the engine's (records.itl_ms and running_mean, the mean of the two repeats).
   python validation/h200-vllm-0.25.1/shape/posthoc/loop_edge.py [RUN ...]   (repository root) -> loop_edge.txt"""
 import json
 import statistics
@@ -13,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from maskcost.profile import load_profile, save_profile
-from maskcost.records import read_summaries
+from maskcost.records import itl_ms, read_summaries
 
 SHAPE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(SHAPE))
@@ -36,7 +37,7 @@ def predict(profile: Path, schema: str) -> tuple[float, float]:
 
 def measured(run: str, schema: str) -> tuple[float, float]:
     pts = [s for s in read_summaries(SHAPE / run / "gd" / f"{schema}.jsonl") if s.concurrency == 256]
-    return statistics.fmean(s.itl_ms_mean for s in pts), statistics.fmean(s.engine.running_mean for s in pts)
+    return statistics.fmean(itl_ms(s) for s in pts), statistics.fmean(s.engine.running_mean for s in pts)
 
 
 def main(runs: list[str]) -> None:
