@@ -1,7 +1,8 @@
-"""Post hoc on shape runs 6-12 (docs/validation.md finding 50): the API server's costs fitted on the CPU of its whole process (every thread of the
-process that listens on the port: the event loop and the renderer's one worker thread, which share the GIL) instead
-of the loop thread's alone, through calibrate's chain and scored as registered (api_split.py, api_cpu.py: a copy of
-the run under /tmp), with the window's rates (finding 47) and finding 46's model.
+"""Post hoc on shape runs 6-12 (docs/validation.md finding 50): the API server's costs fitted on the CPU of its whole
+process (every thread of the process that listens on the port: the event loop and the renderer's one worker thread,
+which share the GIL) instead of the loop thread's alone, through calibrate's chain and scored as registered
+(api_split.py, api_cpu.py: a copy of the run under /tmp), with the window's rates (finding 47) and finding 46's
+model.
   python validation/h200-vllm-0.25.1/shape/posthoc/api_gil.py [RUN ...]   (repository root) -> api_gil.txt
   CPUS=loop: the loop thread alone (calibrate as shipped), for the same runs -> api_gil-loop.txt
 Runs 6-9's records do not mark the listening process, so there the loop thread's CPU stands for it (their lines are

@@ -1,9 +1,9 @@
 """Post hoc on shape runs 10-12 (docs/validation.md finding 50): how far llguidance's 256-client points move with the
 API server's costs. Each run's own profile (RUN/xg/host.json.gz) with every frontend cost (a request's, a structured
-request's, a token's) scaled by 0.90-1.10, then predict llguidance's flat and nested points at 256 clients with
-each schema's sweep request (check.py SWEEP_PROMPTS), 256 max-num-seqs and predict's default precision (guidance alone at
-one load, where the check predicts both backends at every load in one call);
-the model's ITL and running count against the engine's (records.itl_ms and running_mean, the mean of the two repeats).
+request's, a token's) scaled by 0.90-1.10, then predict llguidance's flat and nested points at 256 clients with each
+schema's sweep request (check.py SWEEP_PROMPTS), 256 max-num-seqs and predict's default precision (guidance alone at
+one load, where the check predicts both backends at every load in one call); the model's ITL and running count
+against the engine's (records.itl_ms and running_mean, the mean of the two repeats).
   python validation/h200-vllm-0.25.1/shape/posthoc/loop_edge.py [RUN ...]   (repository root) -> loop_edge.txt"""
 import json
 import statistics
@@ -44,8 +44,9 @@ def main(runs: list[str]) -> None:
     for run in runs:
         base = load_profile(SHAPE / run / "xg" / "host.json.gz")
         meas = {s: measured(run, s) for s in ("flat", "nested")}
-        print(f"{run}: engine ITL ms / running: flat {meas['flat'][0]:.1f} / {meas['flat'][1]:.0f}, nested "
-              f"{meas['nested'][0]:.1f} / {meas['nested'][1]:.0f}; nested/flat {meas['nested'][0] / meas['flat'][0]:.2f}")
+        (f_itl, f_run), (n_itl, n_run) = meas["flat"], meas["nested"]
+        print(f"{run}: engine ITL ms / running: flat {f_itl:.1f} / {f_run:.0f}, nested {n_itl:.1f} / {n_run:.0f}; "
+              f"nested/flat {n_itl / f_itl:.2f}")
         for k in SCALES:
             fw = base.forward
             p = replace(base, forward=replace(fw, frontend_token_us=fw.frontend_token_us * k,
@@ -57,8 +58,9 @@ def main(runs: list[str]) -> None:
                 save_profile(p, path)
                 got = {s: predict(path, s) for s in ("flat", "nested")}
             ratio = got["nested"][0] / got["flat"][0]
-            print(f"  loop costs x{k:.2f}: flat {got['flat'][0]:.1f} / {got['flat'][1]:.0f}, nested {got['nested'][0]:.1f} / "
-                  f"{got['nested'][1]:.0f}; nested/flat {ratio:.2f} ({100 * (ratio / (meas['nested'][0] / meas['flat'][0]) - 1):+.0f}%)")
+            (f_ms, f_n), (n_ms, n_n) = got["flat"], got["nested"]
+            print(f"  loop costs x{k:.2f}: flat {f_ms:.1f} / {f_n:.0f}, nested {n_ms:.1f} / {n_n:.0f}; nested/flat "
+                  f"{ratio:.2f} ({100 * (ratio / (n_itl / f_itl) - 1):+.0f}%)")
         sys.stdout.flush()
 
 

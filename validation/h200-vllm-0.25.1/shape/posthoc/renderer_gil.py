@@ -5,7 +5,8 @@ rates), then its costs made dearer by what the renderer's thread read at calibra
 (the median over them, read as the sweeps read the loop: validate/servercpu.py, the listening process's second
 thread): MODE=scale, every loop cost x (1 + renderer CPU / loop CPU); MODE=admit, a request's admission + the
 renderer's CPU a request. Through calibrate's chain and scored as registered (api_split.py, api_cpu.py).
-  MODE=scale|admit python validation/h200-vllm-0.25.1/shape/posthoc/renderer_gil.py [RUN ...]  -> renderer_gil-MODE.txt"""
+  MODE=scale|admit python validation/h200-vllm-0.25.1/shape/posthoc/renderer_gil.py [RUN ...]
+      -> renderer_gil-MODE.txt"""
 import os
 import statistics
 import sys
