@@ -78,17 +78,21 @@ class ApiCpuFit:
                 f"tell it from their tokens'), {self.structured_ms:.2f} ms more per structured request, {how}")
 
 
-def loop_cpus(s: SweepSummary) -> float | None:
-    """The busy share of the API server's event loop over a point: the busiest thread of the process that
-    listens on the server's port (validate/servercpu.py marks it; in records from before it did, the
-    busiest process outside vLLM's named children); None where the point has no server CPU."""
+def api_process(s: SweepSummary) -> dict | None:
+    """The API server's process in a point's server CPU (validate/servercpu.py's by_process entry): the one that
+    listens on the server's port (servercpu marks it; in records from before it did, the busiest process outside
+    vLLM's named children); None where the point has no server CPU."""
     procs = (s.engine.server_cpu or {}).get("by_process") or []
     listening = [p for p in procs if p.get("listens")]
     api = listening or [p for p in procs if not str(p.get("name", "")).startswith(VLLM_CHILD_PREFIX)]
-    if not api:
-        return None
-    top = max(api, key=lambda p: p.get("cpus", 0.0))
-    return (top.get("threads") or [None])[0]
+    return max(api, key=lambda p: p.get("cpus", 0.0)) if api else None
+
+
+def loop_cpus(s: SweepSummary) -> float | None:
+    """The busy share of the API server's event loop over a point: the busiest thread of its process
+    (api_process); None where the point has no server CPU."""
+    api = api_process(s)
+    return None if api is None else (api.get("threads") or [None])[0]
 
 
 def window_tokens_per_s(s: SweepSummary) -> float | None:

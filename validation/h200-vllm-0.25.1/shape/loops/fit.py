@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import nnls
 
-from maskcost.calibrate.api_cpu import window_tokens_per_s
+from maskcost.calibrate.api_cpu import api_process, window_tokens_per_s
 from maskcost.records import read_summaries
 
 HERE = Path(__file__).resolve().parent
@@ -21,7 +21,7 @@ def read() -> list[dict]:
     got = []
     for name in ORDER:
         for s in read_summaries(HERE / f"{name}.jsonl"):
-            api = [p for p in s.engine.server_cpu["by_process"] if p.get("listens")][0]
+            api = api_process(s)
             tok = window_tokens_per_s(s)
             got.append({"name": name, "s": s, "token": tok, "request": tok / s.output_tokens_mean,
                         "step": s.engine.steps / s.engine.window_s, "loop": api["threads"][0],

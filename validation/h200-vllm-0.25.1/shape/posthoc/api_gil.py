@@ -21,9 +21,8 @@ _loop = api_cpu_lib.loop_cpus
 
 def process_cpus(s):
     """The listening process's CPU, all its threads (the loop thread's where the record names no process)."""
-    procs = (s.engine.server_cpu or {}).get("by_process") or []
-    listening = [p for p in procs if p.get("listens")]
-    return listening[0].get("cpus") if listening else _loop(s)
+    api = api_cpu_lib.api_process(s)
+    return api.get("cpus") if api is not None and api.get("listens") else _loop(s)
 
 
 if os.environ.get("CPUS") != "loop":

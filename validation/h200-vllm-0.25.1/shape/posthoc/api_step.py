@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import nnls
 
-from maskcost.calibrate.api_cpu import loop_cpus, window_tokens_per_s
+from maskcost.calibrate.api_cpu import api_process, loop_cpus, window_tokens_per_s
 from maskcost.records import read_summaries
 
 SHAPE = Path(__file__).resolve().parents[1]
@@ -23,8 +23,9 @@ PER_MS = ("step", "req", "sreq")  # priced in ms; the rest in us
 
 
 def process_cpus(s):
-    listening = [p for p in ((s.engine.server_cpu or {}).get("by_process") or []) if p.get("listens")]
-    return listening[0]["cpus"] if listening else None
+    """The listening process's CPU, all its threads (None where the record names no process)."""
+    api = api_process(s)
+    return api["cpus"] if api is not None and api.get("listens") else None
 
 
 CPUS = process_cpus if "proc" in sys.argv else loop_cpus

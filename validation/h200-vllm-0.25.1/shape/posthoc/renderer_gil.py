@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import api_cpu  # noqa: E402
 import api_split  # noqa: E402
 import api_window  # noqa: E402,F401  (the window's rates)
-from maskcost.calibrate.api_cpu import VLLM_CHILD_PREFIX, loop_cpus, window_tokens_per_s  # noqa: E402
+from maskcost.calibrate.api_cpu import api_process, loop_cpus, window_tokens_per_s  # noqa: E402
 from maskcost.profile import load_profile, save_profile  # noqa: E402
 from maskcost.records import read_summaries  # noqa: E402
 
@@ -26,11 +26,8 @@ _refit = api_cpu.refit
 
 
 def renderer_cpus(s) -> float | None:
-    """The second-busiest thread of the API server's process (loop_cpus' process), None where none."""
-    procs = (s.engine.server_cpu or {}).get("by_process") or []
-    api = [p for p in procs if p.get("listens")] or [p for p in procs if not str(p.get("name", "")).startswith(
-        VLLM_CHILD_PREFIX)]
-    threads = max(api, key=lambda p: p.get("cpus", 0.0)).get("threads") or [] if api else []
+    """The second-busiest thread of the API server's process (api_process), None where none."""
+    threads = (api_process(s) or {}).get("threads") or []
     return threads[1] if len(threads) > 1 else None
 
 
