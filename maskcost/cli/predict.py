@@ -304,6 +304,11 @@ def cmd_predict(args) -> int:
     return 0
 
 
+def _at(p) -> str:
+    """A point's load as predict's notes name it: its clients, or its arrival rate."""
+    return str(p.concurrency) if p.concurrency is not None else f"rate {p.rate_per_s}"
+
+
 def _say_unsettled(points: list, args) -> None:
     """A note naming the points whose run was too short for their ITL to settle (its 95% interval wider than
     UNSETTLED_CI of the mean): their p50, p99 and TTFT move more than the mean."""
@@ -315,8 +320,7 @@ def _say_unsettled(points: list, args) -> None:
         more = "a larger --requests (the most --precision runs a point to) lets it settle" if args.precision else \
             f"--precision {DEFAULT_PRECISION} (or more --requests) runs a point until it settles"
         print(f"note: {len(loose)} point(s) ran too short for their ITL to settle (±95% over "
-              f"{100 * UNSETTLED_CI:.0f}% of the mean; {worst.engine} {worst.backend} at "
-              f"{worst.concurrency if worst.concurrency is not None else f'rate {worst.rate_per_s}'}: "
+              f"{100 * UNSETTLED_CI:.0f}% of the mean; {worst.engine} {worst.backend} at {_at(worst)}: "
               f"±{100 * worst.itl_ms_ci95 / worst.itl_ms_mean:.0f}%): their p50, p99 and TTFT move more still; {more}")
 
 
@@ -327,8 +331,7 @@ def _say_loop_near_full(points: list) -> None:
     from ..model.api_server import LOOP_NEAR_FULL
     near = [p for p in points if (p.api_server_busy_fraction or 0.0) >= LOOP_NEAR_FULL and p.bound == "host"]
     if near:
-        where = ", ".join(f"{p.backend} at {p.concurrency if p.concurrency is not None else f'rate {p.rate_per_s}'} "
-                          f"({100 * p.api_server_busy_fraction:.0f}%)" for p in near[:4])
+        where = ", ".join(f"{p.backend} at {_at(p)} ({100 * p.api_server_busy_fraction:.0f}%)" for p in near[:4])
         where += " ..." if len(near) > 4 else ""
         print(f"note: {len(near)} point(s) with the API server's loop near capacity and a host-bound step ({where}: "
               f"the loop's busy share in the model): where both are full, the engine runs only the requests the loop "
