@@ -66,7 +66,7 @@ def main() -> None:
         times.append(time.perf_counter() - t)
     r = summarize(sim)
     dt = statistics.median(times)
-    toks = float(sim.out_len.sum())
+    toks = float(sim.req.out_len.sum())
     print(f"10k requests @ c256: {spread(sorted(times))} wall, {len(sim.steps)} steps, {toks / dt:,.0f} simulated "
           f"tokens/wall s at the median (ratio {toks / dt / 2e6:.2f}x, goal 2M), ratio {10.0 / dt:.1f}x (goal 10 s)  "
           f"[ITL {r['itl_ms_mean']:.1f} ms]")

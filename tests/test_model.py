@@ -5,6 +5,7 @@ import pytest
 from maskcost.model.config import EngineConfig, Workload
 from maskcost.model.costs import Costs, Curve
 from maskcost.model.engine import Simulation
+from maskcost.model.requests import Requests, deal
 from maskcost.model.step import STEP_FIELDS
 from maskcost.model.metrics import summarize
 from synth import constant_profile
@@ -145,15 +146,13 @@ def test_traces_are_dealt_from_each_schemas_deck_without_replacement():
     from maskcost.model.config import EngineConfig as E
     p = constant_profile(fill_us=100.0, forward_ms=3.0, heavy_tail=True)
     wl = Workload(concurrency=8, requests=301, seed=3)
-    sims = [Simulation(Costs(p, "xgrammar"), E(), wl) for _ in range(2)]
-    for sim in sims:
-        sim._draw_requests(wl.requests)
-    counts = np.bincount(sims[0].req_trace, minlength=2)
-    assert sorted(counts.tolist()) == [150, 151] and (sims[0].req_trace == sims[1].req_trace).all()
-    sim = sims[0]
-    before = sim.rng.bit_generator.state
-    assert sim._deal([0, 0, 0], [["only"]]) == ["only"] * 3 and sim.rng.bit_generator.state == before
-    got = sim._deal([0, 1, 0, 1, 0, 1], [["a", "b", "c"], ["x"]])
+    reqs = [Requests(np.random.default_rng(wl.seed), Costs(p, "xgrammar"), E(), wl) for _ in range(2)]
+    counts = np.bincount(reqs[0].trace, minlength=2)
+    assert sorted(counts.tolist()) == [150, 151] and (reqs[0].trace == reqs[1].trace).all()
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    assert deal(rng, [0, 0, 0], [["only"]]) == ["only"] * 3 and rng.bit_generator.state == before
+    got = deal(rng, [0, 1, 0, 1, 0, 1], [["a", "b", "c"], ["x"]])
     assert sorted(got[::2]) == ["a", "b", "c"] and got[1::2] == ["x"] * 3
 
 
@@ -181,12 +180,12 @@ def test_unstructured_output_length_distributions():
     for spec in ("trace", "fixed:20", "uniform:10:30", "lognormal:40:0.5"):
         wl = Workload(concurrency=8, requests=2000, structured_fraction=0.5, unstructured_lengths=spec)
         sims[spec] = Simulation(Costs(p, "xgrammar"), EngineConfig(), wl)
-    free = ~sims["trace"].structured
-    assert (sims["trace"].out_len == 50).all()
-    assert (sims["fixed:20"].out_len[free] == 20).all() and (sims["fixed:20"].out_len[~free] == 50).all()
-    u = sims["uniform:10:30"].out_len[free]
+    free = ~sims["trace"].req.structured
+    assert (sims["trace"].req.out_len == 50).all()
+    assert (sims["fixed:20"].req.out_len[free] == 20).all() and (sims["fixed:20"].req.out_len[~free] == 50).all()
+    u = sims["uniform:10:30"].req.out_len[free]
     assert u.min() == 10 and u.max() == 30 and abs(u.mean() - 20) < 1
-    assert abs(np.median(sims["lognormal:40:0.5"].out_len[free]) - 40) <= 3
+    assert abs(np.median(sims["lognormal:40:0.5"].req.out_len[free]) - 40) <= 3
     for bad in ("uniform:30:10", "poisson:3", "fixed:x", "fixed:0"):
         with pytest.raises(ValueError, match="--unstructured-lengths"):
             Workload(unstructured_lengths=bad)
@@ -218,12 +217,12 @@ def test_token_budget_queues_admission_beyond_one_step():
     p = constant_profile(forward_ms=5.0)
     wl = Workload(concurrency=64, requests=64, prompt_tokens=1000, output_tokens=200, structured_fraction=0.0)
     sim = Simulation(Costs(p, "xgrammar"), EngineConfig(max_num_batched_tokens=8192), wl).run()
-    ttft = np.sort(sim.first_t - sim.arrival)
+    ttft = np.sort(sim.req.first_t - sim.req.arrival)
     done_by_step = [8, 16, 24, 32, 40, 49, 57, 64]
     want = np.concatenate([np.full(n - m, 5.0 * (k + 1)) for k, (m, n) in enumerate(zip([0] + done_by_step, done_by_step))])
     assert np.allclose(ttft, want)
     sim = Simulation(Costs(p, "xgrammar"), EngineConfig(max_num_batched_tokens=65536), wl).run()
-    assert np.allclose(sim.first_t - sim.arrival, 5.0)
+    assert np.allclose(sim.req.first_t - sim.req.arrival, 5.0)
 
 
 def test_context_beyond_the_curves_own_adds_attention_time():
@@ -293,8 +292,8 @@ def test_prompt_length_distribution_sets_each_prefill():
     p = constant_profile(forward_ms=5.0, prefill_ms_per_token=0.01)
     wl = Workload(concurrency=1, requests=60, prompt_lengths="uniform:100:300", output_tokens=2, structured_fraction=0.0)
     sim = Simulation(Costs(p, "xgrammar"), EngineConfig(), wl).run()
-    assert sim.req_prompt.min() >= 100 and sim.req_prompt.max() <= 300 and len(set(sim.req_prompt)) > 20
-    assert np.allclose(sim.first_t - sim.arrival, 5.0 + (sim.req_prompt - 1) * 0.01)
+    assert sim.req.prompt.min() >= 100 and sim.req.prompt.max() <= 300 and len(set(sim.req.prompt)) > 20
+    assert np.allclose(sim.req.first_t - sim.req.arrival, 5.0 + (sim.req.prompt - 1) * 0.01)
     with pytest.raises(ValueError, match="--prompt-lengths"):
         Workload(prompt_lengths="trace")
     with pytest.raises(ValueError, match="--unstructured-lengths"):
@@ -348,7 +347,7 @@ def test_mean_ttft_counts_the_arrivals_inside_the_window():
     # mean TTFT counts the requests that arrive inside the window, its percentiles every request
     p = constant_profile(fill_us=50.0, forward_ms=5.0, compile_ms=400.0)
     sim = Simulation(Costs(p, "xgrammar"), EngineConfig(), Workload(concurrency=8, requests=200, prompt_tokens=1)).run()
-    ttft = sim.first_t - sim.arrival
+    ttft = sim.req.first_t - sim.req.arrival
     assert (ttft[:8] >= 400).all() and (ttft[8:] < 50).all()
     assert summarize(sim)["ttft_ms_mean"] == pytest.approx(float(np.mean(ttft[8:])), rel=0.05)
     assert float(np.mean(ttft)) > summarize(sim)["ttft_ms_mean"] + 10  # 8 x 400 ms / 200 requests
@@ -610,8 +609,8 @@ def test_sglang_runs_prefill_apart_and_its_decode_rows_wait_through_it():
     # the server's way (SGLang's histogram: the time between a request's first and last token over its
     # gaps), over the requests of the middle of the run
     sim = sims["sglang"]
-    mid = slice(len(sim.done_t) // 5, 4 * len(sim.done_t) // 5)
-    ref = np.sum(sim.done_t[mid] - sim.first_t[mid]) / np.sum(sim.out_len[mid] - 1)
+    mid = slice(len(sim.req.done_t) // 5, 4 * len(sim.req.done_t) // 5)
+    ref = np.sum(sim.req.done_t[mid] - sim.req.first_t[mid]) / np.sum(sim.req.out_len[mid] - 1)
     assert r["itl_ms_mean"] == pytest.approx(ref, rel=0.05)
     assert summarize(sims["vllm"])["itl_ms_mean"] < r["itl_ms_mean"]
     # --precision stops on the same gaps the summary reports (prefill waits included)
@@ -668,7 +667,7 @@ def test_quiet_runs_of_steady_steps_are_the_event_by_event_steps(monkeypatch):
         out = []
         for cfg, wl in cases:
             s = Simulation(Costs(p, cfg.backend, cfg.cpu_speed), cfg, wl).run()
-            out.append((np.array(s.steps, float), s.done_t, s.first_t, s.api and s.api.free_at))
+            out.append((np.array(s.steps, float), s.req.done_t, s.req.first_t, s.api and s.api.free_at))
         return out
     calls = []
     quiet_run = Simulation._quiet_run
@@ -734,7 +733,7 @@ def test_outputs_released_ahead_of_the_clock_are_the_waited_for_ones(monkeypatch
         ahead.append(now is not None and now > self.env.now), release(self, now)))
 
     def sims():
-        return [(np.array(s.steps, float), s.done_t, s.first_t, s.api and s.api.free_at) for s in
+        return [(np.array(s.steps, float), s.req.done_t, s.req.first_t, s.api and s.api.free_at) for s in
                 (Simulation(Costs(p, cfg.backend), cfg, wl).run() for cfg, wl in cases)]
     a = sims()
     assert sum(ahead) > 1000

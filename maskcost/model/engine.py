@@ -1,6 +1,7 @@
-"""The engine step as simpy processes: the engine loop and its fill, beside the scheduler and its slots
-(model/scheduler.py), the clients (model/clients.py), the grammar compiler (model/compiler.py) and the API
-server (model/api_server.py); a step's times are model/step.py's arithmetic.
+"""The engine step as simpy processes: the engine loop and its fill, beside the run's requests
+(model/requests.py), the scheduler and its slots (model/scheduler.py), the clients (model/clients.py), the
+grammar compiler (model/compiler.py) and the API server (model/api_server.py); a step's times are
+model/step.py's arithmetic.
 
 Each engine step (vLLM v1 0.25.1 / SGLang 0.5.23; facts and citations: docs/engines.md; what differs
 between the engines, one class each: model/engines.py):
@@ -29,9 +30,10 @@ from .api_server import ApiServer
 from .clients import Clients
 from .scheduler import Scheduler
 from .compiler import GrammarCompiler
-from .config import EngineConfig, Workload, length_distribution, reasoning_distribution
+from .config import EngineConfig, Workload
 from .costs import Costs
 from .engines import COPY_PARALLEL_ELEMENTS
+from .requests import Requests
 from .step import CpuTerms, StepRecord, StepTimes, gpu_end as gpu_end_at, serial_cpu, spin_loss_ms, step_end
 
 
@@ -74,11 +76,11 @@ class Simulation:
         self.costs, self.cfg, self.wl = costs, cfg, wl
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(wl.seed)
-        self.schema_ids = self._checked_schemas()
-        self._draw_requests(wl.requests)
+        self.req = Requests(self.rng, costs, cfg, wl)  # every request's draws and fate (model/requests.py)
+        self.reasoning = self.req.reasoning
         self.engine = cfg.policy  # what differs between the engines (model/engines.py)
         self.scheduler = Scheduler(self.env, cfg.max_num_seqs, cfg.max_num_batched_tokens, cfg.spec_tokens,
-                               self.engine.prefill_apart, self.req_prefill, self.req_prompt, self.structured,
+                               self.engine.prefill_apart, self.req.prefill, self.req.prompt, self.req.structured,
                                self._release_held)
         if cfg.tp_forward_ratio != 1.0:
             costs = costs.with_forward_factor(cfg.tp_forward_ratio)
@@ -97,79 +99,9 @@ class Simulation:
         self.itl_w: list[tuple[float, float, np.ndarray]] = []  # (step start ms, period ms, tokens per row) for spec decoding
         self.env.process(getattr(self, self.engine.loop)())
         # the clients start at 0, after the engine loop (model/clients.py)
-        self.clients = Clients(self.env, wl, self.rng, self._admit, self.arrival, self.steps, self.engine.prefill_apart)
+        self.clients = Clients(self.env, wl, self.rng, self._admit, self.req.arrival, self.steps,
+                               self.engine.prefill_apart)
         self.clients.start()
-
-    def _checked_schemas(self) -> list[str]:
-        """The workload's schema ids (all the profile's where it names none); ValueError naming the first
-        the profile lacks, or an engine the profile's costs cannot model."""
-        cfg, wl, tr, bb = self.cfg, self.wl, self.costs.traces, self.costs.blackbox
-        if wl.reasoning_tokens != "none" and cfg.engine == "llamacpp":
-            raise ValueError("--reasoning-tokens: modelled for vLLM and SGLang, not llama.cpp")
-        if (cfg.engine == "llamacpp") != (tr is None):
-            raise ValueError(f"--engine {cfg.engine} --backend {cfg.backend}: llama.cpp is modelled from a black-box "
-                             f"(gbnf) calibration, vLLM and SGLang from library traces (xgrammar, guidance)")
-        known = tr.schema_ids if tr is not None else list(bb.output_tokens)
-        ids = list(wl.schemas) or known
-        missing = [s for s in ids if s not in known]
-        if missing:
-            raise ValueError(f"--schema-id {missing[0]}: not in the profile for {cfg.backend} "
-                             f"(it has {len(known)} schemas, e.g. {known[:3]})")
-        return ids
-
-    def _draw_requests(self, n: int) -> None:
-        """Every request's draws up front, one array over all requests at a time, in this order from the
-        workload's seed: structured or not, the schema, the trace (or black-box length), the unstructured
-        lengths, the reasoning, the prompt."""
-        wl, tr, bb, ids = self.wl, self.costs.traces, self.costs.blackbox, self.schema_ids
-        self.arrival = np.full(n, np.nan)
-        self.first_t = np.full(n, np.nan)
-        self.done_t = np.full(n, np.nan)
-        self.structured = self.rng.random(n) < wl.structured_fraction
-        pick = self.rng.integers(0, len(ids), n).tolist() if wl.schema_order == "random" else \
-            [i % len(ids) for i in range(n)]
-        self.req_schema = [ids[i] for i in pick]
-        if tr is not None:  # a trace of the request's schema, dealt from its shuffled deck
-            self.req_trace = np.array(self._deal(pick, [tr.by_schema[s] for s in ids]), dtype=int)
-            lens = tr.n[self.req_trace]
-            self.req_off = tr.off[self.req_trace]  # each request's trace: where it starts, its length
-            self.req_n = lens
-        else:  # black box: a length of those measured for the schema, dealt the same way
-            lens = np.array(self._deal(pick, [bb.output_tokens[s] for s in ids]))
-        self.out_len = np.full(n, wl.output_tokens) if wl.output_tokens else lens.copy()
-        draw = length_distribution(wl.unstructured_lengths)
-        if draw is not None and not wl.output_tokens:
-            free = ~self.structured
-            self.out_len[free] = draw(self.rng, int(free.sum()))
-        # a reasoning model: every request reasons first (unconstrained), then answers; the grammar's row
-        # stays in the batch while it reasons, with no fill and no advance (model/engines.py: reasoning)
-        draw_reason = reasoning_distribution(wl.reasoning_tokens)
-        self.reason_len = np.zeros(n, int) if draw_reason is None else draw_reason(self.rng, n)
-        self.reasoning = draw_reason is not None
-        self.out_len = self.out_len + self.reason_len
-        self.aborted = np.zeros(n, bool)
-        # prompts: fixed, or drawn per request; the cached prefix never covers a prompt's last token
-        draw_prompt = length_distribution(wl.prompt_lengths, none_kind="fixed")
-        self.req_prompt = np.full(n, wl.prompt_tokens) if draw_prompt is None else draw_prompt(self.rng, n)
-        self.req_prefill = self.req_prompt - np.minimum(wl.prompt_cached_tokens, self.req_prompt - 1)
-
-    def _deal(self, pick: list[int], decks: list[list]) -> list:
-        """Each request's card from its schema's deck (`pick`: the schema's index), dealt without replacement:
-        each deck shuffled, dealt in order and shuffled again once spent. Every card is as likely as by a
-        draw with replacement, but a schema's requests (structured or not: an unstructured one takes its
-        card's length under --unstructured-lengths trace) take its cards within one of each other, so a
-        point's mean cost is its traces' own: where a schema's few outputs carry most of its fill, as
-        xgrammar's do, a 200-request point drawn with replacement priced run 11's nested/flat 8% off its
-        traces' (docs/validation.md finding 46). A deck of one card draws nothing."""
-        order = [np.empty(0, int) for _ in decks]
-        at = [0] * len(decks)
-        out = []
-        for i in pick:
-            if at[i] == len(order[i]):
-                order[i], at[i] = (self.rng.permutation(len(decks[i])) if len(decks[i]) > 1 else np.zeros(1, int)), 0
-            out.append(decks[i][order[i][at[i]]])
-            at[i] += 1
-        return out
 
     def _compiler(self) -> None:
         """The grammar compiler: its pool (the engine's workers), cache and the requests awaiting it
@@ -202,7 +134,7 @@ class Simulation:
 
     def grammar_key(self, rid: int) -> str:
         """The key of a request's grammar in the compile cache (its schema; its own with unique schemas)."""
-        sid = self.req_schema[rid]
+        sid = self.req.schema[rid]
         return f"{sid}#unique{rid}" if self.wl.unique_schemas else sid
 
     # A request's way in, as callbacks on the events it waits for (a request has no thread of its own):
@@ -212,21 +144,21 @@ class Simulation:
         if self.api is None:
             self._reach_engine(rid)
             return
-        self.env.timeout(self.api.admit(bool(self.structured[rid]), self.env.now)).callbacks.append(
+        self.env.timeout(self.api.admit(bool(self.req.structured[rid]), self.env.now)).callbacks.append(
             lambda _ev: self._reach_engine(rid))
 
     def _reach_engine(self, rid: int) -> None:
-        if self.structured[rid] and self.cfg.compiles_before_scheduling:
+        if self.req.structured[rid] and self.cfg.compiles_before_scheduling:
             key = self.grammar_key(rid)
             if not self.compiler.cached(key):
-                self.compiler.wait_for(rid, key, self.req_schema[rid]).callbacks.append(
+                self.compiler.wait_for(rid, key, self.req.schema[rid]).callbacks.append(
                     lambda _ev: self._grammar_ready(rid))
                 return
         self.scheduler.schedulable(rid)
 
     def _grammar_ready(self, rid: int) -> None:
         self.pending.pop(rid, None)
-        if not self.aborted[rid]:
+        if not self.req.aborted[rid]:
             self.scheduler.schedulable(rid)
 
     # ------------------------------------------------------------ engine loop
@@ -323,8 +255,8 @@ class Simulation:
         r.S = int(r.s_slots.size)
         if r.S:
             srid = self.scheduler.requests(r.s_slots) if srid is None else srid
-            r.off, r.n = self.req_off[srid], self.req_n[srid]
-            r.rlen = self.reason_len[srid] if self.reasoning else None
+            r.off, r.n = self.req.trace_off[srid], self.req.trace_n[srid]
+            r.rlen = self.req.reason_len[srid] if self.reasoning else None
         terms = by_counts.get((r.B, r.S))
         if terms is None:
             terms = by_counts[r.B, r.S] = (*costs.grammar_step_cpu_terms(r.B), costs.cpu_overhead_ms(r.B),
@@ -494,7 +426,7 @@ class Simulation:
         Costs.forward_ms), at most 8192 structured rows' worth; 0 where fewer than 3 fit (it would not pay)."""
         shortest = 0.5 * self.costs.forward_ms(B)
         fit = (horizon - t0) / shortest if shortest > 0 else math.inf
-        steps_left = int((self.out_len[rids] - self.scheduler.positions(act)).min()) - 1  # the next one ends a row
+        steps_left = int((self.req.out_len[rids] - self.scheduler.positions(act)).min()) - 1  # the next one ends a row
         if fit < 3 or steps_left < 3:
             return 0
         return int(min(steps_left, max(8, 8192 // max(S, 1)), fit + 1))
@@ -554,7 +486,7 @@ class Simulation:
         n_dec = act.size - int(np.count_nonzero(is_new)) if n_dec is None else n_dec
         self.steps.append(StepRecord(*st, self.scheduler.n_active, n_dec, int(toks[~is_new].sum()) if spec else n_dec,
                                      st.period_ms - st.forward_ms))
-        done = self.scheduler.advance(act, rids, toks if spec else None, n_dec, joined, self.out_len)
+        done = self.scheduler.advance(act, rids, toks if spec else None, n_dec, joined, self.req.out_len)
         firsts = rids[is_new]  # (a copy: boolean indexing)
         self._release_held()
         n_tok = int(toks.sum()) if spec else act.size
@@ -580,17 +512,17 @@ class Simulation:
                 At(self.env, now + delay).callbacks.append(lambda _ev: self._deliver(firsts, done))
 
     def _deliver(self, firsts: np.ndarray, done: np.ndarray) -> None:
-        self.first_t[firsts] = self.env.now
+        self.req.first_t[firsts] = self.env.now
         for rid in done.tolist():
             self._finish(rid)
 
     def _finish(self, rid: int) -> None:
-        self.done_t[rid] = self.env.now
+        self.req.done_t[rid] = self.env.now
         self.clients.answered(rid)
 
     def abort(self, rid: int) -> None:
         """SGLang: 'Grammar preprocessing timed out' after its poll limit (engines.Sglang.compile_wait_ms)."""
-        self.aborted[rid] = True
+        self.req.aborted[rid] = True
         self.pending.pop(rid, None)
         self._finish(rid)
 

@@ -259,7 +259,7 @@ class Vllm(Engine):
     cache (guidance: none), the scheduler's probe of every waiting grammar, the held outputs of
     async scheduling (vllm/v1/engine/core.py:519-633).
 
-    Reasoning (`--reasoning-parser`, engine.py: Simulation.reason_len): a request that still reasons
+    Reasoning (`--reasoning-parser`, model/requests.py: Requests.reason_len): a request that still reasons
     keeps its row in the step's structured rows (v1/core/sched/scheduler.py:1483-1497), so it counts
     towards the pool threshold and the rows applied, but its row is set to the full mask, not filled
     (v1/structured_output/__init__.py:186-197 via should_fill_bitmask, 351-369), and its grammar does

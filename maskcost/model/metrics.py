@@ -106,11 +106,11 @@ def summarize(sim: Simulation) -> dict[str, Any]:
     else:
         itl, itl_w = itl_samples(col, win, sim.engine.prefill_apart)
     mean_itl = float(np.average(itl, weights=itl_w)) if itl.size else None
-    got = ~np.isnan(sim.first_t) & ~sim.aborted
-    ttft = (sim.first_t - sim.arrival)[got] + sim.costs.profile.forward.ttft_fixed_ms
+    got = ~np.isnan(sim.req.first_t) & ~sim.req.aborted
+    ttft = (sim.req.first_t - sim.req.arrival)[got] + sim.costs.profile.forward.ttft_fixed_ms
     # the requests that arrived inside the window, as the engine's histogram over a sweep's window counts
     # them (report.server_ttft_ms): no cold compile of the run's first requests (a sweep warms up first)
-    ttft_win = ttft[(sim.arrival[got] >= t_lo) & (sim.arrival[got] <= t_hi)]
+    ttft_win = ttft[(sim.req.arrival[got] >= t_lo) & (sim.req.arrival[got] <= t_hi)]
     dur = col["period_ms"][win]
     # wall time of the window, idle gaps included (the engine idles while, e.g., the API server lags)
     span = float(col["t_start_ms"][win][-1] + dur[-1] - col["t_start_ms"][win][0]) if dur.size else 0.0
@@ -129,10 +129,10 @@ def summarize(sim: Simulation) -> dict[str, Any]:
         "out_tok_per_s": tokens / span * 1e3 if span > 0 else None,
         "running_mean": running_mean,
         "structured_rows_mean": float(np.mean(col["structured_rows"][win])),
-        "output_tokens_mean": float(np.mean(sim.out_len[:max(sim.clients.issued, 1)])),
+        "output_tokens_mean": float(np.mean(sim.req.out_len[:max(sim.clients.issued, 1)])),
         "requests_run": int(sim.clients.issued),  # fewer than Workload.requests where its precision was met first
         "straddle_rate": _straddle_rate(sim),
-        "aborted": int(sim.aborted.sum()),
+        "aborted": int(sim.req.aborted.sum()),
         "steps": n_steps,
         # the API server's loop: its busy share of the window (None: not modelled); near full, docs/validation.md
         # finding 50 (model/api_server.py LOOP_NEAR_FULL)
@@ -159,7 +159,7 @@ def _straddle_rate(sim: Simulation) -> float | None:
     tr = sim.costs.traces
     if tr is None:
         return None
-    served = sim.req_trace[sim.structured & ~np.isnan(sim.done_t)]
+    served = sim.req.trace[sim.req.structured & ~np.isnan(sim.req.done_t)]
     if not served.size:
         return None
     return float(np.mean(np.concatenate([tr.straddle[tr.off[t]:tr.off[t] + tr.n[t]] for t in served])))

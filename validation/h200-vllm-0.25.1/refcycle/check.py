@@ -37,8 +37,8 @@ def predict(path: Path = HERE / "predicted.json") -> None:
             wl = Workload(concurrency=1, requests=REQUESTS, prompt_tokens=32, prompt_cached_tokens=16, output_tokens=8,
                           schemas=schemas, schema_order="cycle")
             sim = Simulation(costs, cfg, wl).run()
-            ttft = (sim.first_t - sim.arrival + prof.forward.ttft_fixed_ms).tolist()
-            out["servers"][server]["sequences"][seq] = {"schemas": list(sim.req_schema), "ttft_ms": ttft}
+            ttft = (sim.req.first_t - sim.req.arrival + prof.forward.ttft_fixed_ms).tolist()
+            out["servers"][server]["sequences"][seq] = {"schemas": list(sim.req.schema), "ttft_ms": ttft}
     # a request compiles where its TTFT is over a cached request's (the least of all) by half its compile or more
     base = min(t for s in out["servers"].values() for v in s["sequences"].values() for t in v["ttft_ms"])
     out["cached_ttft_ms"] = base
