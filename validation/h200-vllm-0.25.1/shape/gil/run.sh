@@ -4,7 +4,8 @@
 # llguidance's 256-client points (docs/validation.md finding 51)? One llguidance server as the shape check starts it
 # (cores 0-15, GPU_UTIL 0.42), restarted for each switch interval of its API process (gil/sitecustomize.py; the
 # EngineCore keeps CPython's 5 ms): 5 ms (no override), 1 ms, 20 ms, 5 ms again; MS api2: 5 ms and two API server
-# processes (--api-server-count 2). At each, flat then nested alone at 256 clients, 3 rounds, 4 client processes. Each sweep keeps the server's threads' CPU and the engine's TTFT.
+# processes (--api-server-count 2). At each, flat then nested alone at 256 clients, 3 rounds, 4 client processes.
+# Each sweep keeps the server's threads' CPU and the engine's TTFT.
 # From the repository root on the device machine, once the staged bundle's first part is at /tmp/stage-part00:
 #   bash validation/h200-vllm-0.25.1/shape/gil/run.sh MS...   -> $OUT/gil.tar.gz after every sweep; sweeps in $GIL
 #   (default /tmp/gil), each logged in steps.txt with its rc
