@@ -53,7 +53,7 @@ class Requests:
     prompt; and its fate, filled in as the run goes (arrival, first_t, done_t in ms; aborted)."""
 
     def __init__(self, rng: np.random.Generator, costs: Costs, cfg: EngineConfig, wl: Workload) -> None:
-        self.schema_ids = ids = checked_schemas(costs, cfg, wl)
+        ids = checked_schemas(costs, cfg, wl)
         n, tr, bb = wl.requests, costs.traces, costs.blackbox
         self.arrival = np.full(n, np.nan)
         self.first_t = np.full(n, np.nan)

@@ -25,7 +25,7 @@ for ms in "$@"; do
   name=gd-ms$ms; [ -f "$R/$name.log" ] && name=$name-2
   if [ "$ms" = api2 ]; then serve $name 8001 0-15 --structured-outputs-config.backend guidance --api-server-count 2
   elif [ "$ms" = 5 ]; then serve $name 8001 0-15 --structured-outputs-config.backend guidance
-  else (export MASKCOST_SWITCH_MS=$ms PYTHONPATH=$D/gil:$PYTHONPATH
+  else (export MASKCOST_SWITCH_MS=$ms PYTHONPATH=$D/gil:${PYTHONPATH:-}
         serve $name 8001 0-15 --structured-outputs-config.backend guidance)
   fi
   up $name 8001 | tee -a "$R/steps.txt" || { pack; continue; }

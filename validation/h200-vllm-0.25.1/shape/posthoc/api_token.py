@@ -34,7 +34,7 @@ def token_held_fit(points) -> ApiCpuFit | None:
     err = float(np.median(np.abs(model / np.array([loop_cpus(s) for s in on]) - 1))) * 100
     print(f"  token held at {tok_us:.0f} us: a structured request {1e3 * req_s:.2f} ms (per point "
           f"{', '.join(f'{1e3 * x:.2f}' for x in per_req)}), median |error| {err:.0f}% over {len(on)} schema-on points")
-    return ApiCpuFit(structured_ms=1e3 * req_s, token_us=tok_us, points=got.points, median_abs_error_pct=err,
+    return ApiCpuFit(structured_ms=1e3 * req_s, token_us=tok_us, points=len(on), median_abs_error_pct=err,
                      structured_token_us=tok_us)
 
 

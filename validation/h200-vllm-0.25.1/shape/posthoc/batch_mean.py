@@ -7,7 +7,8 @@ slope made again from the forward and context sweeps, the rest of the curve as c
 llguidance's fill factor, as api_cpu.py's refit with the loop-CPU fit), and the run scored as registered (check.py
 score, a copy under /tmp).
   python validation/h200-vllm-0.25.1/shape/posthoc/batch_mean.py [RUN ...]   (repository root) -> batch_mean.txt
-  GAUGE=1: the same chain on the gauge's mean (calibrate as shipped) -> batch_mean-gauge.txt"""
+  GAUGE=1: the same chain on the gauge's mean (the forward curve made again from the same sweeps)
+      -> batch_mean-gauge.txt"""
 import os
 import sys
 from dataclasses import replace

@@ -4,8 +4,8 @@ costs read where the loop is busiest, at the held-out 256-client points, where e
 thread's CPU = a request's cost, its server's own (each backend validates its schema in the API server) x requests/s
 + one token cost x tokens/s (least squares, the window's rates). Then each run's profile (RUN/xg/host.json.gz) with
 that request cost (llguidance's) and token cost for a structured stream, nothing else refitted, predicts llguidance's
-flat and nested points at 128 and 256 clients (loop_edge.py's flags); the same with the costs a tenth dearer and
-cheaper. The engine's batch beside the model's is its decode rows a step (generated tokens over its steps).
+flat and nested points at 256 clients (loop_edge.py's predict); the same with the costs a tenth dearer and cheaper. The
+engine's ITL and batch at 128 and 256 clients beside: its decode rows a step (generated tokens over its steps).
   python validation/h200-vllm-0.25.1/shape/posthoc/loop_busiest.py [RUN ...]   (repository root) -> loop_busiest.txt
   CPUS=process: on the listening process's CPU, every thread (api_gil.py; the renderer's worker shares the GIL with
       the loop) -> loop_busiest-process.txt"""
