@@ -527,6 +527,36 @@ def test_api_cpu_reads_the_listening_process_loop():
     assert loop_cpus(summary({"arm": "on", "concurrency": 64})) is None
 
 
+def test_a_server_of_two_api_processes_is_noted_and_no_loop_read():
+    """vLLM with --api-server-count 2 (shape/gil's api2 sweeps): two VLLM::APIServer children do the API server's
+    work, the parent that listens only holds the socket. api_server_processes counts them (1 for one process, 0
+    without server CPU); with_frontend says so in the profile's notes and reads no loop's CPU, the model having one
+    API server queue: the curve as it was."""
+    from synth import summary
+
+    from maskcost.calibrate.api_cpu import api_server_processes
+    from maskcost.profile import load_default_profile
+    from maskcost.validate.server_calibration import with_frontend
+
+    def two(arm: str, per_s: float, tokens: float):
+        procs = [{"pid": 2, "name": "VLLM::EngineCor", "cpus": 2.7, "threads": [0.47, 0.06]},
+                 {"pid": 3, "name": "VLLM::APIServer", "cpus": 0.7, "threads": [0.58, 0.07]},
+                 {"pid": 4, "name": "VLLM::APIServer", "cpus": 0.61, "threads": [0.54, 0.07]},
+                 {"pid": 1, "name": "python3", "cpus": 0.0, "threads": [], "listens": True}]
+        return summary({"arm": arm, "concurrency": 64, "output_tokens_mean": tokens, "out_tok_per_s": per_s * tokens,
+                        "engine": {"server_cpu": {"cpus": 4.0, "by_process": procs}}})
+    pts = [two("off", r, 128) for r in (20, 45, 70)] + [two("on", r, t) for r, t in ((30, 40), (60, 28), (110, 25))]
+    bare = summary({"arm": "on", "concurrency": 64})
+    assert [api_server_processes(s) for s in (pts[0], _loop_point("on", 50, 30, 0.42), bare)] == [2, 1, 0]
+    base = load_default_profile()
+    p = with_frontend(base, pts[:3], pts[3:], ttft_fit=False)
+    assert p.forward == base.forward
+    assert [n for n in p.provenance["notes"] if "2 API server processes (--api-server-count 2)" in n]
+    one = with_frontend(base, [_loop_point("off", r, 128, 0.1 * r / 20) for r in (20, 45, 70)],
+                        [_loop_point("on", r, t, 0.3) for r, t in ((30, 40), (60, 28))], ttft_fit=False)
+    assert not [n for n in one.provenance.get("notes", []) if "API server processes" in n]
+
+
 def test_api_cpu_fit_on_a_real_calibration_splits_request_from_token():
     """Shape run 9's calibration (H100 host, vLLM 0.25.1, the servers on this machine): the schema-off sweep
     (128 tokens a request) and both servers' schema-on speed points (25-41 tokens). The loop's CPU fits within
