@@ -81,11 +81,16 @@ class ApiCpuFit:
                 f"tell it from their tokens'), {self.structured_ms:.2f} ms more per structured request, {how}")
 
 
+def _processes(s: SweepSummary) -> list[dict]:
+    """A point's server processes as validate/servercpu.py recorded them (by_process); [] where it has none."""
+    return (s.engine.server_cpu or {}).get("by_process") or []
+
+
 def api_process(s: SweepSummary) -> dict | None:
     """The API server's process in a point's server CPU (validate/servercpu.py's by_process entry): the one that
     listens on the server's port (servercpu marks it; in records from before it did, the busiest process outside
     vLLM's named children); None where the point has no server CPU."""
-    procs = (s.engine.server_cpu or {}).get("by_process") or []
+    procs = _processes(s)
     listening = [p for p in procs if p.get("listens")]
     api = listening or [p for p in procs if not str(p.get("name", "")).startswith(VLLM_CHILD_PREFIX)]
     return max(api, key=lambda p: p.get("cpus", 0.0)) if api else None
@@ -95,7 +100,7 @@ def api_server_processes(s: SweepSummary) -> int:
     """How many API server processes a point's server ran: its API_SERVER_CHILD processes where it runs several
     (--api-server-count N > 1: the parent that listens then only holds the socket), else 1; 0 where the point has no
     server CPU."""
-    procs = (s.engine.server_cpu or {}).get("by_process") or []
+    procs = _processes(s)
     return max(1, sum(p.get("name") == API_SERVER_CHILD for p in procs)) if procs else 0
 
 

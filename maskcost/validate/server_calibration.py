@@ -357,13 +357,14 @@ def with_frontend(p: Profile, fwd: list[SweepSummary], on: list[SweepSummary], t
     `ttft_fit` (LivePlan.frontend), its queue fitted on the forward sweep's TTFT and running counts; without
     them (noted) where too few loads allow no fit. A server of several API processes (--api-server-count) is
     noted, and no loop's CPU read: the model has one API server queue."""
-    n = max((api_server_processes(s) for s in [*fwd, *on]), default=0)
+    pts = [*fwd, *on]
+    n = max((api_server_processes(s) for s in pts), default=0)
     if n > 1:
         p = _noted(p, f"the server ran {n} API server processes (--api-server-count {n}); the model has one API "
                       f"server queue (model/api_server.py), so no loop's CPU is read for its costs, and where that "
                       f"queue is busy the model may hold back requests the server's {n} let through "
                       f"(docs/validation.md finding 53)")
-    got = fit_api_cpu([*fwd, *on]) if n <= 1 else None
+    got = fit_api_cpu(pts) if n <= 1 else None
     if got is not None:
         p = replace(p, forward=with_api_server(p.forward, got.token_us, got.request_ms,
                                                frontend_structured_ms=got.structured_ms,
