@@ -240,18 +240,18 @@ class ForwardCurve:
     context_points: tuple[ContextPoint, ...] = ()
     # the API server (one process, one asyncio loop: vllm/v1/engine/async_llm.py output_handler):
     # each streamed token and each admitted request take its time, first come first served; read from its
-    # loop's CPU over calibrate's sweeps where the server ran on the calibrating machine (calibrate.api_cpu),
+    # process's CPU over calibrate's sweeps where the server ran on the calibrating machine (calibrate.api_cpu),
     # else fitted on the schema-off sweep (calibrate.engine.fit_frontend); 0 = not measured (no front-end queue).
     # With it, ttft_fixed_ms is the uncontended rest of TTFT.
     frontend_token_us: float = 0.0
     frontend_request_ms: float = 0.0
     # and a structured request's more (its schema's parse and the backend's validation in
-    # InputProcessor._validate_params, docs/engines.md Q4): from the loop's CPU with the two above, or refitted on
+    # InputProcessor._validate_params, docs/engines.md Q4): 0 from the process's CPU (calibrate.api_cpu), or refitted on
     # a schema-on sweep (calibrate.engine.fit_frontend_structured, fit --fit-frontend); 0 = not measured
     frontend_structured_ms: float = 0.0
-    # and a structured stream's token where it was read apart from the schema-off stream's (calibrate.api_cpu: the
-    # schema-on points of two lengths fit their own token and request); then a structured request's whole cost is
-    # frontend_structured_ms and frontend_request_ms a schema-off one's; 0 = one frontend_token_us for every token
+    # and a structured stream's token where it was read apart from the schema-off stream's (calibrate.api_cpu: on
+    # the schema-on points); then a structured request's whole cost is frontend_structured_ms and
+    # frontend_request_ms a schema-off one's; 0 = one frontend_token_us for every token
     frontend_structured_token_us: float = 0.0
     # a prefill step the engine runs without its CUDA graph (SGLang: one new token, model/engines.py
     # Sglang0517.eager_prefill), over one that replays it: TTFT at concurrency 1 of a prompt the prefix

@@ -33,7 +33,7 @@ class ApiServer:
             token_us += structured_fraction * (fw.frontend_structured_token_us - token_us)
         self.token_us, self.request_ms, self.structured_ms = \
             token_us, fw.frontend_request_ms, fw.frontend_structured_ms  # at the profile host's speed
-        # (those read from the loop's CPU were measured at the calibrated server's own speed and are scaled all
+        # (those read from the server's CPU were measured at the calibrated server's own speed and are scaled all
         # the same: scaling them back by its speed read did worse on the shape check, docs/validation.md finding 39)
         self.cpu_scale = costs.cpu_scale
         self.event = event  # the trace's span writer, where one is recorded

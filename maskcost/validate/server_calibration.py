@@ -352,7 +352,7 @@ def schema_off_forward(base_url: str, plan: LivePlan, cfg: EngineConfig, prov: d
 
 
 def with_frontend(p: Profile, fwd: list[SweepSummary], on: list[SweepSummary], ttft_fit: bool = True) -> Profile:
-    """The profile with the API server's costs read from its loop's CPU over the forward sweep and the
+    """The profile with the API server's costs read from its process's CPU over the forward sweep and the
     schema-on points `on` (calibrate.api_cpu; no server time) where the server runs here, else, where
     `ttft_fit` (LivePlan.frontend), its queue fitted on the forward sweep's TTFT and running counts; without
     them (noted) where too few loads allow no fit. A server of several API processes (--api-server-count) is
@@ -370,8 +370,7 @@ def with_frontend(p: Profile, fwd: list[SweepSummary], on: list[SweepSummary], t
                                                frontend_structured_ms=got.structured_ms,
                                                frontend_structured_token_us=got.structured_token_us,
                                                source=f"{p.forward.source} API server: {got.words()}."))
-        return _noted(p, f"the API server's costs, a structured request's included, read from its loop's CPU "
-                         f"(calibrate.api_cpu): {got.words()}")
+        return _noted(p, f"the API server's costs read from its CPU (calibrate.api_cpu): {got.words()}")
     if not ttft_fit:
         return p
     try:

@@ -23,6 +23,8 @@
 #       structured stream's loop costs apart from a schema-off one's)
 #   bash validation/h200-vllm-0.25.1/shape/run.sh run12   (run 12: run 11's steps, with the model that runs each point to
 #       +-2% and the calibrate whose loop fit takes the window's rates; 4 client processes from 128 clients up)
+#   bash validation/h200-vllm-0.25.1/shape/run.sh run13   (run 13: run 12's steps, with the calibrate that prices the API
+#       server by its process's CPU, a structured stream by its tokens alone)
 #   bash validation/h200-vllm-0.25.1/shape/run.sh run4    (run 4: calibrate with --backend-url, which now also fits
 #       llguidance's in-engine fill factor on that server's own speed points; run 2's points; then both servers
 #       moved to cores 0-5 (taskset on every process of each, cpu_count stays 16), flat and nested at 128
@@ -33,7 +35,7 @@
 # host's drift over minutes falls on every schema alike. Stops starting sweeps after $DEADLINE s
 # (default 540) of this call; results packed into $OUT/shape.tar.gz after every step.
 set -u
-RUN=${1:-run1}; MODE=$RUN; case "$MODE" in run5|run6|run7|run8|run9|run10|run11|run12) MODE=run4 ;; esac  # runs 5-12: run 4's
+RUN=${1:-run1}; MODE=$RUN; case "$MODE" in run5|run6|run7|run8|run9|run10|run11|run12|run13) MODE=run4 ;; esac  # runs 5-13: run 4's
 T0=$(date +%s); ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/shape; R=${SHAPE:-/tmp/shape}; mkdir -p $R/xg $R/gd
 pack() { for n in xg gd; do [ -f $R/$n.log ] && gzip -c $R/$n.log > $R/$n.log.gz; done
   tar -C "$(dirname $R)" --exclude=xg.log --exclude=gd.log -czf "$OUT/shape.tar.gz" "$(basename $R)"; }
@@ -59,7 +61,7 @@ if [ $MODE != rerun ] && [ ! -f $R/xg/host.json.gz ]; then
   [ $rc = 0 ] || exit 1
 fi
 # the same outputs replayed in blocks and in turns (runs 9-11)
-if { [ $RUN = run9 ] || [ $RUN = run10 ] || [ $RUN = run11 ] || [ $RUN = run12 ]; } && [ ! -s $R/order_control.json ]; then
+if { [ $RUN = run9 ] || [ $RUN = run10 ] || [ $RUN = run11 ] || [ $RUN = run12 ] || [ $RUN = run13 ]; } && [ ! -s $R/order_control.json ]; then
   python3 $D/order_control.py $R /tmp/llama3-8b > $R/order_control.json 2> $R/order_control.log
   rc=$?; echo "$(date +%T) order control rc $rc" >> $R/steps.txt; pack  # (runs 9-10 logged date's status: 0)
 fi
@@ -80,7 +82,7 @@ probe() {  # SERVER: its process tree's CPU by thread over 6 s of a point, and t
 one() {  # SERVER PORT SCHEMA CONC REPEATS: schema on, that schema alone (a sweep resumes: only the repeat not yet run)
   local procs=1 rounds=3; [ "$4" -ge 128 ] && procs=2
   # run 12: 4 processes from 128 clients (runs 9-11: llguidance's 2 at 256 were 83-102% busy each, the client the limit)
-  [ $RUN = run12 ] && [ "$4" -ge 128 ] && procs=4
+  { [ $RUN = run12 ] || [ $RUN = run13 ]; } && [ "$4" -ge 128 ] && procs=4
   [ $MODE != run1 ] && rounds=$(case $4 in 32) echo 12;; 128) echo 4;; *) echo 3;; esac)
   [ $MODE = run3 ] && [ $3 = flat ] && [ $4 = 128 ] && [ ! -f $R/threads-$1.txt ] && probe $1 &
   timeout 150 taskset -c "${CLIENT_CORES:-0-15}" python3 -m maskcost.cli sweep --base-url "http://127.0.0.1:$2" --out "$R/$1/$3.jsonl" --arms on \

@@ -8,7 +8,9 @@ scored as registered (check.py score, a copy under /tmp): its "loop CPU fit" lin
 the run's own score (runs 6-9 before the loop-CPU fit was shipped: api_cpu.txt has them with the one-cost fit).
   python validation/h200-vllm-0.25.1/shape/posthoc/api_split.py [RUN ...]   (repository root) -> api_split.txt
   ONE_COST=1: the chain with the one-cost fit instead (run 11, registered with the arms apart: its counterfactual,
-      api_split-run11-one-cost.txt)"""
+      api_split-run11-one-cost.txt)
+  Ran with calibrate.api_cpu as it was up to 7be063f (a structured request's cost fitted apart from its tokens');
+  finding 54 replaced that fit: run it from that commit (`git worktree add /tmp/at 7be063f`)."""
 import json
 import os
 import statistics

@@ -5,7 +5,9 @@ request on two servers' points (xgrammar's 39-41 tokens a request, llguidance's 
 loop alike (each backend validates its schema in the API server), so the length's price and the backend's are one
 column. Through calibrate's chain and scored as registered (api_split.py, api_cpu.py: a copy of the run under /tmp), the
 window's rates.
-  python validation/h200-vllm-0.25.1/shape/posthoc/api_token.py [RUN ...]   (repository root) -> api_token.txt"""
+  python validation/h200-vllm-0.25.1/shape/posthoc/api_token.py [RUN ...]   (repository root) -> api_token.txt
+  Ran with calibrate.api_cpu as it was up to 7be063f (a structured request's cost fitted apart from its tokens');
+  finding 54 replaced that fit: run it from that commit (`git worktree add /tmp/at 7be063f`)."""
 import sys
 from pathlib import Path
 
