@@ -172,6 +172,9 @@ def test_curve_is_monotone_and_extrapolates_linearly():
     assert c(1) == 5.0 and c(8) == 5.0  # a measured dip is flattened (running max)
     assert c(64) == pytest.approx(6.1)
     assert c(128) > c(64)
+    # two reads of one batch (within 2%: a server at its cap) are one knot, not a slope to carry beyond them
+    top = Curve([1, 98.1, 127.4, 128.6], [6.3, 10.9, 9.8, 12.2])
+    assert top(128) == pytest.approx(11.0) and top(247) < 13.0
 
 
 def test_unstructured_output_length_distributions():
