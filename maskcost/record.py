@@ -95,8 +95,8 @@ CHECKS = (
     Check("vLLM 0.25.1, a user-made profile on the server's own outputs", "two fresh machines (an H200, an H100), "
           "3 new schemas each, held out on 16 cores and 6 (`taskset`; runs 1-2)", r"vllm/transfer/run\d+",
           "calibrate --base-url"),
-    Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "twelve fresh machines (seven H200, five "
-          "H100), 2 schemas alone at 32, 128, 256 (the shape check, runs 1-12)", r"vllm/shape/run\d+",
+    Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "thirteen fresh machines (seven H200, six "
+          "H100), 2 schemas alone at 32, 128, 256 (the shape check, runs 1-13)", r"vllm/shape/run\d+",
           "calibrate --base-url"),
     Check("SGLang 0.5.17", "H200, calibrated on the device (runs 1, 2, 4)", r"sglang/run\d+",
           "calibrate --base-url"),
