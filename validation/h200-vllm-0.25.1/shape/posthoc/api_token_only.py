@@ -9,7 +9,8 @@ not change what it served. Through calibrate's chain and scored as registered (a
 /tmp). Runs 6-9's records name no listening process: their loop thread is read.
   python validation/h200-vllm-0.25.1/shape/posthoc/api_token_only.py [RUN ...]   (repository root) -> api_token_only.txt
   CPUS=loop: the loop thread's CPU where the process is marked too -> api_token_only-loop.txt
-  SCALE=K: the structured token's cost times K (how far the scores move with it) -> api_token_only-x0.9.txt, -x1.1.txt"""
+  SCALE=K: the structured token's cost times K (how far the scores move with it) -> api_token_only-x0.9.txt,
+      -x1.1.txt"""
 import os
 import sys
 from dataclasses import replace
