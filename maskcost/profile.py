@@ -250,8 +250,8 @@ class ForwardCurve:
     # a schema-on sweep (calibrate.engine.fit_frontend_structured, fit --fit-frontend); 0 = not measured
     frontend_structured_ms: float = 0.0
     # and a structured stream's token where it was read apart from the schema-off stream's (calibrate.api_cpu: on
-    # the schema-on points); then a structured request's whole cost is frontend_structured_ms and
-    # frontend_request_ms a schema-off one's; 0 = one frontend_token_us for every token
+    # the schema-on points); then a structured request's own cost is frontend_structured_ms (0 from calibrate.api_cpu)
+    # and frontend_request_ms a schema-off one's; 0 = one frontend_token_us for every token
     frontend_structured_token_us: float = 0.0
     # a prefill step the engine runs without its CUDA graph (SGLang: one new token, model/engines.py
     # Sglang0517.eager_prefill), over one that replays it: TTFT at concurrency 1 of a prompt the prefix

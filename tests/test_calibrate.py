@@ -484,6 +484,10 @@ def test_api_cpu_fit_prices_each_streams_token_on_the_process():
     assert fit_api_cpu(pts[:3]) is None and fit_api_cpu(pts[:2] + pts[3:4]) is None  # one arm; under 4 points
     unmarked = fit_api_cpu([_loop_point(a, r, t, 0.5, listens=False, loop=busy(a, r, t)) for a, r, t in spec])
     assert unmarked.read_on == "loop thread" and round(unmarked.structured_token_us, 6) == 150.0
+    # a record of both kinds: the marked points alone (the process's CPU and a loop thread's are not one quantity)
+    mixed = pts + [_loop_point(a, r, t, 0.5, listens=False, loop=2 * busy(a, r, t)) for a, r, t in spec]
+    got_mixed = fit_api_cpu(mixed)
+    assert (got_mixed.points, got_mixed.read_on, round(got_mixed.structured_token_us, 6)) == (6, "process", 150.0)
     dear = fit_api_cpu([_loop_point(a, r, t, busy(a, r, t, 1.0)) for a, r, t in spec])
     assert 150 + 1000 / 40 < dear.structured_token_us < 150 + 1000 / 25 and dear.median_abs_error_pct > 0
 
@@ -579,6 +583,7 @@ def test_api_cpu_fit_on_real_calibrations_prices_each_streams_token():
     got = fit_api_cpu(fwd + on)
     assert got.read_on == "process" and got.median_abs_error_pct < 15 and got.points >= 10
     assert 60 < got.token_us < 100 and 150 < got.structured_token_us < 230
+    assert got.structured_token_us > 2 * got.token_us
     base = replace(load_default_profile(), forward=forward_from_summaries(fwd, "test"))
     p = with_frontend(base, fwd, on, ttft_fit=False)
     fw = p.forward

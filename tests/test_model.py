@@ -172,9 +172,15 @@ def test_curve_is_monotone_and_extrapolates_linearly():
     assert c(1) == 5.0 and c(8) == 5.0  # a measured dip is flattened (running max)
     assert c(64) == pytest.approx(6.1)
     assert c(128) > c(64)
-    # two reads of one batch (within 2%: a server at its cap) are one knot, not a slope to carry beyond them
+    # two reads of one batch (within 2%: a server at its cap) are one knot, not a slope to carry beyond them; a
+    # chain of such reads too; points 3% apart stay two knots; all points one knot: proportional beyond it
     top = Curve([1, 98.1, 127.4, 128.6], [6.3, 10.9, 9.8, 12.2])
     assert top(128) == pytest.approx(11.0) and top(247) < 13.0
+    chain = Curve([1, 100, 101.9, 102.1], [5.0, 9.0, 9.0, 12.0])
+    assert list(chain.x) == [1.0, pytest.approx(101.333, abs=1e-3)] and chain(float(chain.x[-1])) == pytest.approx(10.0)
+    assert len(Curve([1, 100, 103], [5.0, 9.0, 10.0]).x) == 3
+    one = Curve([100, 101], [8.0, 10.0])
+    assert one(100.5) == pytest.approx(9.0) and one(201) == pytest.approx(18.0)
 
 
 def test_unstructured_output_length_distributions():

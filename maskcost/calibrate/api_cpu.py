@@ -6,7 +6,7 @@ points of every server calibrate swept (25-45 tokens a request), each a least sq
 own a request.
 
 Why the whole process: the loop thread shares one GIL with the renderer's worker and the rest of the process, and
-where the API server binds it is the process that is full (0.98-1.08 CPU, the loop thread 0.83-0.91: docs/validation.md
+where the API server binds it is the process that is full (0.97-1.08 CPU, the loop thread 0.83-0.91: docs/validation.md
 findings 50 and 53); the model's queue (model/api_server.py) runs its jobs one at a time up to a full CPU, so its costs
 are the process's. In records from before servercpu marked the listening process, the loop thread's (loop_cpus).
 
@@ -17,6 +17,10 @@ points of unlike lengths) confounds the backends' request costs with their lengt
 token a fifth dearer, and the model then let one schema bind the process and not the other: llguidance's nested/flat
 ITL at 256 clients +27% to +34% where the engines ran them 0-5% apart. Priced by its tokens alone the ratio held within
 10% at every point of runs 10-12, with the costs a tenth dearer or cheaper too (docs/validation.md finding 54).
+Against it (finding 57): across schemas of unlike lengths a structured request does cost the process about 4 ms of its
+own (transfer run 2's 100-token outputs 103-114 us a token, shape run 12's 29-41-token ones 149-234 us), and on transfer
+run 2's records this fit moves the held-out median |ITL error| from 7.0% to 11.6%: a request's cost that falls as the
+process fills would hold both, and is not modelled.
 
 Not modelled: vLLM's --api-server-count > 1 (several loops, each a child process VLLM::APIServer, the parent holding
 the socket: the model has one queue; api_server_processes counts them, and calibrate then reads no loop's CPU and says
@@ -105,15 +109,15 @@ def window_tokens_per_s(s: SweepSummary) -> float | None:
 def fit_api_cpu(points: list[SweepSummary]) -> ApiCpuFit | None:
     """The fit over `points` (schema-off and schema-on, concurrency >= 8, each with its tokens a second and the API
     server's CPU): each arm's token cost, a least squares through 0 on its own points; None where fewer than
-    MIN_POINTS have them or an arm has none."""
+    MIN_POINTS have them or an arm has none. Where any point marks the listening process, only such points are read
+    (the process's CPU and a loop thread's are not one quantity); else every point's loop thread."""
+    reads = [(s, *api_cpus(s)) for s in points]
+    read_on = "process" if any(what == "process" for _, _, what in reads) else "loop thread"
     rows: dict[str, list[tuple[float, float]]] = {"off": [], "on": []}
-    read_on = set()
-    for s in points:
-        (cpus, what), tok_s = api_cpus(s), window_tokens_per_s(s)
-        if s.concurrency < 8 or not tok_s or not cpus or s.arm not in rows:
-            continue
-        rows[s.arm].append((tok_s, cpus))
-        read_on.add(what)
+    for s, cpus, what in reads:
+        tok_s = window_tokens_per_s(s)
+        if what == read_on and s.concurrency >= 8 and tok_s and cpus and s.arm in rows:
+            rows[s.arm].append((tok_s, cpus))
     if sum(map(len, rows.values())) < MIN_POINTS or not all(rows.values()):
         return None
     cost, errs = {}, []
@@ -122,5 +126,4 @@ def fit_api_cpu(points: list[SweepSummary]) -> ApiCpuFit | None:
         cost[arm] = float(tok @ busy / (tok @ tok))
         errs += list(np.abs(tok * cost[arm] / busy - 1))
     return ApiCpuFit(token_us=1e6 * cost["off"], structured_token_us=1e6 * cost["on"], points=len(errs),
-                     median_abs_error_pct=float(np.median(errs)) * 100,
-                     read_on="process" if read_on == {"process"} else "loop thread")
+                     median_abs_error_pct=float(np.median(errs)) * 100, read_on=read_on)

@@ -12,21 +12,22 @@ from scipy.interpolate import PchipInterpolator
 from ..profile import BackendCosts, ForwardPoint, Profile
 
 
-# points whose x lie within this share of each other measure one x, and are one knot (their means): a server held
-# at its cap reads its batch twice at 127.4 and 128.6 rows, 9.8 and 12.2 ms a step (shape run 13's schema-off sweep,
-# its API process full at 192 and 256 clients), and the slope between the two, carried beyond them, priced a step at
-# 247 rows 157 ms (docs/validation.md finding 56)
+# a point whose x lies within this share above the mean x of the knot before it measures that x, and joins it (a
+# knot is its points' means): a server held at its cap reads its batch twice, at 127.4 and 128.6 running requests, ITL
+# 10.0 and 11.8 ms (shape run 13's schema-off sweep, its API process full at 192 and 256 clients), and the slope
+# between the two, 1.4 ms a request carried beyond them, priced a 247-request step's forward at about 180 ms
+# (docs/validation.md finding 56)
 SAME_X = 0.02
 
 
 class Curve:
-    """Monotone (PCHIP) in the measured range, linear beyond it from the last two knots; points within SAME_X of
-    each other one knot."""
+    """Monotone (PCHIP) in the measured range, linear beyond it from the last two knots; a point within SAME_X above
+    the knot before it joins that knot."""
 
     def __init__(self, x: list[float], y: list[float]) -> None:
         groups: list[list[tuple[float, float]]] = []
         for a, b in sorted(zip(map(float, x), map(float, y))):
-            if groups and a <= groups[-1][0][0] * (1 + SAME_X) + 1e-3:
+            if groups and a <= np.mean([p for p, _ in groups[-1]]) * (1 + SAME_X) + 1e-3:
                 groups[-1].append((a, b))
             else:
                 groups.append([(a, b)])

@@ -3,8 +3,10 @@ calibrate.api_cpu as shipped from finding 54 on (the process's CPU, a structured
 the profile's own calibrate sweeps, the speed read again on its speed points as calibrate reads it, then both
 campaigns' predictions made again with the commands they ran and scored with report against the held-out sweeps they
 recorded (16 cores: 4 points, 6 cores: 3), beside the scores as registered.
-  python validation/h200-vllm-0.25.1/transfer2/posthoc_api_fit.py   (repository root) -> posthoc_api_fit.txt"""
+  python validation/h200-vllm-0.25.1/transfer2/posthoc_api_fit.py   (repository root) -> posthoc_api_fit.txt
+  CPUS=loop: the loop thread's CPU though the record marks the process -> posthoc_api_fit-loop.txt"""
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -12,6 +14,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+import maskcost.calibrate.api_cpu as api_cpu_lib
 from maskcost.calibrate.api_cpu import fit_api_cpu
 from maskcost.calibrate.engine import with_api_server
 from maskcost.model.config import EngineConfig
@@ -19,6 +22,8 @@ from maskcost.profile import load_profile, save_profile
 from maskcost.records import read_summaries
 from maskcost.validate.server_calibration import read_speed
 
+if os.environ.get("CPUS") == "loop":
+    api_cpu_lib.api_cpus = lambda s: (api_cpu_lib.loop_cpus(s), "loop thread")
 T2 = Path(__file__).resolve().parent
 RUN1, RUN2 = T2 / "run1-16cores", T2 / "run2-6cores" / "c6"
 SCHEMAS = [str(T2 / "schemas" / f"{s}.json") for s in ("invoice", "booking", "sensor")]

@@ -34,7 +34,7 @@ def refit(run: str) -> Path | None:
     got = fit_api_cpu([*fwd, *xg, *gd])
     fw = p.forward
     print(f"{run}: as calibrated {fw.frontend_token_us:.0f} us a token, {fw.frontend_request_ms:.2f} ms a request, "
-          f"{fw.frontend_structured_ms:.2f} ms more structured; from the loop's CPU: "
+          f"{fw.frontend_structured_ms:.2f} ms more structured; refitted: "
           + ("none (no server CPU in its sweeps)" if got is None else got.words()))
     if got is None:
         return None
