@@ -18,9 +18,9 @@ token a fifth dearer, and the model then let one schema bind the process and not
 ITL at 256 clients +27% to +34% where the engines ran them 0-5% apart. Priced by its tokens alone the ratio held within
 10% at every point of runs 10-12, with the costs a tenth dearer or cheaper too (docs/validation.md finding 54).
 Against it (finding 57): across schemas of unlike lengths a structured request does cost the process about 4 ms of its
-own (transfer run 2's 100-token outputs 103-114 us a token, shape run 12's 28-41-token ones 149-234 us), and on transfer
-run 2's records this fit moves the held-out median |ITL error| from 7.0% to 11.6%: a request's cost that falls as the
-process fills would hold both, and is not modelled.
+own (transfer run 2's 100-token outputs 103-114 us a token, shape run 12's 28-41-token ones 149-234 us); on transfer
+run 2's records this fit reads its held-out points 11.6% off at the median, the fit it replaced 11.3% (both on the
+model since finding 46; 7.0% as registered).
 
 Not modelled: vLLM's --api-server-count > 1 (several loops, each a child process VLLM::APIServer, the parent holding
 the socket: the model has one queue; api_server_processes counts them, and calibrate then reads no loop's CPU and says

@@ -4,7 +4,9 @@ the profile's own calibrate sweeps, the speed read again on its speed points as 
 campaigns' predictions made again with the commands they ran and scored with report against the held-out sweeps they
 recorded (16 cores: 4 points, 6 cores: 3), beside the scores as registered.
   python validation/h200-vllm-0.25.1/transfer2/posthoc_api_fit.py   (repository root) -> posthoc_api_fit.txt
-  CPUS=loop: the loop thread's CPU though the record marks the process -> posthoc_api_fit-loop.txt"""
+  CPUS=loop: the loop thread's CPU though the record marks the process -> posthoc_api_fit-loop.txt
+  FIT=kept: the profile's own API-server costs kept (the fit it was calibrated with), only the speed read again with
+      the model as it now is -> posthoc_api_fit-kept.txt"""
 import json
 import os
 import statistics
@@ -24,6 +26,7 @@ from maskcost.validate.server_calibration import read_speed
 
 if os.environ.get("CPUS") == "loop":
     api_cpu_lib.api_cpus = lambda s: (api_cpu_lib.loop_cpus(s), "loop thread")
+LABEL = "kept" if os.environ.get("FIT") == "kept" else "refitted"
 T2 = Path(__file__).resolve().parent
 RUN1, RUN2 = T2 / "run1-16cores", T2 / "run2-6cores" / "c6"
 SCHEMAS = [str(T2 / "schemas" / f"{s}.json") for s in ("invoice", "booking", "sensor")]
@@ -37,11 +40,14 @@ def refit(out: Path) -> None:
     fw = p.forward
     print(f"as calibrated: {fw.frontend_token_us:.0f} us a token, {fw.frontend_request_ms:.2f} ms a request, "
           f"{fw.frontend_structured_ms:.2f} ms more structured; speed read {p.measured_speed.cpu_speed:.3f}")
-    print(f"refitted: {got.words()}")
-    before = replace(fw, ttft_fixed_ms=fw.ttft_fixed_ms + fw.frontend_request_ms + fw.frontend_token_us / 1e3)
-    p = replace(p, forward=with_api_server(before, got.token_us, got.request_ms,
-                                           frontend_structured_ms=got.structured_ms,
-                                           frontend_structured_token_us=got.structured_token_us))
+    if os.environ.get("FIT") == "kept":
+        print("kept: the profile's own costs")
+    else:
+        print(f"refitted: {got.words()}")
+        before = replace(fw, ttft_fixed_ms=fw.ttft_fixed_ms + fw.frontend_request_ms + fw.frontend_token_us / 1e3)
+        p = replace(p, forward=with_api_server(before, got.token_us, got.request_ms,
+                                               frontend_structured_ms=got.structured_ms,
+                                               frontend_structured_token_us=got.structured_token_us))
     cfg = EngineConfig(engine="vllm", engine_version="0.25.1", backend="xgrammar", max_num_seqs=256, cpu_count=16,
                        usable_cores=16)
     p = replace(p, measured_speed=read_speed(p, cfg, on, "host.speed-sweep.jsonl"))
@@ -77,9 +83,9 @@ def main() -> None:
     was = {"16 cores": errors(RUN1 / "val-predicted" / "report.json"),
            "6 cores": errors(RUN2 / "val-predicted" / "report.json")}
     for k in got:
-        print(f"{k}: ITL error as registered {', '.join(f'{e:+.1f}%' for e in was[k])}; refitted "
+        print(f"{k}: ITL error as registered {', '.join(f'{e:+.1f}%' for e in was[k])}; {LABEL} "
               f"{', '.join(f'{e:+.1f}%' for e in got[k])}")
-    for label, d in (("as registered", was), ("refitted", got)):
+    for label, d in (("as registered", was), (LABEL, got)):
         all_ = [abs(e) for v in d.values() for e in v]
         print(f"{label}: median |ITL error| {statistics.median(all_):.1f}% over {len(all_)}")
 
