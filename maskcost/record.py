@@ -42,8 +42,9 @@ class ScoredPoint:
     measured_itl_ms: float
     predicted_bench_itl_ms: float | None  # nothing read from the target server
     predicted_read_itl_ms: float | None  # the host's speed read from it
-    speed_read_from: str | None  # calibration | earlier_points
+    speed_read_from: str | None  # calibration | earlier_points | reference_cell
     registered: bool
+    config: str = ""  # the engine's settings beyond its defaults and the columns above ("replicas=2 ..."); "": none
 
     @property
     def scored(self) -> bool:
@@ -70,7 +71,7 @@ def read_record(path: Path = RECORD) -> list[ScoredPoint]:
             out.append(ScoredPoint(r["engine"], r["engine_version"], r["backend"], r["session"], r["machine"],
                                    r["arm"], int(r["concurrency"]), int(r["cores"]), float(r["measured_itl_ms"]),
                                    _number(r["predicted_bench_itl_ms"]), _number(r["predicted_read_itl_ms"]),
-                                   r["speed_read_from"] or None, r["registered"] == "1"))
+                                   r["speed_read_from"] or None, r["registered"] == "1", r["config"]))
         except (KeyError, ValueError, TypeError) as e:
             raise ValueError(f"{path}:{n}: not a scored point ({e})") from None
     return out
@@ -98,6 +99,9 @@ CHECKS = (
     Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "thirteen fresh machines (seven H200, six "
           "H100), 2 schemas alone at 32, 128, 256 (the shape check, runs 1-13)", r"vllm/shape/run\d+",
           "calibrate --base-url"),
+    Check("vLLM 0.25.1, replicas and CPU quotas", "two replicas on one GPU and 8 cores, a cgroup quota against a "
+          "cpuset, the OpenMP team (six machines, runs 1-7)", r"vllm/replicas/run\d+",
+          "each change on its reference cell's measured ITL"),
     Check("SGLang 0.5.17", "H200, calibrated on the device (runs 1, 2, 4)", r"sglang/run\d+",
           "calibrate --base-url"),
     Check("SGLang 0.5.17, the shipped profile", "three fresh H200 machines, nothing calibrated there",

