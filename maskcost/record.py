@@ -93,8 +93,8 @@ CHECKS = (
           "without examples (newcomer runs 1-3)", r"vllm/newcomer/run\d+", "calibrate --base-url"),
     Check("vLLM 0.25.1, tool calling (`--tools`)", "a fresh H200 machine, the three commands with `--tools`",
           r"vllm/tools/run\d+", "calibrate --base-url"),
-    Check("vLLM 0.25.1, a user-made profile on the server's own outputs", "two fresh machines (an H200, an H100), "
-          "3 new schemas each, held out on 16 cores and 6 (`taskset`; runs 1-2)", r"vllm/transfer/run\d+",
+    Check("vLLM 0.25.1, a user-made profile on the server's own outputs", "three fresh machines (an H200, two "
+          "H100), 3 new schemas each, held out on 16 cores and 6 (`taskset`; runs 1-3)", r"vllm/transfer/run\d+",
           "calibrate --base-url"),
     Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "thirteen fresh machines (seven H200, six "
           "H100), 2 schemas alone at 32, 128, 256 (the shape check, runs 1-13)", r"vllm/shape/run\d+",

@@ -328,7 +328,9 @@ def vllm_campaign_rows() -> list[dict]:
             # run 2 (transfer2/): the 6-core points swept by hand (the campaign's validate refused --omp-threads),
             # scored by report as validate would (transfer2/README.md)
             ("vllm/transfer/run2", f"{V}/transfer2/run1-16cores", "/run1-16cores"),
-            ("vllm/transfer/run2", f"{V}/transfer2/run2-6cores/c6", "/run2-6cores/c6")]:
+            ("vllm/transfer/run2", f"{V}/transfer2/run2-6cores/c6", "/run2-6cores/c6"),
+            ("vllm/transfer/run3", f"{V}/transfer3/run1-16cores", "/run1-16cores"),
+            ("vllm/transfer/run3", f"{V}/transfer3/run2-6cores/c6", "/run2-6cores/c6")]:
         path = f"{d}/val/report.json"
         for c, r in sorted(report_rows(path).items()):
             rows.append(dict(engine="vllm", engine_version="0.25.1", backend="xgrammar", session=session, machine=session,
