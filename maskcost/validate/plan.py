@@ -6,12 +6,12 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 # estimate_s's terms, fitted to the phases of the 13 calibrations in validation/ (their raw records' send and end
-# times: validation/h200-vllm-0.25.1/shape/posthoc/calibrate_time.py and .txt; docs/validation.md finding 35): from
-# one point's last answer to the next point's first request (0.83 s median); a point's time against its decode steps
-# schema off (0.89x), with the cached long prompt (1.25x) and schema on at 80 tokens an output (3.69x: the fill, the
-# queue; the outputs were a median 41 tokens; with shape runs 8-9 in the record 3.36x over both backends' points,
-# kept: llguidance's now counted apart, SPEED_POINTS_BY_BACKEND); a prefill point (1.2 s for 16 requests); the host
-# phase (36-51 s for three schemas, 96 replays each, two backends); what follows the last point (about 10 s: the
+# times: validation/h200-vllm-0.25.1/shape/posthoc/calibrate_time.txt, its script at 1fcd12b; docs/validation.md
+# finding 35): from one point's last answer to the next point's first request (0.83 s median); a point's time against
+# its decode steps schema off (0.89x), with the cached long prompt (1.25x) and schema on at 80 tokens an output (3.69x:
+# the fill, the queue; the outputs were a median 41 tokens; with shape runs 8-9 in the record 3.36x over both backends'
+# points, kept: llguidance's now counted apart, SPEED_POINTS_BY_BACKEND); a prefill point (1.2 s for 16 requests); the
+# host phase (36-51 s for three schemas, 96 replays each, two backends); what follows the last point (about 10 s: the
 # API-server fit, the speed read, the profile); the share of schema-on requests whose output is valid JSON of its
 # schema (about 0.9: 455-469 of 512 a schema on the shape check's runs 4-7). Not in the record, a guess: the setup
 # before the first point (the apply, the compile check and each backend's tokenizer, which the host phase loaded
