@@ -36,6 +36,32 @@ def test_parse_metrics_sums_engines_and_drops_buckets():
     assert w.step_ms == pytest.approx(20.0) and w.itl_ms == pytest.approx(5.0) and w.gen_tokens_per_s == 250
 
 
+def test_the_window_reads_its_engines_own_counters():
+    """vLLM's prefix-cache and draft counters and its TTFT histogram, by the names its ServerMetrics gives: 300 of
+    400 prompt tokens cached, 60 of 120 drafts accepted over 500 tokens (440 row-steps, 110 given drafts), TTFT 2.0 s
+    over 40 requests; an engine that exports none of them reads None, whatever its counters hold."""
+    from maskcost.records import SweepSummary
+    from maskcost.validate.report import _server_timings, server_ttft_ms
+    keys = {"vllm:prefix_cache_queries_total": 400, "vllm:prefix_cache_hits_total": 300,
+            "vllm:spec_decode_num_draft_tokens_total": 120, "vllm:spec_decode_num_accepted_tokens_total": 60,
+            "vllm:spec_decode_num_drafts_total": 110, "vllm:time_to_first_token_seconds_sum": 2.0,
+            "vllm:time_to_first_token_seconds_count": 40}
+    before = {"vllm:iteration_tokens_total_count": 0, "vllm:generation_tokens_total": 0}
+    after = {"vllm:iteration_tokens_total_count": 100, "vllm:generation_tokens_total": 500, **keys}
+    w = window_stats("vllm", before, after, 1.0)
+    assert w.prompt_cached_fraction == 0.75 and w.spec_acceptance == 0.5 and w.spec_draft_rate(500) == 0.25
+    g = window_stats("llamacpp", {"llamacpp:n_decode_total": 0}, {"llamacpp:n_decode_total": 10, **keys}, 1.0)
+    assert g.prompt_cached_fraction is None and g.spec_acceptance is None and g.spec_draft_rate(500) is None
+
+    def summary(engine):
+        return SweepSummary.from_json({"point": "p", "arm": "on", "concurrency": 8, "repeat": 0, "requests": 40,
+                                       "errors": 0, "output_tokens_mean": 10.0, "itl_ms_mean": 5.0, "config": {},
+                                       "engine": {"window_s": 1.0, "counters": keys, "engine": engine}})
+    assert server_ttft_ms(summary("vllm")) == pytest.approx(50.0) and server_ttft_ms(summary(None)) == 50.0
+    assert _server_timings([summary("vllm")]) == {"ttft": pytest.approx(50.0)}
+    assert server_ttft_ms(summary("sglang")) is None and _server_timings([summary("sglang")]) == {}
+
+
 # an SGLang 0.5.17 exposition as its collectors label it (tokenizer and scheduler side, TP1)
 SGLANG_LABELS = 'engine_type="unified",model_name="llama3-8b",moe_ep_rank="0",pp_rank="0",tp_rank="0"'
 

@@ -99,6 +99,13 @@ class ServerMetrics:
     generated: str  # the generated-tokens counter
     grammar_wait: str | None = None  # the gauge of requests waiting for their grammar
     extra_counter_prefixes: tuple[str, ...] = ()  # more counters kept as window deltas
+    # what validate reads from those deltas (None: the engine exports none): histograms by name (their _sum and
+    # _count), the server's TTFT from the request's arrival, the engine's queue and prefill time a request
+    ttft_histogram: str | None = None
+    queue_histogram: str | None = None
+    prefill_histogram: str | None = None
+    prefix_cache: tuple[str, str] | None = None  # counters (prompt tokens looked up, found cached)
+    drafts: tuple[str, str, str] | None = None  # counters (draft tokens proposed, accepted, requests given drafts)
 
 
 # torch runs a CPU copy of at least this many elements on its OpenMP team (at::internal::GRAIN_SIZE)
@@ -336,7 +343,13 @@ class Vllm(Engine):
                             ("vllm:spec_decode_num_", "vllm:prefix_cache_", "vllm:prompt_tokens_total",
                              "vllm:iteration_tokens_total_sum", "vllm:request_prefill_time_seconds_",
                              "vllm:request_queue_time_seconds_", "vllm:time_to_first_token_seconds_",
-                             "vllm:e2e_request_latency_seconds_"))
+                             "vllm:e2e_request_latency_seconds_"),
+                            ttft_histogram="vllm:time_to_first_token_seconds",
+                            queue_histogram="vllm:request_queue_time_seconds",
+                            prefill_histogram="vllm:request_prefill_time_seconds",
+                            prefix_cache=("vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total"),
+                            drafts=("vllm:spec_decode_num_draft_tokens_total",
+                                    "vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_drafts_total"))
 
     def compile_workers(self, cpu_count: int) -> int:
         # vllm/v1/structured_output/__init__.py:71-78: compile pool of max(1, (cpu_count + 1) // 2) threads

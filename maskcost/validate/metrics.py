@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from ..model.engines import ENGINES
+from ..model.engines import ENGINES, ServerMetrics
 
 # summed over: the model, the engine index, histogram bounds; SGLang's per-rank and per-stream labels
 # (0.5.17 observability/metrics_collector.py:1082-1092, tokenizer_manager.py:681-684, :1720-1723)
@@ -58,25 +58,33 @@ class WindowStats:
     itl_ms: float | None
     gen_tokens_per_s: float | None
     counters: dict[str, float]
+    series: ServerMetrics  # the engine's names of them
 
     @property
     def prompt_cached_fraction(self) -> float | None:
-        """Prompt tokens found in the prefix cache / looked up, over the window (vLLM)."""
-        q = self.counters.get("vllm:prefix_cache_queries_total")
-        return self.counters.get("vllm:prefix_cache_hits_total", 0.0) / q if q else None
+        """Prompt tokens found in the prefix cache / looked up, over the window; None where the engine exports none."""
+        if self.series.prefix_cache is None:
+            return None
+        queries, hits = self.series.prefix_cache
+        q = self.counters.get(queries)
+        return self.counters.get(hits, 0.0) / q if q else None
 
     @property
     def spec_acceptance(self) -> float | None:
-        """Accepted / proposed draft tokens over the window (vLLM), None without drafts."""
-        drafted = self.counters.get("vllm:spec_decode_num_draft_tokens_total")
-        return self.counters.get("vllm:spec_decode_num_accepted_tokens_total", 0.0) / drafted if drafted else None
+        """Accepted / proposed draft tokens over the window, None without drafts."""
+        if self.series.drafts is None:
+            return None
+        proposed, accepted, _ = self.series.drafts
+        drafted = self.counters.get(proposed)
+        return self.counters.get(accepted, 0.0) / drafted if drafted else None
 
     def spec_draft_rate(self, gen_tokens: float) -> float | None:
         """Requests that got drafts / decode row-steps (each row-step makes 1 + accepted tokens)."""
-        if "vllm:spec_decode_num_drafts_total" not in self.counters:
+        if self.series.drafts is None or self.series.drafts[2] not in self.counters:
             return None
-        row_steps = gen_tokens - self.counters.get("vllm:spec_decode_num_accepted_tokens_total", 0.0)
-        return self.counters["vllm:spec_decode_num_drafts_total"] / row_steps if row_steps > 0 else None
+        _, accepted, given = self.series.drafts
+        row_steps = gen_tokens - self.counters.get(accepted, 0.0)
+        return self.counters[given] / row_steps if row_steps > 0 else None
 
 
 def window_stats(engine: str, before: dict[str, float], after: dict[str, float], window_s: float) -> WindowStats:
@@ -104,4 +112,4 @@ def window_stats(engine: str, before: dict[str, float], after: dict[str, float],
     return WindowStats(window_s, steps,
                        window_s * 1e3 / steps if steps else None,
                        itl_sum * 1e3 / itl_n if itl_sum is not None and itl_n else None,
-                       gen / window_s if gen is not None and window_s > 0 else None, counters)
+                       gen / window_s if gen is not None and window_s > 0 else None, counters, series)

@@ -11,6 +11,7 @@ from typing import Any
 from ..point import OffArm, Point
 from ..profile import Profile
 from ..model.config import EngineConfig
+from ..model.engines import ENGINES, ServerMetrics
 from ..model.measured import measured_workload, profile_schema_ids
 from ..model.predict import run_point_band
 from ..records import CLIENT_BUSY_PCT, SweepSummary, busy_client_pct
@@ -91,12 +92,17 @@ def output_shape_lines(shape: list[dict[str, Any]]) -> list[str]:
     return [head + "; ".join(one(r) for r in shape)]
 
 
+def _series(s: SweepSummary) -> ServerMetrics:
+    """The /metrics names of the engine a point's window was read from (records before the field: vLLM's)."""
+    return ENGINES[s.engine.engine or "vllm"].metrics
+
+
 def server_ttft_ms(s: SweepSummary) -> float | None:
-    """The engine's own mean TTFT over a point's window (vLLM's histogram: from the request's arrival
+    """The engine's own mean TTFT over a point's window (its histogram, vLLM's: from the request's arrival
     in the API server to its first token there), without the client's share of the TTFT."""
-    c = s.engine.counters or {}
-    n = c.get("vllm:time_to_first_token_seconds_count")
-    return 1e3 * c["vllm:time_to_first_token_seconds_sum"] / n if n else None
+    c, key = s.engine.counters or {}, _series(s).ttft_histogram
+    n = c.get(f"{key}_count") if key else None
+    return 1e3 * c[f"{key}_sum"] / n if n else None
 
 
 METRICS = (  # (name in the report, measured getter, predicted key)
@@ -244,13 +250,14 @@ def _row(ss: list[SweepSummary], pred: Point | OffArm, windows: list, speed: flo
 
 
 def _server_timings(ss: list[SweepSummary]) -> dict[str, float]:
-    """Mean per request over the points' windows, from vLLM's histograms (ms): TTFT as the API
+    """Mean per request over the points' windows, from the engine's histograms (ms; vLLM's): TTFT as the API
     server measures it (from its arrival), the engine's queue time and prefill time."""
     out = {}
-    for key, name in (("vllm:time_to_first_token_seconds", "ttft"), ("vllm:request_queue_time_seconds", "queue"),
-                      ("vllm:request_prefill_time_seconds", "prefill")):
-        tot = [s.engine.counters.get(f"{key}_sum") for s in ss if s.engine.counters is not None]
-        cnt = [s.engine.counters.get(f"{key}_count") for s in ss if s.engine.counters is not None]
+    for name, field in (("ttft", "ttft_histogram"), ("queue", "queue_histogram"), ("prefill", "prefill_histogram")):
+        keyed = [(s.engine.counters, key) for s in ss
+                 if s.engine.counters is not None and (key := getattr(_series(s), field))]
+        tot = [c.get(f"{key}_sum") for c, key in keyed]
+        cnt = [c.get(f"{key}_count") for c, key in keyed]
         if tot and None not in tot and None not in cnt and sum(cnt):
             out[name] = 1e3 * sum(tot) / sum(cnt)
     return out
