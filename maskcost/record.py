@@ -1,8 +1,9 @@
 """The validation record as data: every pre-registered scored point, typed, and the README's table of how
 good the model is, rendered from them.
 
-The record is `validation/scored_points.csv` (one row a scored schema-on point; its columns are written
-down in `validation/scored_points.py`, which built it from the campaigns' folders). Each check below is a
+The record is `validation/scored_points.csv` (one row a scored point: schema on, and the replicas check's
+schema-off points, which its rule scores and the table does not; its columns are written down in
+`validation/scored_points.py`, which built it from the campaigns' folders). Each check below is a
 set of its sessions; the table gives, for each check and backend, the median |ITL error| of its points
 with the host's speed read from the target server and with nothing read, and each run's own median beside
 it. `python -m maskcost.record` writes the table into README.md between its two markers, and the pooled
@@ -36,7 +37,7 @@ class ScoredPoint:
     backend: str
     session: str
     machine: str
-    arm: str  # schema_on (schema-off points calibrate the forward curve and are never scored)
+    arm: str  # schema_on; schema_off (the replicas check's rule scores both arms): never in the table or intervals
     concurrency: int
     cores: int
     measured_itl_ms: float
@@ -71,7 +72,7 @@ def read_record(path: Path = RECORD) -> list[ScoredPoint]:
             out.append(ScoredPoint(r["engine"], r["engine_version"], r["backend"], r["session"], r["machine"],
                                    r["arm"], int(r["concurrency"]), int(r["cores"]), float(r["measured_itl_ms"]),
                                    _number(r["predicted_bench_itl_ms"]), _number(r["predicted_read_itl_ms"]),
-                                   r["speed_read_from"] or None, r["registered"] == "1", r["config"]))
+                                   r["speed_read_from"] or None, r["registered"] == "1", r.get("config") or ""))
         except (KeyError, ValueError, TypeError) as e:
             raise ValueError(f"{path}:{n}: not a scored point ({e})") from None
     return out
@@ -101,7 +102,7 @@ CHECKS = (
           "calibrate --base-url"),
     Check("vLLM 0.25.1, replicas and CPU quotas", "two replicas on one GPU and 8 cores, a cgroup quota against a "
           "cpuset, the OpenMP team (six machines, runs 1-7)", r"vllm/replicas/run\d+",
-          "each change on its reference cell's measured ITL"),
+          "schema-on changes, each on its reference cell's measured ITL: no speed read"),
     Check("SGLang 0.5.17", "H200, calibrated on the device (runs 1, 2, 4)", r"sglang/run\d+",
           "calibrate --base-url"),
     Check("SGLang 0.5.17, the shipped profile", "three fresh H200 machines, nothing calibrated there",

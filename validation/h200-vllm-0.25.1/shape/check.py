@@ -24,13 +24,15 @@ ITL_BAR_PCT = 10.0  # run 4: the median |ITL error| of every held-out point (iss
 CORES6_LOADS = (128,)  # run 4: flat and nested with the servers on 6 cores (xg6/, gd6/)
 # run 5 on: each schema predicted with the request its sweeps send (run.sh's `sweep`: the schema's prompt, shared
 # by every request, so prefix-cached but for its last partial block of 16; runs 1-4's records), where runs 1-4 used
-# predict's default request (posthoc/workload.py: the rule's request, not the model, made most of the GPU gap)
+# predict's default request (posthoc/workload.txt, its script at 1fcd12b: the rule's request, not the model, made
+# most of the GPU gap)
 SWEEP_PROMPTS = {"flat": (109, 96), "nested": (163, 160), "deep": (189, 176)}  # (prompt tokens, of them cached)
 SWEEP_REQUEST_RUNS = ("run5", "run6", "run7", "run8", "run9", "run10", "run11", "run12", "run13")  # (and the GPU bar)
 # runs whose 6-core points are predicted with the OpenMP team the servers really kept: started on 16 cores, moved
 # to 6 by taskset -a (run.sh), a team of 16 (EngineConfig.omp_threads; docs/validation.md finding 27)
 TEAM16_RUNS = ("run7", "run8", "run9", "run10", "run11", "run12", "run13")
-# post hoc: predict's flags beyond the check's own (posthoc/sampling.py: --precision), none when registered
+# post hoc: predict's flags beyond the check's own (posthoc/sampling.txt, its script at 1fcd12b: --precision), none
+# when registered
 PREDICT_ARGS = os.environ.get("CHECK_PREDICT_ARGS", "").split()
 GPU_BAR = 0.04  # run 5: median |modelled - NVML| GPU busy over the held-out points (issue 38 item 2)
 
