@@ -7,8 +7,9 @@ schema-off points, which its rule scores and the table does not; its columns are
 set of its sessions; the table gives, for each check and backend, the median |ITL error| of its points
 with the host's speed read from the target server and with nothing read, and each run's own median beside
 it. `python -m maskcost.record` writes the table into README.md between its two markers, and the pooled
-result of sessions P-Z into docs/validation.md; tests/test_record.py fails where either is not what the
-record renders. Points whose predictions were made after the sweep (registered 0) are left out of both.
+result of sessions P-Z and the table of the sessions (validation/sessions.csv: what each tested, its folder) into
+docs/validation.md; tests/test_record.py fails where any is not what the record renders. Points whose predictions
+were made after the sweep (registered 0) are left out of all three.
 """
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ DOCS = ROOT / "docs" / "validation.md"
 BEGIN, END = "<!-- how-good: made by python -m maskcost.record -->", "<!-- how-good: end -->"
 POOLED_BEGIN, POOLED_END = "<!-- pooled: made by python -m maskcost.record -->", "<!-- pooled: end -->"
 POOLED_SESSIONS = r"vllm/[p-z]"  # the pre-registered sessions P-Z of docs/validation.md's pooled result
+# docs/validation.md's table of the sessions: what each tested (validation/sessions.csv) and its points in the record
+SESSIONS = ROOT / "validation" / "sessions.csv"
+SESSIONS_BEGIN, SESSIONS_END = "<!-- sessions: made by python -m maskcost.record -->", "<!-- sessions: end -->"
+SESSION_COLUMNS = ("session", "tested", "folder", "record_sessions")
 
 
 @dataclass(frozen=True)
@@ -178,6 +183,42 @@ def render_pooled(points: list[ScoredPoint]) -> str:
     return "\n".join([POOLED_BEGIN, *rows, POOLED_END])
 
 
+def read_sessions(path: Path = SESSIONS) -> list[dict[str, str]]:
+    """The sessions' rows (SESSION_COLUMNS; record_sessions: a regular expression on ScoredPoint.session, empty
+    where the record holds none of its points); a file that is not one: a one-line ValueError."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows or tuple(rows[0]) != SESSION_COLUMNS:
+        raise ValueError(f"{path}: not the sessions' table (columns {', '.join(SESSION_COLUMNS)})")
+    for n, r in enumerate(rows, 2):
+        try:
+            re.compile(r["record_sessions"] or "")
+        except (re.error, TypeError) as e:
+            raise ValueError(f"{path}:{n}: record_sessions is not a regular expression ({e})") from None
+    return rows
+
+
+def _sessions_cell(points: list[ScoredPoint], pattern: str) -> str:
+    """A session's registered schema-on points in the record: how many, on how many machines, and the median
+    |ITL error| with a read from the server and with nothing read."""
+    mine = [p for p in points if p.scored and pattern and re.fullmatch(pattern, p.session)]
+    if not mine:
+        return "-"
+    med = {read: [abs(e) for p in mine if (e := p.error_pct(read)) is not None] for read in (True, False)}
+    said = [f"{words} {statistics.median(v):.1f}%" for words, v in (("read", med[True]), ("nothing read", med[False]))
+            if v]
+    return f"{len(mine)} on {len({p.machine for p in mine})}: {', '.join(said)}"
+
+
+def render_sessions(points: list[ScoredPoint], sessions: list[dict[str, str]]) -> str:
+    """docs/validation.md's table of the sessions, between its markers."""
+    rows = ["| session | what it tested | in the record: points on machines, median \\|ITL error\\| | folder |",
+            "|---|---|---|---|"]
+    rows += [f"| {r['session']} | {r['tested']} | {_sessions_cell(points, r['record_sessions'])} | {r['folder']} |"
+             for r in sessions]
+    return "\n".join([SESSIONS_BEGIN, *rows, SESSIONS_END])
+
+
 def readme_block(text: str, begin: str = BEGIN, end: str = END, where: Path = README) -> str:
     """The block of `where`'s text between two markers (default: the README's how-good table's), markers
     included; a ValueError where they are missing."""
@@ -200,6 +241,7 @@ def main() -> int:
     points = read_record()
     write_block(README, BEGIN, END, render(points), "the how-good table")
     write_block(DOCS, POOLED_BEGIN, POOLED_END, render_pooled(points), "the pooled result")
+    write_block(DOCS, SESSIONS_BEGIN, SESSIONS_END, render_sessions(points, read_sessions()), "the sessions' table")
     return 0
 
 

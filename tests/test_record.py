@@ -17,6 +17,26 @@ def test_the_readme_table_is_what_the_record_renders():
     docs = record.readme_block(record.DOCS.read_text(), record.POOLED_BEGIN, record.POOLED_END)
     assert docs == record.render_pooled(record.read_record()), \
         "docs/validation.md's pooled result is not the record's: run python -m maskcost.record"
+    table = record.readme_block(record.DOCS.read_text(), record.SESSIONS_BEGIN, record.SESSIONS_END)
+    assert table == record.render_sessions(record.read_record(), record.read_sessions()), \
+        "docs/validation.md's table of the sessions is not the record's: run python -m maskcost.record"
+
+
+def test_a_session_row_counts_its_registered_points_and_machines(tmp_path):
+    """Two machines of one check: read errors +10%, -30% and +20% (median 20.0), one nothing-read -50%; an
+    unregistered point and another check's do not enter; a session with no pattern reads '-'."""
+    pts = [_point("vllm/shape/run1", 100, None, 110), _point("vllm/shape/run1", 100, 50, 70),
+           _point("vllm/shape/run2", 100, None, 120), _point("vllm/shape/run2", 100, None, 500, registered=False),
+           _point("vllm/p", 100, None, 300)]
+    assert record._sessions_cell(pts, r"vllm/shape/run\d+") == "3 on 2: read 20.0%, nothing read 50.0%"
+    assert record._sessions_cell(pts, "") == "-" and record._sessions_cell(pts, "vllm/q") == "-"
+    f = tmp_path / "s.csv"
+    f.write_text("session,tested,folder,record_sessions\nA,x,`a/`,vllm/[\n")
+    with pytest.raises(ValueError, match=r"s.csv:2: record_sessions is not a regular expression"):
+        record.read_sessions(f)
+    f.write_text("session,what\nA,x\n")
+    with pytest.raises(ValueError, match="not the sessions' table"):
+        record.read_sessions(f)
 
 
 def test_the_pooled_result_counts_each_backend_and_all(tmp_path):
