@@ -238,10 +238,14 @@ def write_block(path: Path, begin: str, end: str, block: str, what: str) -> None
 
 
 def main() -> int:
-    points = read_record()
-    write_block(README, BEGIN, END, render(points), "the how-good table")
-    write_block(DOCS, POOLED_BEGIN, POOLED_END, render_pooled(points), "the pooled result")
-    write_block(DOCS, SESSIONS_BEGIN, SESSIONS_END, render_sessions(points, read_sessions()), "the sessions' table")
+    try:
+        points, sessions = read_record(RECORD), read_sessions(SESSIONS)
+        write_block(README, BEGIN, END, render(points), "the how-good table")
+        write_block(DOCS, POOLED_BEGIN, POOLED_END, render_pooled(points), "the pooled result")
+        write_block(DOCS, SESSIONS_BEGIN, SESSIONS_END, render_sessions(points, sessions), "the sessions' table")
+    except (OSError, ValueError) as e:
+        print(f"python -m maskcost.record: error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -99,3 +99,16 @@ def test_the_replica_runs_in_the_record_are_their_scores():
     assert changed and all(p.config for p in changed)
     assert {"replicas=2 replica_gpu=shared", "cpu_quota=2.0 omp_threads=1"} <= {p.config for p in changed}
     assert any(p.arm == "schema_off" for p in rows) and not any(p.scored for p in rows if p.arm == "schema_off")
+
+
+def test_a_bad_sessions_file_is_one_line_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    bad, readme = tmp_path / "sessions.csv", tmp_path / "README.md"
+    bad.write_text("garbage,x\n")
+    readme.write_text(record.README.read_text().replace("| check |", "| stale |", 1))
+    before = readme.read_text()
+    monkeypatch.setattr(record, "SESSIONS", bad)
+    monkeypatch.setattr(record, "README", readme)
+    assert record.main() == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "sessions.csv: not the sessions' table" in err
+    assert readme.read_text() == before  # nothing written: the inputs are read first
