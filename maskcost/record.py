@@ -164,9 +164,14 @@ def render(points: list[ScoredPoint]) -> str:
     return "\n".join([BEGIN, *table_rows(points), END])
 
 
+def _abs_errors(points: list[ScoredPoint], read: bool) -> list[float]:
+    """|error| of each point that has this prediction (read: the host's speed read from the server)."""
+    return [abs(e) for p in points if (e := p.error_pct(read)) is not None]
+
+
 def _pooled_cell(points: list[ScoredPoint], read: bool) -> str:
     """The median |error| of the points that have this prediction, and how many of them fell within 10%."""
-    errs = [abs(e) for p in points if (e := p.error_pct(read)) is not None]
+    errs = _abs_errors(points, read)
     return f"{statistics.median(errs):.1f}% ({sum(e <= 10 for e in errs)} of {len(errs)} within 10%)" if errs else "-"
 
 
@@ -204,9 +209,8 @@ def _sessions_cell(points: list[ScoredPoint], pattern: str) -> str:
     mine = [p for p in points if p.scored and pattern and re.fullmatch(pattern, p.session)]
     if not mine:
         return "-"
-    med = {read: [abs(e) for p in mine if (e := p.error_pct(read)) is not None] for read in (True, False)}
-    said = [f"{words} {statistics.median(v):.1f}%" for words, v in (("read", med[True]), ("nothing read", med[False]))
-            if v]
+    said = [f"{words} {statistics.median(v):.1f}%" for words, read in (("read", True), ("nothing read", False))
+            if (v := _abs_errors(mine, read))]
     return f"{len(mine)} on {len({p.machine for p in mine})}: {', '.join(said)}"
 
 

@@ -140,12 +140,17 @@ CONFIG_FIELDS = ("async_scheduling", "spec_tokens", "spec_method", "xgrammar_cac
                  "cpu_quota", "omp_threads", "tensor_parallel")
 
 
+@functools.cache
+def _default_config():
+    from maskcost.model.config import EngineConfig
+    return EngineConfig()
+
+
 def config_words(cfg: dict) -> str:
     """What a point's engine ran with beyond EngineConfig's defaults and the max_num_seqs and cores columns, as
     `name=value` words ('replicas=2 replica_gpu=shared'); empty: the defaults. A setting that means the default
     (an OpenMP team as wide as the usable cores, one replica's GPU, no drafts' method) is left out."""
-    from maskcost.model.config import EngineConfig
-    d = EngineConfig()
+    d = _default_config()
     quiet = {"spec_method": not cfg.get("spec_tokens"), "replica_gpu": cfg.get("replicas", 1) == 1,
              "omp_threads": cfg.get("omp_threads") in (None, cfg.get("usable_cores", d.usable_cores))}
     return " ".join(f"{k}={cfg[k]}" for k in CONFIG_FIELDS
@@ -498,8 +503,7 @@ def replica_rows() -> list[dict]:
     rows = []
     for run, machine in REPLICA_MACHINES.items():
         d = f"{V}/replicas/{run}"
-        pred_file = f"{V}/replicas/predicted-{run}.json"
-        pred_file = pred_file if (ROOT / pred_file).is_file() else f"{V}/replicas/predicted.json"
+        pred_file = str(_script(f"{V}/replicas/check.py").predicted_file(run).relative_to(ROOT))  # what it scored on
         cells = load(pred_file)["cells"]
         for p in load(f"{d}/score.json")["points"]:
             if p["measured_ms"] is None:

@@ -97,12 +97,20 @@ def _series(s: SweepSummary) -> ServerMetrics:
     return ENGINES[s.engine.engine or "vllm"].metrics
 
 
+def _histogram_ms(ss: list[SweepSummary], field: str) -> float | None:
+    """Mean per request over the points' windows of one of the engine's histograms (a ServerMetrics field), ms;
+    None where the engine exports none or a window lacks it."""
+    keyed = [(s.engine.counters, key) for s in ss
+             if s.engine.counters is not None and (key := getattr(_series(s), field))]
+    tot = [c.get(f"{key}_sum") for c, key in keyed]
+    cnt = [c.get(f"{key}_count") for c, key in keyed]
+    return 1e3 * sum(tot) / sum(cnt) if tot and None not in tot and None not in cnt and sum(cnt) else None
+
+
 def server_ttft_ms(s: SweepSummary) -> float | None:
     """The engine's own mean TTFT over a point's window (its histogram, vLLM's: from the request's arrival
     in the API server to its first token there), without the client's share of the TTFT."""
-    c, key = s.engine.counters or {}, _series(s).ttft_histogram
-    n = c.get(f"{key}_count") if key else None
-    return 1e3 * c[f"{key}_sum"] / n if n else None
+    return _histogram_ms([s], "ttft_histogram")
 
 
 METRICS = (  # (name in the report, measured getter, predicted key)
@@ -252,15 +260,9 @@ def _row(ss: list[SweepSummary], pred: Point | OffArm, windows: list, speed: flo
 def _server_timings(ss: list[SweepSummary]) -> dict[str, float]:
     """Mean per request over the points' windows, from the engine's histograms (ms; vLLM's): TTFT as the API
     server measures it (from its arrival), the engine's queue time and prefill time."""
-    out = {}
-    for name, field in (("ttft", "ttft_histogram"), ("queue", "queue_histogram"), ("prefill", "prefill_histogram")):
-        keyed = [(s.engine.counters, key) for s in ss
-                 if s.engine.counters is not None and (key := getattr(_series(s), field))]
-        tot = [c.get(f"{key}_sum") for c, key in keyed]
-        cnt = [c.get(f"{key}_count") for c, key in keyed]
-        if tot and None not in tot and None not in cnt and sum(cnt):
-            out[name] = 1e3 * sum(tot) / sum(cnt)
-    return out
+    means = {name: _histogram_ms(ss, field) for name, field in
+             (("ttft", "ttft_histogram"), ("queue", "queue_histogram"), ("prefill", "prefill_histogram"))}
+    return {name: v for name, v in means.items() if v is not None}
 
 
 def score(rows: list[dict[str, Any]], metric: str = "ITL ms") -> dict[str, Any]:
