@@ -92,13 +92,17 @@ one() {  # SERVER PORT SCHEMA CONC REPEATS: schema on, that schema alone (a swee
     --label "$1-$3" >> "$R/sweep.log" 2>&1
   local rc=$?; echo "$(date +%T) $1 $3 c$4 repeats $5 rc=$rc" >> $R/steps.txt  # (runs 1-10: date's status, 0)
 }
-NREP=2; [ $RUN = run14 ] && NREP=3  # run 14: three repeats of each point (a ratio's two repeats differ by up to 20%)
-for c in 32 128 256; do for r in $(seq $NREP); do for s in $([ $MODE = run1 ] && echo flat nested deep || echo flat nested); do
+# run 14: three repeats of each point (a ratio's two repeats differ by up to 20%), the repeat outermost (a call cut
+# short leaves every load with as many repeats)
+LOOPS="c r"; NREP=2; [ $RUN = run14 ] && { NREP=3; LOOPS="r c"; }
+for i in $(for a in 32 128 256; do for b in $(seq $NREP); do [ "$LOOPS" = "c r" ] && echo $a:$b || echo $b:$a; done; done | sort -t: -k1,1n -s); do
+  c=${i%%:*}; r=${i##*:}; [ "$LOOPS" = "r c" ] && { r=${i%%:*}; c=${i##*:}; }
+  for s in $([ $MODE = run1 ] && echo flat nested deep || echo flat nested); do
   for srv in xg gd; do
     late && { echo "$(date +%T) deadline: stopped before $srv $s c$c r$r" >> $R/steps.txt; pack; exit 0; }
     one $srv $([ $srv = xg ] && echo 8000 || echo 8001) $s $c $r
   done
-done; pack; done; done
+done; pack; done
 if [ $MODE = run4 ]; then  # the core count calibrate did not use: both servers on cores 0-5, the clients on 6-15
   mkdir -p $R/xg6 $R/gd6
   for srv in xg gd; do for p in $(pgrep -s "$(cat $R/$srv.pid)"); do taskset -a -p -c 0-5 $p; done; done > $R/taskset.txt 2>&1
