@@ -102,8 +102,8 @@ CHECKS = (
     Check("vLLM 0.25.1, a user-made profile on the server's own outputs", "three fresh machines (an H200, two "
           "H100), 3 new schemas each, held out on 16 cores and 6 (`taskset`; runs 1-3)", r"vllm/transfer/run\d+",
           "calibrate --base-url"),
-    Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "thirteen fresh machines (seven H200, six "
-          "H100), 2 schemas alone at 32, 128, 256 (the shape check, runs 1-13)", r"vllm/shape/run\d+",
+    Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "a fresh machine a run (H200 and H100 "
+          "hosts), 2 schemas alone at 32, 128, 256 (the shape check)", r"vllm/shape/run\d+",
           "calibrate --base-url"),
     Check("vLLM 0.25.1, replicas and CPU quotas", "two replicas on one GPU and 8 cores, a cgroup quota against a "
           "cpuset, the OpenMP team (six machines, runs 1-7)", r"vllm/replicas/run\d+",
