@@ -599,3 +599,29 @@ def test_api_cpu_fit_on_real_calibrations_prices_each_streams_token():
     # no server CPU in the records (a server elsewhere) and no TTFT fit asked for: the profile as it was
     bare = [replace(s, engine=replace(s.engine, server_cpu=None)) for s in fwd + on]
     assert with_frontend(base, bare[:len(fwd)], bare[len(fwd):], ttft_fit=False) == base
+
+
+def test_calibration_is_an_api_a_request_run_returns_the_profile_it_wrote(tmp_path):
+    """validate/calibration.py: a profile from this host's traces and another profile's engine side, made by a
+    request built in code (no command line), the profile it returns the file it wrote, its command the one given;
+    the command line resolves the same request (cli/calibrate.calibration_request) from its flags."""
+    from maskcost.calibrate.refit import ServerSweeps
+    from maskcost.cli import _parse
+    from maskcost.cli.calibrate import calibration_request
+    from maskcost.profile import default_profile_path
+    from maskcost.validate.calibration import SweepsCalibration
+    out = tmp_path / "p.json.gz"
+    req = SweepsCalibration(out, load_vocab("llama3"), (TIERS["flat"],), ("xgrammar",), ServerSweeps(),
+                            engine_from=str(default_profile_path()), traces_per_schema=2, repeats_fill=1,
+                            pool_rows=(16,), command=("my", "notebook"))
+    p = req.run(log=lambda m: None)
+    q = load_profile(out)
+    assert q.provenance == p.provenance and p.provenance["command"] == "my notebook" and list(q.backends) == ["xgrammar"]
+    assert any(n == f"forward curve copied from {default_profile_path()}" for n in p.provenance["notes"])
+    assert p.forward.points == load_profile(default_profile_path()).forward.points
+    flags = _parse(["calibrate", "--out", str(out), "--tier", "flat", "--backend", "xgrammar", "--engine-from",
+                    str(default_profile_path()), "--traces-per-schema", "2", "--repeats-fill", "1", "--pool-rows", "16"])
+    got = calibration_request(flags)
+    assert type(got) is SweepsCalibration and got.entries == req.entries and got.sweeps == req.sweeps
+    assert (got.backends, got.traces_per_schema, got.pool_rows, got.engine_from) == (req.backends, 2, (16,),
+                                                                                    req.engine_from)

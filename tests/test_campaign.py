@@ -87,6 +87,10 @@ def test_a_campaign_runs_the_three_commands_resumes_and_scores(tmp_path, capsys)
         assert main([*RUN_U, str(f), "--base-url", srv.url, "--out", str(out)]) == 0
         assert eng.served == served
         assert capsys.readouterr().out.count("exists, not run again") == 4
+    # the calibrate step ran through the calibration API: its profile keeps the step's command, not this process's
+    from maskcost.profile import load_profile
+    assert load_profile(out / "host.json.gz").provenance["command"].startswith(
+        f"maskcost calibrate --base-url {srv.url} --tokenizer ")
     doc = json.loads((out / "score.json").read_text())
     assert doc["met"] is True and doc["points"] == 1 and doc["bar_pct"] == 1000.0
     assert doc["registration"] is None and "registration none (--unregistered)" in (out / "steps.txt").read_text()

@@ -355,3 +355,32 @@ def test_ctrl_c_on_a_grid_in_worker_processes_ends_at_once(tmp_path):
     assert "Traceback" not in err and "Error" not in err.replace("error", "")
     r = subprocess.run(argv + ["--resume"], capture_output=True, text=True)
     assert r.returncode == 0 and len(json.loads(out.read_text())["points"]) == 12, r.stderr
+
+
+def test_calibrate_blackbox_sweeps_a_server_and_fits_the_grammar_through_it(tmp_path, capsys):
+    """calibrate --blackbox --base-url (validate/calibration.BlackBoxCalibration): both arms swept against a live
+    server, the grammar's cost a constrained row fitted through the engine, printed and kept in the profile; the
+    same command again resumes its sweeps and writes the same fit."""
+    import json
+
+    from fake_server import FakeEngine, FakeServer
+    from maskcost.cli import main
+    from maskcost.profile import load_profile
+    schema = tmp_path / "plain.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}},
+                                  "required": ["name"]}))
+    eng = FakeEngine('{"name": "Alexander"}', base_step_ms=2.0, per_request_ms=0.05)
+    eng.grammar_ms_per_row = 1.5
+    out = tmp_path / "bb.json.gz"
+    cmd = ["calibrate", "--blackbox", "--base-url", None, "--schema", str(schema), "--backend-name", "xgrammar",
+           "--concurrency", "4", "8", "--rounds", "8", "--min-requests", "32", "--out", str(out)]
+    with FakeServer(eng) as srv:
+        cmd[3] = srv.url
+        assert main(cmd) == 0
+        said = capsys.readouterr().out
+        served = eng.served
+        assert main(cmd) == 0 and eng.served == served  # resumed: nothing sent again
+    bb = load_profile(out).backends["xgrammar"].blackbox
+    assert [p.concurrency for p in bb.points] == [4, 8] and bb.row_us > 0
+    assert f"fit: {bb.step_us:.0f} us per step + {bb.row_us:.0f} us per constrained row" in said
+    assert said.splitlines()[-1] == f"wrote {out}" and load_profile(out).provenance["command"].startswith("maskcost")

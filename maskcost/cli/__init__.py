@@ -9,6 +9,7 @@ import difflib
 import io
 import os
 import sys
+from typing import Callable
 
 from ..calibrate.schemas import SchemaInputError
 from ..calibrate.tokenizer import TokenizerError
@@ -66,13 +67,20 @@ def _argv_problem(argv: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # resolved once, read-only; run_command, argv_problem: what `campaign` runs its steps with and checks their
-    # flags with (cli/campaign.py), passed, not imported
-    args = Options(**vars(_parse(argv)), run_command=main, argv_problem=_argv_problem)
+    # resolved once, read-only; run_command, argv_problem, parse_command, guarded: what `campaign` runs its steps
+    # with, checks their flags with, resolves a calibrate step's request from and reports a step's error with
+    # (cli/campaign.py), passed, not imported
+    args = Options(**vars(_parse(argv)), run_command=main, argv_problem=_argv_problem, parse_command=_parse,
+                   guarded=guarded)
+    return guarded(args.cmd, lambda: args.func(args))
+
+
+def guarded(cmd: str, run: Callable[[], int]) -> int:
+    """`run`'s rc, the errors a command meets each turned into one line naming the command, and its rc."""
     try:
-        return args.func(args)
+        return run()
     except KeyboardInterrupt:  # Ctrl-C: what finished is on file (sweeps append as they go)
-        print(f"maskcost {args.cmd}: interrupted; what finished is kept: the same command again resumes where it "
+        print(f"maskcost {cmd}: interrupted; what finished is kept: the same command again resumes where it "
               f"can", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (`maskcost ... | head`): no more output, no error line (a
@@ -80,12 +88,12 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # (what Python flushes at exit goes nowhere)
         return 1
     except ImportError as e:  # the calibrate extra (xgrammar, llguidance) is not installed
-        print(f"maskcost {args.cmd}: error: {e.name or e} is not installed: this needs the calibrate extra "
+        print(f"maskcost {cmd}: error: {e.name or e} is not installed: this needs the calibrate extra "
               f"(pip install -e \".[calibrate]\" or pip install \"maskcost[calibrate]\")", file=sys.stderr)
         return 2
     except (UsageError, ProfileError, SchemaInputError, TokenizerError, ValueError, OSError) as e:
-        print(f"maskcost {args.cmd}: error: {e}", file=sys.stderr)
+        print(f"maskcost {cmd}: error: {e}", file=sys.stderr)
         return 2
     except RuntimeError as e:
-        print(f"maskcost {args.cmd}: error: {e}", file=sys.stderr)
+        print(f"maskcost {cmd}: error: {e}", file=sys.stderr)
         return 1

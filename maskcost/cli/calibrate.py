@@ -3,11 +3,16 @@ through the engine (--blackbox); --check validates one."""
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 from ..calibrate import POOL_ROWS
+from ..calibrate.refit import ServerSweeps
+from ..calibrate.run import argv
 from ..calibrate.tokenizer import BUNDLED
+from ..profile import load_profile
+from ..records import read_summaries
+from ..validate.calibration import (BlackBoxCalibration, Calibration, EngineRefit, ProfileExtension, RowFit,
+                                   ServerCalibration, SweepsCalibration)
 from ..validate.plan import LivePlan
 from .common import UsageError, _add_schema_args, _entries
 
@@ -50,37 +55,65 @@ def _check(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from ..profile import load_profile
     if args.check:
         return _check(args)
+    req = calibration_request(args)
+    p = req.run(log=print if isinstance(req, BlackBoxCalibration) else _stderr)  # (the black box's fit: its result)
+    if isinstance(req, ServerCalibration):
+        from ..validate.server_calibration import summary_line
+        print(summary_line(p, req.out))
+    elif isinstance(req, EngineRefit):
+        fw = p.forward
+        print(f"wrote {req.out}: {req.engine_from}'s host and grammar costs, forward {len(fw.points)} points, "
+              f"sync {len(fw.sync_points)} points, prefill {len(fw.prefill_points)} points, context "
+              f"{fw.context_us_per_ktoken:.1f} us per 1k tokens beyond {fw.context_ref_tokens:.0f} per row, "
+              f"API server {fw.frontend_token_us:.0f} us per token + {fw.frontend_request_ms:.2f} ms per request, "
+              f"eager one-token prefill {fw.eager_prefill_ms:.2f} ms more")
+    elif isinstance(req, SweepsCalibration):
+        sampled = {sid for c in p.backends.values() for sid, src in c.output_sources if "sampled" in src}
+        each = (f"{b}: {len(c.traces)} traces of {len(c.compiles)} schemas, {len(c.failures)} skipped"
+                for b, c in p.backends.items())
+        print(f"wrote {req.out}: {', '.join(each)}"
+              + (f"; {len(sampled)} schemas without examples: outputs sampled under the mask" if sampled else ""))
+    else:
+        print(f"wrote {req.out}")
+    return 0
+
+
+def _stderr(m: str) -> None:
+    print(m, file=sys.stderr)
+
+
+def calibration_request(args, command: list[str] | None = None) -> Calibration:
+    """The calibration `args` ask for (all but --check), its flags checked and resolved once into its request
+    (validate/calibration.py), which the command and `campaign` run. `command`: the command line the profile
+    keeps (default: this process's)."""
+    command = tuple(command or argv())
     if not args.out:
         raise UsageError("calibrate: --out PROFILE is required (or --check PROFILE)")
     if not all(1 <= r <= 4096 for r in args.pool_rows):
         raise UsageError(f"--pool-rows {' '.join(map(str, args.pool_rows))}: each must be 1 to 4096 rows")
-    from ..calibrate.run import recorded_outputs
-    from ..calibrate.tokenizer import load_vocab
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    base = load_profile(args.engine_from) if args.engine_from else None
-    from ..validate.sweep import read_summaries
-    forward_sweep = read_summaries(args.forward_sweep) if args.forward_sweep else None
-    sync_sweep = read_summaries(args.sync_sweep) if args.sync_sweep else []
-    prefill_sweep = [s for f in args.prefill_sweep or [] for s in read_summaries(f)]
-    context_sweep = [s for f in args.context_sweep or [] for s in read_summaries(f)]
-    eager_sweep = [s for f in args.eager_sweep or [] for s in read_summaries(f)]
+    if args.engine_from:
+        load_profile(args.engine_from)  # (a bad profile is its one line before anything runs)
     if args.backend_url and (not args.base_url or args.blackbox or args.engine_only):
-        raise UsageError("calibrate --backend-url: goes with --base-url (a live server's profile), as its second server")
-    if base is None and forward_sweep is None and not args.base_url:
+        raise UsageError("calibrate --backend-url: goes with --base-url (a live server's profile), as its second "
+                         "server")
+    if not args.engine_from and not args.forward_sweep and not args.base_url:
         raise UsageError("calibrate: forward times need a live engine: give --base-url URL, "
                          "--forward-sweep SWEEP.jsonl or --engine-from PROFILE")
+    sweeps = _server_sweeps(args)
     if args.variant_compile or args.batch_fill:
-        return _extend(args, base, out)
-    if (args.fit_rows or eager_sweep) and not args.engine_only:
+        return _extension_request(args, out)
+    if (args.fit_rows or sweeps.eager) and not args.engine_only:
         raise UsageError("calibrate: --fit-rows and --eager-sweep go with --engine-only --engine-from PROFILE")
     if args.engine_only:
-        return _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep, context_sweep, eager_sweep, out)
+        return _refit_request(args, sweeps, out, command)
     if args.blackbox:
-        return _calibrate_blackbox(args, base, forward_sweep, out)
+        return _blackbox_request(args, sweeps, out, command)
+    from ..calibrate.run import recorded_outputs
+    from ..calibrate.tokenizer import load_vocab
     vocab = load_vocab(args.tokenizer)
     entries = _entries(args)
     if not entries:
@@ -89,95 +122,27 @@ def cmd_calibrate(args) -> int:
     if outputs is not None and not {e.schema_id for e in entries} & set(outputs):
         raise UsageError(f"--outputs {args.outputs}: no valid output of the schemas given (it has valid outputs of "
                          f"{len(outputs)} schema ids{': ' + ', '.join(sorted(outputs)[:5]) if outputs else ''})")
-    notes: list[str] = list(args.note or [])
     if args.base_url:
-        return _calibrate_live(args, vocab, entries, out, notes)
-    return _calibrate_offline(args, vocab, entries, base, (forward_sweep, sync_sweep, prefill_sweep, context_sweep),
-                              outputs, out, notes)
+        return _server_request(args, vocab, entries, out, command)
+    return SweepsCalibration(out, vocab, tuple(entries), tuple(args.backend), sweeps, args.engine_from, outputs,
+                             args.repeats_fill, args.traces_per_schema, args.sampled, args.seed, tuple(args.pool_rows),
+                             args.name, tuple(args.note or ()), command)
 
 
-def _extend(args, base, out: Path) -> int:
-    """calibrate --variant-compile / --batch-fill: the --engine-from profile with the measured term added."""
-    from ..calibrate.run import add_batch_fill_saving, add_variant_compiles
-    from ..calibrate.tokenizer import profile_vocab
-    from ..profile import save_profile
-    flag = "--variant-compile" if args.variant_compile else "--batch-fill"
-    if base is None:
-        raise UsageError(f"calibrate {flag}: give --engine-from PROFILE (the profile to extend)")
-    entries = _entries(args)
-    if args.batch_fill and not args.variant_compile and not entries:
-        raise UsageError("calibrate --batch-fill: give schemas with examples (e.g. --tier flat nested deep bounded)")
-    add = add_variant_compiles if args.variant_compile else add_batch_fill_saving
-    p = add(base, profile_vocab(base.tokenizer, base.vocab_size, base.tokenizer_sha256), entries,
-            log=lambda m: print(m, file=sys.stderr))
-    save_profile(p, out)
-    print(f"wrote {out}")
-    return 0
+def _server_sweeps(args) -> ServerSweeps:
+    """The finished sweeps the flags name, read (records.read_summaries), with the files they came from."""
+    many = lambda fs: tuple(s for f in fs or [] for s in read_summaries(f))  # noqa: E731
+    return ServerSweeps(read_summaries(args.forward_sweep) if args.forward_sweep else None,
+                        tuple(filter(None, [args.forward_sweep])), many(filter(None, [args.sync_sweep])),
+                        tuple(filter(None, [args.sync_sweep])),
+                        many(args.prefill_sweep), tuple(args.prefill_sweep or ()), many(args.context_sweep),
+                        tuple(args.context_sweep or ()), many(args.eager_sweep), tuple(args.eager_sweep or ()),
+                        args.engine_note or "")
 
 
-def _calibrate_offline(args, vocab, entries, base, sweeps, outputs, out: Path, notes: list[str]) -> int:
-    """calibrate without a live server: this host's traces, the forward curve from finished sweeps (or
-    --engine-from's), the mask apply measured here or copied."""
-    from ..calibrate.engine import apply_or_copied, forward_from_summaries
-    from ..calibrate.host import host_info
-    from ..calibrate.run import argv, build_profile, calibrate_backends
-    from ..profile import load_profile, save_profile
-    forward_sweep, sync_sweep, prefill_sweep, context_sweep = sweeps
-    if forward_sweep is not None:
-        srv = forward_sweep[0].provenance["server"]
-        forward = forward_from_summaries(
-            forward_sweep, f"schema-off closed-loop sweep of {srv.get('base_url')} (server version "
-                           f"{srv.get('version')}); step_ms = window / engine steps, itl_ms = engine ITL "
-                           f"histogram mean, batch = engine running-request gauge mean. {args.engine_note or ''}",
-            sync_sweep, prefill_sweep, context_sweep)
-    else:
-        forward = base.forward
-    apply = apply_or_copied(vocab.size, base, notes)
-    if base is not None and forward is base.forward:
-        notes.append(f"forward curve copied from {args.engine_from}")
-    host = host_info(vocab)
-    partial = out.with_name(out.name + ".partial.jsonl")
-    backends = calibrate_backends(vocab, entries, args.backend, partial, outputs, repeats=args.repeats_fill,
-                                  traces_per_schema=args.traces_per_schema, sampled=args.sampled, seed=args.seed,
-                                  pool_rows=tuple(args.pool_rows), log=lambda m: print(m, file=sys.stderr))
-    sampled = sorted({sid for c in backends.values() for sid, src in c.output_sources if "sampled" in src})
-    if sampled:
-        notes.append(f"outputs sampled under the mask (seed {args.seed}) for {len(sampled)} schemas without examples "
-                     f"or recorded outputs: {', '.join(sampled[:10])}{' ...' if len(sampled) > 10 else ''}")
-    if base is not None:  # what no local trace can see, as calibrate --base-url takes it: base's in-engine side
-        backends, forward = _engine_side_of(base, args.engine_from, host.bench_us, backends, forward, vocab, entries,
-                                            notes)
-    p = build_profile(args.name or out.name.split(".")[0], vocab, host, backends, forward, apply, argv(),
-                      notes, entries)
-    if base is not None:
-        from dataclasses import replace
-        p = replace(p, engine_speeds=base.engine_speeds)
-    save_profile(p, out)
-    load_profile(out)  # what --check reads: the file as written
-    partial.unlink(missing_ok=True)
-    print(f"wrote {out}: {', '.join(f'{b}: {len(c.traces)} traces of {len(c.compiles)} schemas, {len(c.failures)} skipped' for b, c in backends.items())}"
-          + (f"; {len(sampled)} schemas without examples: outputs sampled under the mask" if sampled else ""))
-    return 0
-
-
-def _engine_side_of(base, engine_from: str, bench_us: float, backends: dict, forward, vocab, entries,
-                    notes: list[str]) -> tuple[dict, object]:
-    """The in-engine fill factors and the structured request's API-server cost of --engine-from, carried to
-    these traces (validate/server_calibration.engine_side), the examples standing for the server's outputs
-    where a factor's convention must be converted."""
-    from ..calibrate.fill import output_text
-    from ..validate.server_calibration import engine_side
-    outputs = {b: {e.schema_id: [output_text(x, c.traced_separators) for x in e.examples] for e in entries
-                   if e.examples} for b, c in backends.items()}
-    return engine_side(base, f"in-engine factors from {engine_from}", bench_us, backends, forward, vocab, entries,
-                       outputs, notes)
-
-
-def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
-    """calibrate --base-url: the one command on the GPU host (validate/server_calibration.py)."""
-    from ..profile import default_profile_path
+def _server_request(args, vocab, entries: list, out: Path, command: tuple[str, ...]) -> ServerCalibration:
+    """calibrate --base-url: the one command on the GPU host (validate/server_calibration.py), its flags resolved."""
     from ..model.config import EngineConfig
-    from ..validate.server_calibration import calibrate_live, summary_line
     from ..validate.plan import fit_to_budget
     if args.budget_min is not None and not args.budget_min > 0:
         raise UsageError(f"--budget-min {args.budget_min}: must be > 0")
@@ -195,6 +160,7 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
     if args.outputs_per_schema < 1:
         raise UsageError(f"--outputs-per-schema {args.outputs_per_schema}: at least 1")
     from ..calibrate.host import package_versions
+    notes = list(args.note or [])
     for line in cfg.policy.pin_notes(package_versions(), "this host's traces"):  # kept in the profile's notes
         print(line, file=sys.stderr)
         notes.append(line.removeprefix("note: "))
@@ -210,11 +176,9 @@ def _calibrate_live(args, vocab, entries, out: Path, notes: list[str]) -> int:
         print(f"calibrate: --budget-min {args.budget_min:g} cannot be met: the shortest plan takes about "
               f"{shortest:.1f} min (the host phase, the forward curve's ends and the speed sweep always stay)",
               file=sys.stderr)
-    p = calibrate_live(args.base_url, vocab, entries, args.backend, out, plan, cfg, args.engine_from,
-                       default_profile_path(), args.name or out.name.split(".")[0], notes, seed=args.seed,
-                       pool_rows=tuple(args.pool_rows), log=lambda m: print(m, file=sys.stderr), backend_urls=others)
-    print(summary_line(p, out))
-    return 0
+    return ServerCalibration(args.base_url, out, vocab, tuple(entries), tuple(args.backend), cfg, plan,
+                             tuple(others.items()), args.engine_from, args.name, tuple(notes), args.seed,
+                             tuple(args.pool_rows), command)
 
 
 def backend_urls(given: list[str], server_backend: str, calibrated: list[str]) -> dict[str, str]:
@@ -243,130 +207,53 @@ def _host_cpus() -> tuple[int, int]:
     return usable_cpus(), multiprocessing.cpu_count()
 
 
-def _fit_rows(args, p):
-    """calibrate --engine-only --fit-rows: the engine's own per-row grammar work, fitted through the model
-    on a schema-on sweep of the server (--server-engine, --server-engine-version, --server-backend,
-    --server-cores, --max-num-seqs say what it ran)."""
+def _refit_request(args, sweeps: ServerSweeps, out: Path, command: tuple[str, ...]) -> EngineRefit:
+    """calibrate --engine-only: only the engine side of --engine-from measured again (a server started with
+    other flags, calibrate/refit.py), and with --fit-rows the engine's own per-row grammar work on a schema-on
+    sweep of the server (--server-engine, --server-engine-version, --server-backend, --server-cores and
+    --max-num-seqs say what it ran)."""
     import os
-    from dataclasses import replace
-
-    from ..calibrate.engine import fit_engine_rows
-    from ..model.config import EngineConfig
-    from ..validate.sweep import read_summaries
-    if args.server_backend not in p.backends:
-        raise UsageError(f"calibrate --fit-rows: the profile has no {args.server_backend} traces "
-                         f"(--server-backend; it has {', '.join(p.backends)})")
-    from .engine_args import default_speed
-    cores = args.server_cores or len(os.sched_getaffinity(0))
-    ms = p.measured_speed  # fitted at the speed predict runs the profile at (the row cost scales with it)
-    try:
-        cfg = EngineConfig(engine=args.server_engine, engine_version=args.server_engine_version,
-                           backend=args.server_backend, max_num_seqs=args.max_num_seqs,
-                           cpu_count=args.server_cpu_count or os.cpu_count() or cores, usable_cores=cores,
-                           cpu_speed=default_speed(p), cpu_speed_pool=ms.pool_speed if ms is not None else None)
-        p = fit_engine_rows(p, cfg, read_summaries(args.fit_rows), log=lambda m: print(m, file=sys.stderr))
-    except ValueError as e:
-        raise UsageError(f"calibrate --fit-rows {args.fit_rows}: {e}") from None
-    us = p.backends[args.server_backend].engine_row_us
-    print(f"{args.server_backend}: the engine's own work {us:.1f} us per structured row per step, fitted on "
-          f"{args.fit_rows} ({cfg.engine} {cfg.policy.version}, {cores} cores, cpu speed {cfg.cpu_speed:.3f})")
-    return replace(p, provenance={**p.provenance, "engine_rows": {
-        "sweep": args.fit_rows, "backend": args.server_backend, "engine": cfg.engine,
-        "engine_version": cfg.policy.version, "cores": cores, "cpu_speed": cfg.cpu_speed, "us_per_row": us}})
-
-
-def _calibrate_engine_only(args, base, forward_sweep, sync_sweep, prefill_sweep, context_sweep, eager_sweep,
-                           out: Path) -> int:
-    """Re-measure only the engine side of a profile (a server started with other flags): keep the
-    host, grammar costs and apply cost of --engine-from, replace the forward curve (with its
-    prefill and context terms) and/or its sync points from schema-off sweeps of that server
-    (calibrate/refit.py)."""
-    from ..calibrate.refit import ServerSweeps, engine_side
-    from ..calibrate.run import argv
-    from ..profile import profile_from_dict, profile_to_dict, save_profile
-    if base is None or (forward_sweep is None and not sync_sweep and not args.fit_rows):
+    if not args.engine_from or (sweeps.forward is None and not sweeps.sync and not args.fit_rows):
         raise UsageError("calibrate --engine-only: give --engine-from PROFILE and --forward-sweep, --sync-sweep "
                          "and/or --fit-rows SWEEP.jsonl")
-    if args.frontend and forward_sweep is None:
+    if args.frontend and sweeps.forward is None:
         raise UsageError("calibrate --frontend: fitted on the --forward-sweep; give it")
-    sweeps = ServerSweeps(forward_sweep, tuple(filter(None, [args.forward_sweep])), sync_sweep,
-                          tuple(filter(None, [args.sync_sweep])), prefill_sweep, tuple(args.prefill_sweep or ()),
-                          context_sweep, tuple(args.context_sweep or ()), eager_sweep, tuple(args.eager_sweep or ()),
-                          args.engine_note or "")
-    prov = {"command": " ".join(argv()), "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "notes": list(args.note or [])}
-    try:
-        p = engine_side(base, sweeps, args.frontend, args.name, prov, log=lambda m: print(m, file=sys.stderr))
-    except ValueError as e:
-        raise UsageError(f"calibrate --engine-only: {e}") from None
+    rows = None
     if args.fit_rows:
-        p = _fit_rows(args, p)
-    profile_from_dict(profile_to_dict(p))
-    save_profile(p, out)
-    fw = p.forward
-    print(f"wrote {out}: {base.name}'s host and grammar costs, forward {len(fw.points)} points, "
-          f"sync {len(fw.sync_points)} points, prefill {len(fw.prefill_points)} points, context "
-          f"{fw.context_us_per_ktoken:.1f} us per 1k tokens beyond {fw.context_ref_tokens:.0f} per row, "
-          f"API server {fw.frontend_token_us:.0f} us per token + {fw.frontend_request_ms:.2f} ms per request, "
-          f"eager one-token prefill {fw.eager_prefill_ms:.2f} ms more")
-    return 0
+        cores = args.server_cores or len(os.sched_getaffinity(0))
+        rows = RowFit(args.fit_rows, args.server_engine, args.server_engine_version, args.server_backend,
+                      args.max_num_seqs, cores, args.server_cpu_count or os.cpu_count() or cores)
+    return EngineRefit(args.engine_from, out, sweeps, args.frontend, rows, args.name, tuple(args.note or ()),
+                       command)
 
 
-def _calibrate_blackbox(args, base, forward_sweep, out: Path) -> int:
-    """The grammar's cost measured through the engine (schema-on minus schema-off ITL per running
-    row): the only way to calibrate llama.cpp, and a cross-check of the library traces on vLLM."""
-    import statistics
-    from dataclasses import replace
-
-    from ..calibrate.blackbox import (blackbox_from_sweeps, blackbox_method, blackbox_profile,
-                                     output_tokens_by_schema)
-    from ..profile import BackendCosts, save_profile
-    from ..calibrate.run import argv
-    from ..validate.plan import LivePlan
-    from ..validate.sweep import PointSpec, raw_records_path, read_summaries, run_sweep
+def _extension_request(args, out: Path) -> ProfileExtension:
+    """calibrate --variant-compile / --batch-fill: the --engine-from profile with the measured term added."""
+    flag = "--variant-compile" if args.variant_compile else "--batch-fill"
+    if not args.engine_from:
+        raise UsageError(f"calibrate {flag}: give --engine-from PROFILE (the profile to extend)")
     entries = _entries(args)
-    if args.on_sweep:
-        if forward_sweep is None:
-            raise UsageError("calibrate --blackbox --on-sweep: give the schema-off arm with --forward-sweep")
-        on_path = Path(args.on_sweep)
-        on = read_summaries(on_path)
-        off = forward_sweep
-    elif args.base_url:
-        if not entries:
-            raise UsageError("calibrate --blackbox: the schema-on arm needs schemas (--schema, --tier or --corpus)")
-        stem = out.name.split(".")[0]
-        pts = [(c, r, max(args.min_requests, args.rounds * c)) for c in args.concurrency for r in range(args.repeats)]
-        procs = LivePlan().client_procs_at  # (as the --base-url calibration's sweeps)
-        off = forward_sweep or run_sweep(args.base_url, [PointSpec("off", *p) for p in pts], [],
-                                         out.with_name(stem + ".off.jsonl"), off_tokens=args.off_tokens,
-                                         client_procs=procs)
-        on_path = out.with_name(stem + ".on.jsonl")
-        on = run_sweep(args.base_url, [PointSpec("on", *p) for p in pts], entries, on_path, max_tokens=args.max_tokens,
-                       client_procs=procs)
-    else:
+    if args.batch_fill and not args.variant_compile and not entries:
+        raise UsageError("calibrate --batch-fill: give schemas with examples (e.g. --tier flat nested deep bounded)")
+    return ProfileExtension(args.engine_from, out, tuple(entries), bool(args.variant_compile))
+
+
+def _blackbox_request(args, sweeps: ServerSweeps, out: Path, command: tuple[str, ...]) -> BlackBoxCalibration:
+    """calibrate --blackbox: the grammar's cost measured through the engine, from finished sweeps (--on-sweep
+    with --forward-sweep) or swept now against --base-url."""
+    entries = _entries(args)
+    if args.on_sweep and sweeps.forward is None:
+        raise UsageError("calibrate --blackbox --on-sweep: give the schema-off arm with --forward-sweep")
+    if not args.on_sweep and not args.base_url:
         raise UsageError("calibrate --blackbox: give --base-url URL (a live server) or --on-sweep with --forward-sweep")
-    name = args.backend_name
-    if base is None:
-        p = blackbox_profile(args.name or out.name.split(".")[0], on, off, on_path, args.tokenizer, name, argv(),
-                             list(args.note or []), args.engine_note)
-        bb = p.backends[name].blackbox
-    else:  # attach to a measured profile: library traces and black box side by side
-        bb = blackbox_from_sweeps(on, off, output_tokens_by_schema(raw_records_path(on_path)),
-                                  blackbox_method(on, on_path, args.engine_note))
-        b = base.backends[name] if name in base.backends else BackendCosts((), (), (), ())
-        p = replace(base, backends={**base.backends, name: replace(b, blackbox=bb)})
-    for pt in bb.points:
-        print(f"c{pt.concurrency}: running {pt.running:.2f}  ITL on {pt.itl_on_ms:.2f} ms  off {pt.itl_off_ms:.2f} ms"
-              f"  -> {pt.row_us:.0f} us per constrained row")
-    print(f"fit: {bb.step_us:.0f} us per step + {bb.row_us:.0f} us per constrained row; grammar build "
-          f"{bb.launch_ms:.2f} ms per request")
-    if base is not None and base.backends.get(name) and base.backends[name].traces:
-        lib = statistics.mean(f + a for t in base.backends[name].traces for f, a in zip(t.fill_us, t.accept_us))
-        print(f"library traces of {name} in {args.engine_from}: {lib:.0f} us per row (fill + accept, mean); "
-              f"black box per point / library: {', '.join(f'{p.row_us / lib:.2f}' for p in bb.points)}")
-    save_profile(p, out)
-    print(f"wrote {out}")
-    return 0
+    if not args.on_sweep and not entries:
+        raise UsageError("calibrate --blackbox: the schema-on arm needs schemas (--schema, --tier or --corpus)")
+    points = tuple((c, r, max(args.min_requests, args.rounds * c)) for c in args.concurrency
+                   for r in range(args.repeats))
+    return BlackBoxCalibration(out, args.backend_name, args.tokenizer, tuple(entries),
+                               tuple(sweeps.forward) if sweeps.forward is not None else None, args.on_sweep,
+                               args.base_url, points, args.off_tokens, args.max_tokens, args.engine_from,
+                               args.engine_note, args.name, tuple(args.note or ()), command)
 
 
 def add_parser(sub) -> None:

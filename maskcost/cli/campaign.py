@@ -81,7 +81,7 @@ def _run_steps(args) -> int:
     steps.sort(key=lambda s: STEPS.index(s[0]))  # stable: each step for every arm, in STEPS order
     if args.stop_after:
         steps = [s for s in steps if STEPS.index(s[0]) <= STEPS.index(args.stop_after)]
-    rc = _execute(c, path, out, steps, args.run_command, reg)
+    rc = _execute(c, path, out, steps, lambda argv: _run_step(args, argv), reg)
     if rc:
         return rc
     if args.stop_after and args.stop_after != STEPS[-1]:
@@ -138,9 +138,27 @@ def _held_out_steps(c, out: Path, urls: dict[str, str], given: list[str], host: 
     return steps
 
 
-def _execute(c, path: Path, out: Path, steps: list[Step], main: Callable[[list[str]], int],
+def _run_step(args, argv: list[str]) -> int:
+    """One step, given as the command a user would type: a calibration through the calibration API (_calibrate),
+    every other command through the command line's main; its rc, an error one line."""
+    if argv[0] == "calibrate" and "--check" not in argv:
+        return args.guarded("calibrate", lambda: _calibrate(args, argv))
+    return args.run_command(argv)
+
+
+def _calibrate(args, argv: list[str]) -> int:
+    """A calibrate step: its command line resolved into its request (cli/calibrate.calibration_request), which
+    runs and writes the profile (validate/calibration.py)."""
+    from .calibrate import calibration_request
+    req = calibration_request(args.parse_command(argv), command=["maskcost", *argv])
+    p = req.run()
+    print(f"wrote {req.out} (profile {p.name})")
+    return 0
+
+
+def _execute(c, path: Path, out: Path, steps: list[Step], run: Callable[[list[str]], int],
              reg: Path | None) -> int:
-    """Run the steps in order with `main` (the CLI's: a step is the command a user would type), each logged to
+    """Run the steps in order with `run` (_run_step: a step is the command a user would type), each logged to
     out/steps.txt with its rc and wall time; a step whose output exists is not run again (a run resumes).
     The first failing step's rc, else 0."""
     from .. import __version__
@@ -156,7 +174,7 @@ def _execute(c, path: Path, out: Path, steps: list[Step], main: Callable[[list[s
         argv = argv() if callable(argv) else argv  # built when its inputs exist (the speed read)
         print(f"campaign {c.name}: {name}: maskcost {' '.join(argv)}", flush=True)
         t0 = time.monotonic()
-        rc = main(argv)
+        rc = run(argv)
         with log.open("a") as f:
             f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {name} rc {rc} "
                     f"{time.monotonic() - t0:.1f} s: maskcost {' '.join(argv)}\n")

@@ -133,13 +133,13 @@ def _served_version(cfg: EngineConfig, prov: dict[str, Any]) -> EngineConfig:
 def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], backends: list[str], out: Path,
                    plan: LivePlan, cfg: EngineConfig, engine_from: str | None, default_path: Path,
                    name: str, notes: list[str], seed: int = 0, log: Callable[[str], None] = print,
-                   pool_rows: tuple[int, ...] = POOL_ROWS, backend_urls: dict[str, str] | None = None) -> Profile:
+                   pool_rows: tuple[int, ...] = POOL_ROWS, backend_urls: dict[str, str] | None = None,
+                   command: list[str] | None = None) -> Profile:
     """Measure everything (module doc) and write the profile to `out`; returns it. `backend_urls`: a
     server of the same engine for another backend (backend -> URL), whose own outputs that backend's
     traces replay (an engine writes outputs of another shape with each backend: docs/validation.md
-    findings 17, 18); the others replay `base_url`'s."""
-    t_start = time.monotonic()
-    prov = server_provenance(base_url.rstrip("/"))  # a server that is not there fails here, in one line
+    findings 17, 18); the others replay `base_url`'s. `command`: what the provenance keeps (default: sys.argv)."""
+    t_start, prov = time.monotonic(), server_provenance(base_url.rstrip("/"))  # no server: one line, here
     other_prov = {b: server_provenance(u.rstrip("/")) for b, u in (backend_urls or {}).items()}
     others = {b: pv["base_url"] for b, pv in other_prov.items()}
     cfg = _served_version(cfg, prov)
@@ -168,10 +168,10 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
                                                     for sid, src in c.output_sources)) for b, c in costs.items()}
         costs, forward = engine_side(base, base_note, host.bench_us, costs, forward, vocab, entries, outputs, notes)
         done("host")
-        notes.append(f"server: {prov['base_url']} (version {prov.get('version')}); calibrated with {' '.join(argv())}")
-        p = build_profile(name, vocab, host, costs, forward, apply, argv(), notes, entries)
-        if base is not None:
-            p = replace(p, engine_speeds=base.engine_speeds)
+        command = command or argv()
+        notes.append(f"server: {prov['base_url']} (version {prov.get('version')}); calibrated with {' '.join(command)}")
+        p = build_profile(name, vocab, host, costs, forward, apply, command, notes, entries)
+        p = replace(p, engine_speeds=base.engine_speeds) if base is not None else p
         on = [s for b in (cfg.backend, *others) for s in speed.got.get(b, ())]  # (its loop: a queued API server's)
         p = with_frontend(p, fwd, on if cfg.api_server_queue else [], plan.frontend)
         done("frontend")
