@@ -616,12 +616,20 @@ def test_calibration_is_an_api_a_request_run_returns_the_profile_it_wrote(tmp_pa
                             pool_rows=(16,), command=("my", "notebook"))
     p = req.run(log=lambda m: None)
     q = load_profile(out)
-    assert q.provenance == p.provenance and p.provenance["command"] == "my notebook" and list(q.backends) == ["xgrammar"]
+    assert q.provenance == p.provenance and p.provenance["command"] == "my notebook"
+    assert list(q.backends) == ["xgrammar"]
     assert any(n == f"forward curve copied from {default_profile_path()}" for n in p.provenance["notes"])
     assert p.forward.points == load_profile(default_profile_path()).forward.points
     flags = _parse(["calibrate", "--out", str(out), "--tier", "flat", "--backend", "xgrammar", "--engine-from",
-                    str(default_profile_path()), "--traces-per-schema", "2", "--repeats-fill", "1", "--pool-rows", "16"])
+                    str(default_profile_path()), "--traces-per-schema", "2", "--repeats-fill", "1",
+                    "--pool-rows", "16"])
     got = calibration_request(flags)
+    # a request built in code checks its own fields, in one line
+    from maskcost.validate.calibration import BlackBoxCalibration
+    with pytest.raises(ValueError, match="forward times need a live engine"):
+        SweepsCalibration(out, req.vocab, req.entries, req.backends, ServerSweeps())
+    with pytest.raises(ValueError, match="give a live server"):
+        BlackBoxCalibration(out, "gbnf", "llama3", req.entries)
     assert type(got) is SweepsCalibration and got.entries == req.entries and got.sweeps == req.sweeps
     assert (got.backends, got.traces_per_schema, got.pool_rows, got.engine_from) == (req.backends, 2, (16,),
                                                                                     req.engine_from)

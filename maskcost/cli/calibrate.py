@@ -5,16 +5,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..calibrate import POOL_ROWS
-from ..calibrate.refit import ServerSweeps
-from ..calibrate.run import argv
 from ..calibrate.tokenizer import BUNDLED
-from ..profile import load_profile
-from ..records import read_summaries
-from ..validate.calibration import (BlackBoxCalibration, Calibration, EngineRefit, ProfileExtension, RowFit,
-                                   ServerCalibration, SweepsCalibration)
 from ..validate.plan import LivePlan
 from .common import UsageError, _add_schema_args, _entries
+
+if TYPE_CHECKING:  # (the requests' modules load when a calibration runs, not with every command)
+    from ..calibrate.refit import ServerSweeps
+    from ..profile import Profile
+    from ..validate.calibration import BlackBoxCalibration, Calibration, EngineRefit, ProfileExtension
+    from ..validate.calibration import ServerCalibration
 
 def _check(args) -> int:
     """calibrate --check PROFILE: load it as predict would and say what it holds."""
@@ -57,37 +59,50 @@ def _check(args) -> int:
 def cmd_calibrate(args) -> int:
     if args.check:
         return _check(args)
+    from ..validate.calibration import BlackBoxCalibration
     req = calibration_request(args)
-    p = req.run(log=print if isinstance(req, BlackBoxCalibration) else _stderr)  # (the black box's fit: its result)
+    log = print if isinstance(req, BlackBoxCalibration) else _stderr  # (the black box's fit lines: its result)
+    print(said(req, req.run(log=log)))
+    return 0
+
+
+def said(req: "Calibration", p: "Profile") -> str:
+    """What a calibration says it wrote (the command's last lines; `campaign` logs them too)."""
+    from ..validate.calibration import EngineRefit, ServerCalibration, SweepsCalibration
     if isinstance(req, ServerCalibration):
         from ..validate.server_calibration import summary_line
-        print(summary_line(p, req.out))
-    elif isinstance(req, EngineRefit):
-        fw = p.forward
-        print(f"wrote {req.out}: {req.engine_from}'s host and grammar costs, forward {len(fw.points)} points, "
-              f"sync {len(fw.sync_points)} points, prefill {len(fw.prefill_points)} points, context "
-              f"{fw.context_us_per_ktoken:.1f} us per 1k tokens beyond {fw.context_ref_tokens:.0f} per row, "
-              f"API server {fw.frontend_token_us:.0f} us per token + {fw.frontend_request_ms:.2f} ms per request, "
-              f"eager one-token prefill {fw.eager_prefill_ms:.2f} ms more")
-    elif isinstance(req, SweepsCalibration):
+        return summary_line(p, req.out)
+    if isinstance(req, SweepsCalibration):
         sampled = {sid for c in p.backends.values() for sid, src in c.output_sources if "sampled" in src}
         each = (f"{b}: {len(c.traces)} traces of {len(c.compiles)} schemas, {len(c.failures)} skipped"
                 for b, c in p.backends.items())
-        print(f"wrote {req.out}: {', '.join(each)}"
-              + (f"; {len(sampled)} schemas without examples: outputs sampled under the mask" if sampled else ""))
-    else:
-        print(f"wrote {req.out}")
-    return 0
+        return (f"wrote {req.out}: {', '.join(each)}"
+                + (f"; {len(sampled)} schemas without examples: outputs sampled under the mask" if sampled else ""))
+    if not isinstance(req, EngineRefit):
+        return f"wrote {req.out}"
+    from ..profile import load_profile
+    fw, rows = p.forward, p.provenance.get("engine_rows") if req.rows is not None else None
+    return ((f"{rows['backend']}: the engine's own work {rows['us_per_row']:.1f} us per structured row per step, "
+             f"fitted on {rows['sweep']} ({rows['engine']} {rows['engine_version']}, {rows['cores']} cores, cpu speed "
+             f"{rows['cpu_speed']:.3f})\n" if rows else "")
+            + f"wrote {req.out}: {load_profile(req.engine_from).name}'s host and grammar costs, forward "
+              f"{len(fw.points)} points, sync {len(fw.sync_points)} points, prefill {len(fw.prefill_points)} points, "
+              f"context {fw.context_us_per_ktoken:.1f} us per 1k tokens beyond {fw.context_ref_tokens:.0f} per row, "
+              f"API server {fw.frontend_token_us:.0f} us per token + {fw.frontend_request_ms:.2f} ms per request, "
+              f"eager one-token prefill {fw.eager_prefill_ms:.2f} ms more")
 
 
 def _stderr(m: str) -> None:
     print(m, file=sys.stderr)
 
 
-def calibration_request(args, command: list[str] | None = None) -> Calibration:
+def calibration_request(args, command: list[str] | None = None) -> "Calibration":
     """The calibration `args` ask for (all but --check), its flags checked and resolved once into its request
     (validate/calibration.py), which the command and `campaign` run. `command`: the command line the profile
     keeps (default: this process's)."""
+    from ..calibrate.run import argv
+    from ..profile import load_profile
+    from ..validate.calibration import SweepsCalibration
     command = tuple(command or argv())
     if not args.out:
         raise UsageError("calibrate: --out PROFILE is required (or --check PROFILE)")
@@ -129,8 +144,10 @@ def calibration_request(args, command: list[str] | None = None) -> Calibration:
                              args.name, tuple(args.note or ()), command)
 
 
-def _server_sweeps(args) -> ServerSweeps:
+def _server_sweeps(args) -> "ServerSweeps":
     """The finished sweeps the flags name, read (records.read_summaries), with the files they came from."""
+    from ..calibrate.refit import ServerSweeps
+    from ..records import read_summaries
     many = lambda fs: tuple(s for f in fs or [] for s in read_summaries(f))  # noqa: E731
     return ServerSweeps(read_summaries(args.forward_sweep) if args.forward_sweep else None,
                         tuple(filter(None, [args.forward_sweep])), many(filter(None, [args.sync_sweep])),
@@ -140,9 +157,10 @@ def _server_sweeps(args) -> ServerSweeps:
                         args.engine_note or "")
 
 
-def _server_request(args, vocab, entries: list, out: Path, command: tuple[str, ...]) -> ServerCalibration:
+def _server_request(args, vocab, entries: list, out: Path, command: tuple[str, ...]) -> "ServerCalibration":
     """calibrate --base-url: the one command on the GPU host (validate/server_calibration.py), its flags resolved."""
     from ..model.config import EngineConfig
+    from ..validate.calibration import ServerCalibration
     from ..validate.plan import fit_to_budget
     if args.budget_min is not None and not args.budget_min > 0:
         raise UsageError(f"--budget-min {args.budget_min}: must be > 0")
@@ -207,12 +225,14 @@ def _host_cpus() -> tuple[int, int]:
     return usable_cpus(), multiprocessing.cpu_count()
 
 
-def _refit_request(args, sweeps: ServerSweeps, out: Path, command: tuple[str, ...]) -> EngineRefit:
+def _refit_request(args, sweeps: "ServerSweeps", out: Path, command: tuple[str, ...]) -> "EngineRefit":
     """calibrate --engine-only: only the engine side of --engine-from measured again (a server started with
     other flags, calibrate/refit.py), and with --fit-rows the engine's own per-row grammar work on a schema-on
     sweep of the server (--server-engine, --server-engine-version, --server-backend, --server-cores and
     --max-num-seqs say what it ran)."""
     import os
+
+    from ..validate.calibration import EngineRefit, RowFit
     if not args.engine_from or (sweeps.forward is None and not sweeps.sync and not args.fit_rows):
         raise UsageError("calibrate --engine-only: give --engine-from PROFILE and --forward-sweep, --sync-sweep "
                          "and/or --fit-rows SWEEP.jsonl")
@@ -227,8 +247,9 @@ def _refit_request(args, sweeps: ServerSweeps, out: Path, command: tuple[str, ..
                        command)
 
 
-def _extension_request(args, out: Path) -> ProfileExtension:
+def _extension_request(args, out: Path) -> "ProfileExtension":
     """calibrate --variant-compile / --batch-fill: the --engine-from profile with the measured term added."""
+    from ..validate.calibration import ProfileExtension
     flag = "--variant-compile" if args.variant_compile else "--batch-fill"
     if not args.engine_from:
         raise UsageError(f"calibrate {flag}: give --engine-from PROFILE (the profile to extend)")
@@ -238,9 +259,10 @@ def _extension_request(args, out: Path) -> ProfileExtension:
     return ProfileExtension(args.engine_from, out, tuple(entries), bool(args.variant_compile))
 
 
-def _blackbox_request(args, sweeps: ServerSweeps, out: Path, command: tuple[str, ...]) -> BlackBoxCalibration:
+def _blackbox_request(args, sweeps: "ServerSweeps", out: Path, command: tuple[str, ...]) -> "BlackBoxCalibration":
     """calibrate --blackbox: the grammar's cost measured through the engine, from finished sweeps (--on-sweep
     with --forward-sweep) or swept now against --base-url."""
+    from ..validate.calibration import BlackBoxCalibration
     entries = _entries(args)
     if args.on_sweep and sweeps.forward is None:
         raise UsageError("calibrate --blackbox --on-sweep: give the schema-off arm with --forward-sweep")

@@ -149,10 +149,9 @@ def _run_step(args, argv: list[str]) -> int:
 def _calibrate(args, argv: list[str]) -> int:
     """A calibrate step: its command line resolved into its request (cli/calibrate.calibration_request), which
     runs and writes the profile (validate/calibration.py)."""
-    from .calibrate import calibration_request
+    from .calibrate import calibration_request, said
     req = calibration_request(args.parse_command(argv), command=["maskcost", *argv])
-    p = req.run()
-    print(f"wrote {req.out} (profile {p.name})")
+    print(said(req, req.run()))
     return 0
 
 

@@ -12,13 +12,15 @@ writes the profile to `out` and returns it. The command line and `campaign` call
 - `ProfileExtension`: a profile with a term measured here added (`--variant-compile`, `--batch-fill`).
 - `BlackBoxCalibration`: the grammar's cost through the engine (`--blackbox`: llama.cpp; calibrate/blackbox.py).
 
-Each request carries `command`, the command line a user would type for it, which the profile's provenance keeps.
+A request's `command` is the command line a user would type for it, which the profile's provenance keeps (empty:
+this process's own, calibrate.run.argv). A request checks its own fields (a ValueError, one line) where it is
+built; the command line's flags are checked before (cli/calibrate.calibration_request).
 """
 from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -33,8 +35,19 @@ from .plan import LivePlan
 Log = Callable[[str], None]
 
 
+def _check_pool_rows(rows: tuple[int, ...]) -> None:
+    if not all(1 <= r <= 4096 for r in rows):
+        raise ValueError(f"pool rows {' '.join(map(str, rows))}: each must be 1 to 4096 rows")
+
+
 def _stderr(m: str) -> None:
     print(m, file=sys.stderr)
+
+
+def _command(command: tuple[str, ...]) -> list[str]:
+    """The command line a profile's provenance keeps: the request's, else this process's."""
+    from ..calibrate.run import argv
+    return list(command) or argv()
 
 
 def profile_name(out: Path, name: str | None) -> str:
@@ -60,6 +73,12 @@ class ServerCalibration:
     pool_rows: tuple[int, ...] = POOL_ROWS
     command: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        _check_pool_rows(self.pool_rows)
+        if self.cfg.backend not in self.backends:
+            raise ValueError(f"the server's backend {self.cfg.backend}: also calibrate it (backends "
+                             f"{', '.join(self.backends)})")
+
     def run(self, log: Log = _stderr) -> Profile:
         from ..profile import default_profile_path
         from .server_calibration import calibrate_live
@@ -68,7 +87,7 @@ class ServerCalibration:
                               self.out, self.plan, self.cfg, self.engine_from, default_profile_path(),
                               profile_name(self.out, self.name), list(self.notes), seed=self.seed, log=log,
                               pool_rows=self.pool_rows, backend_urls=dict(self.backend_urls),
-                              command=list(self.command))
+                              command=_command(self.command))
 
 
 @dataclass(frozen=True)
@@ -90,6 +109,12 @@ class SweepsCalibration:
     name: str | None = None
     notes: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check_pool_rows(self.pool_rows)
+        if self.sweeps.forward is None and not self.engine_from:
+            raise ValueError("forward times need a live engine: give a forward sweep or a profile to take them from "
+                             "(engine_from)")
 
     def run(self, log: Log = _stderr) -> Profile:
         from ..calibrate.engine import apply_or_copied
@@ -116,7 +141,7 @@ class SweepsCalibration:
         if base is not None:  # what no local trace can see, as calibrate --base-url takes it: base's in-engine side
             backends, forward = self._engine_side(base, host.bench_us, backends, forward, vocab, notes)
         p = build_profile(profile_name(self.out, self.name), vocab, host, backends, forward, apply,
-                          list(self.command), notes, list(self.entries))
+                          _command(self.command), notes, list(self.entries))
         if base is not None:
             p = replace(p, engine_speeds=base.engine_speeds)
         save_profile(p, self.out)
@@ -176,8 +201,6 @@ class RowFit:
         except ValueError as e:
             raise ValueError(f"calibrate --fit-rows {self.sweep}: {e}") from None
         us = p.backends[self.backend].engine_row_us
-        log(f"{self.backend}: the engine's own work {us:.1f} us per structured row per step, fitted on {self.sweep} "
-            f"({cfg.engine} {cfg.policy.version}, {self.cores} cores, cpu speed {cfg.cpu_speed:.3f})")
         return replace(p, provenance={**p.provenance, "engine_rows": {
             "sweep": self.sweep, "backend": self.backend, "engine": cfg.engine, "engine_version": cfg.policy.version,
             "cores": self.cores, "cpu_speed": cfg.cpu_speed, "us_per_row": us}})
@@ -195,12 +218,13 @@ class EngineRefit:
     name: str | None = None
     notes: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
-    utc: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    utc: str | None = None  # when it ran (default: when `run` starts)
 
     def run(self, log: Log = _stderr) -> Profile:
         from ..calibrate.refit import engine_side
         from ..profile import load_profile, profile_from_dict, profile_to_dict, save_profile
-        prov = {"command": " ".join(self.command), "utc": self.utc, "notes": list(self.notes)}
+        prov = {"command": " ".join(_command(self.command)),
+                "utc": self.utc or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "notes": list(self.notes)}
         try:
             p = engine_side(load_profile(self.engine_from), self.sweeps, self.frontend, self.name, prov, log=log)
         except ValueError as e:
@@ -230,6 +254,7 @@ class ProfileExtension:
         add = add_variant_compiles if self.variant_compile else add_batch_fill_saving
         p = add(base, profile_vocab(base.tokenizer, base.vocab_size, base.tokenizer_sha256), list(self.entries),
                 log=log)
+        self.out.parent.mkdir(parents=True, exist_ok=True)
         save_profile(p, self.out)
         return p
 
@@ -256,16 +281,25 @@ class BlackBoxCalibration:
     notes: tuple[str, ...] = ()
     command: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        if self.on_sweep and self.off is None:
+            raise ValueError("black box from a finished schema-on sweep: give its schema-off arm (off)")
+        if not self.on_sweep and not self.base_url:
+            raise ValueError("black box: give a live server (base_url) or a finished schema-on sweep (on_sweep)")
+        if not self.on_sweep and not self.entries:
+            raise ValueError("black box: the schema-on arm swept needs schemas (entries)")
+
     def run(self, log: Log = print) -> Profile:
         from ..calibrate.blackbox import (blackbox_from_sweeps, blackbox_method, blackbox_profile,
                                           output_tokens_by_schema)
         from ..profile import BackendCosts, load_profile, save_profile
         from ..records import raw_records_path
+        self.out.parent.mkdir(parents=True, exist_ok=True)
         on, off, on_path = self._sweeps()
         base = load_profile(self.engine_from) if self.engine_from else None
         if base is None:
             p = blackbox_profile(profile_name(self.out, self.name), on, off, on_path, self.tokenizer, self.backend,
-                                 list(self.command), list(self.notes), self.engine_note)
+                                 _command(self.command), list(self.notes), self.engine_note)
             bb = p.backends[self.backend].blackbox
         else:  # attach to a measured profile: library traces and black box side by side
             bb = blackbox_from_sweeps(on, off, output_tokens_by_schema(raw_records_path(on_path)),
