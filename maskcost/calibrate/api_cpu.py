@@ -84,7 +84,11 @@ def api_server_processes(s: SweepSummary) -> int:
 def loop_cpus(s: SweepSummary) -> float | None:
     """The busy share of the API server's event loop over a point: the busiest thread of its process
     (api_process); None where the point has no server CPU."""
-    api = api_process(s)
+    return _loop(api_process(s))
+
+
+def _loop(api: dict | None) -> float | None:
+    """A process's busiest thread's CPUs (servercpu lists its threads busiest first); None with no process."""
     return None if api is None else (api.get("threads") or [None])[0]
 
 
@@ -94,7 +98,7 @@ def api_cpus(s: SweepSummary) -> tuple[float | None, str]:
     api = api_process(s)
     if api is not None and api.get("listens"):
         return api.get("cpus"), "process"
-    return loop_cpus(s), "loop thread"
+    return _loop(api), "loop thread"
 
 
 def window_tokens_per_s(s: SweepSummary) -> float | None:
