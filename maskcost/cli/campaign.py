@@ -139,11 +139,23 @@ def _held_out_steps(c, out: Path, urls: dict[str, str], given: list[str], host: 
 
 
 def _run_step(args, argv: list[str]) -> int:
-    """One step, given as the command a user would type: a calibration through the calibration API (_calibrate),
-    every other command through the command line's main; its rc, an error one line."""
+    """One step, given as the command a user would type: a calibration and a sweep through their requests
+    (_calibrate, _sweep), every other command through the command line's main; its rc, an error one line."""
     if argv[0] == "calibrate" and "--check" not in argv:
         return args.guarded("calibrate", lambda: _calibrate(args, argv))
+    if argv[0] == "sweep":
+        return args.guarded("sweep", lambda: _sweep(args, argv))
     return args.run_command(argv)
+
+
+def _sweep(args, argv: list[str]) -> int:
+    """A sweep step: its command line resolved into its request (cli/common.sweep_request), which runs (it appends
+    and resumes: validate/sweep.SweepRequest)."""
+    from .common import _entries, sweep_request
+    from .sweep import said
+    ns = args.parse_command(argv)
+    print(said(sweep_request(ns, Path(ns.out), _entries(ns)).run()))
+    return 0
 
 
 def _calibrate(args, argv: list[str]) -> int:

@@ -95,6 +95,19 @@ def add_sweep_args(p: argparse.ArgumentParser, out: str, concurrency: list[int],
     add_request_args(p)
 
 
+def sweep_request(args, out, entries: list[SchemaEntry]):
+    """The live sweep the flags of add_sweep_args ask for (`sweep`, `validate`), resolved once into its request
+    (validate/sweep.SweepRequest), its points in the order repeat, load, arm, written to `out`."""
+    from ..validate.sweep import PointSpec, SweepRequest
+    if "on" in args.arms and not entries:
+        raise UsageError(f"{args.cmd}: the 'on' arm needs schemas (--schema, --tier or --corpus)")
+    pts = tuple(PointSpec(a, c, r, max(args.min_requests, args.rounds * c))
+                for r in range(args.repeats) for c in args.concurrency for a in args.arms)
+    return SweepRequest(args.base_url, pts, tuple(entries), out, args.max_tokens, args.off_tokens, args.unique_schemas,
+                        args.seed, args.prompt_pad, args.unique_prompts, args.client_procs, args.host_bench,
+                        getattr(args, "label", None))
+
+
 def add_request_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prompt-pad", type=int, default=0, metavar="N",
                    help="lengthen every prompt by about N tokens (shared: the prefix cache holds it)")

@@ -3,28 +3,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import UsageError, _add_schema_args, _entries, add_sweep_args
+from .common import _add_schema_args, _entries, add_sweep_args, sweep_request
 
 def cmd_sweep(args) -> int:
-    from ..validate.plan import LivePlan
-    from ..validate.sweep import PointSpec, run_sweep
-    entries = _entries(args)
-    if "on" in args.arms and not entries:
-        raise UsageError("sweep: the 'on' arm needs schemas (--schema, --tier or --corpus)")
-    pts = [PointSpec(a, c, r, max(args.min_requests, args.rounds * c))
-           for r in range(args.repeats) for c in args.concurrency for a in args.arms]
-    res = run_sweep(args.base_url, pts, entries, Path(args.out), max_tokens=args.max_tokens,
-                    off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
-                    prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts,
-                    client_procs=LivePlan().client_procs_at if args.client_procs is None else args.client_procs,
-                    host_bench=args.host_bench, config={"label": args.label} if args.label else None)
-    for s in res:
-        e = s.engine
-        print(f"{s.point:>14}  running {e.running_mean or 0:6.1f}  itl {s.itl_ms_mean or 0:7.2f} ms"
-              f"  engine itl {e.itl_ms or 0:7.2f} ms  step {e.step_ms or 0:7.2f} ms"
-              f"  ttft p50 {s.ttft_ms_p50 or 0:8.1f} ms  {s.out_tok_per_s or 0:8.0f} tok/s  {s.checks}"
-              + (f"  server {e.server_cpu['cpus']:.2f} CPUs" if e.server_cpu else ""))
+    lines = said(sweep_request(args, Path(args.out), _entries(args)).run())
+    if lines:
+        print(lines)
     return 0
+
+
+def said(res: list) -> str:
+    """A sweep's points, a line each (the command's output; `campaign` logs them too)."""
+    return "\n".join(f"{s.point:>14}  running {s.engine.running_mean or 0:6.1f}  itl {s.itl_ms_mean or 0:7.2f} ms"
+                     f"  engine itl {s.engine.itl_ms or 0:7.2f} ms  step {s.engine.step_ms or 0:7.2f} ms"
+                     f"  ttft p50 {s.ttft_ms_p50 or 0:8.1f} ms  {s.out_tok_per_s or 0:8.0f} tok/s  {s.checks}"
+                     + (f"  server {s.engine.server_cpu['cpus']:.2f} CPUs" if s.engine.server_cpu else "")
+                     for s in res)
 
 
 def add_parser(sub) -> None:

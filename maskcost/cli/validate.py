@@ -12,21 +12,13 @@ DEFAULT_TIERS = ("flat", "bounded")  # the schemas validate sweeps when given no
 
 
 def cmd_validate(args) -> int:
-    from .common import _entries
-    from ..validate.plan import LivePlan
-    from ..validate.sweep import PointSpec, run_sweep
+    from .common import _entries, sweep_request
     one_server(args)  # before anything is sent
     if not (args.schema or args.tools or args.tier or args.corpus):
         args = Options(**{**vars(args), "tier": list(DEFAULT_TIERS)})
     entries = _entries(args)
     out = Path(args.out)  # (made by the sweep once the server answers: no empty folder for a wrong URL)
-    pts = [PointSpec(a, c, r, max(args.min_requests, args.rounds * c))
-           for r in range(args.repeats) for c in args.concurrency for a in args.arms]
-    run_sweep(args.base_url, pts, entries, out / "sweep.jsonl", max_tokens=args.max_tokens,
-              off_tokens=args.off_tokens, unique=args.unique_schemas, seed=args.seed,
-              prompt_pad=args.prompt_pad, unique_prompts=args.unique_prompts,
-              client_procs=LivePlan().client_procs_at if args.client_procs is None else args.client_procs,
-              host_bench=args.host_bench)
+    sweep_request(args, out / "sweep.jsonl", entries).run()
     # the report on it: report's own options at their defaults, validate's where it has them
     ap = argparse.ArgumentParser()
     add_report_parser(ap.add_subparsers(dest="cmd"))

@@ -385,6 +385,34 @@ def _procs_at(client_procs: int | Callable[[int], int], prompt_pad: int) -> Call
     return client_procs if callable(client_procs) else (lambda _c: client_procs)
 
 
+@dataclass(frozen=True)
+class SweepRequest:
+    """A live sweep resolved once (`maskcost sweep`, the sweep under `validate`, campaign's sweep steps): its
+    points, the schemas of its schema-on arm and its client's settings; `run` runs what `out` does not hold yet
+    (run_sweep: it appends and resumes) and returns every point's summary."""
+    base_url: str
+    points: tuple[PointSpec, ...]
+    entries: tuple[SchemaEntry, ...]
+    out: Path
+    max_tokens: int = 512
+    off_tokens: int = 128
+    unique: bool = False
+    seed: int = 0
+    prompt_pad: int = 0
+    unique_prompts: bool = False
+    client_procs: int | None = None  # every point's client processes; None: by the load (LivePlan.client_procs_at)
+    host_bench: bool = False
+    label: str | None = None  # recorded in each point's config
+
+    def run(self) -> list[SweepSummary]:
+        from .plan import LivePlan
+        return run_sweep(self.base_url, list(self.points), list(self.entries), self.out, max_tokens=self.max_tokens,
+                         off_tokens=self.off_tokens, unique=self.unique, seed=self.seed, prompt_pad=self.prompt_pad,
+                         unique_prompts=self.unique_prompts, host_bench=self.host_bench,
+                         client_procs=LivePlan().client_procs_at if self.client_procs is None else self.client_procs,
+                         config={"label": self.label} if self.label else None)
+
+
 def run_sweep(base_url: str, points: list[PointSpec], entries: list[SchemaEntry], out: Path, *,
               model: str | None = None, max_tokens: int = 512, off_tokens: int = 128, unique: bool = False,
               warmup: int = 4, seed: int = 0, prompt_pad: int = 0, unique_prompts: bool = False,
