@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from ..calibrate import POOL_ROWS
@@ -15,8 +14,8 @@ from .common import UsageError, _add_schema_args, _entries
 if TYPE_CHECKING:  # (the requests' modules load when a calibration runs, not with every command)
     from ..calibrate.refit import ServerSweeps
     from ..profile import Profile
-    from ..validate.calibration import BlackBoxCalibration, Calibration, EngineRefit, ProfileExtension
-    from ..validate.calibration import ServerCalibration
+    from ..validate.calibration import (BlackBoxCalibration, Calibration, EngineRefit, ProfileExtension,
+                                       ServerCalibration)
 
 def _check(args) -> int:
     """calibrate --check PROFILE: load it as predict would and say what it holds."""
@@ -59,10 +58,13 @@ def _check(args) -> int:
 def cmd_calibrate(args) -> int:
     if args.check:
         return _check(args)
-    from ..validate.calibration import BlackBoxCalibration
-    req = calibration_request(args)
-    log = print if isinstance(req, BlackBoxCalibration) else _stderr  # (the black box's fit lines: its result)
-    print(said(req, req.run(log=log)))
+    return run_calibration(calibration_request(args))
+
+
+def run_calibration(req: "Calibration") -> int:
+    """Run a calibration request and say what it wrote (the command's, and `campaign`'s calibrate steps'); its
+    progress on stderr, a black box's fit lines (its result) on stdout: each request's own log."""
+    print(said(req, req.run()))
     return 0
 
 
@@ -92,22 +94,17 @@ def said(req: "Calibration", p: "Profile") -> str:
               f"eager one-token prefill {fw.eager_prefill_ms:.2f} ms more")
 
 
-def _stderr(m: str) -> None:
-    print(m, file=sys.stderr)
-
-
 def calibration_request(args, command: list[str] | None = None) -> "Calibration":
     """The calibration `args` ask for (all but --check), its flags checked and resolved once into its request
     (validate/calibration.py), which the command and `campaign` run. `command`: the command line the profile
     keeps (default: this process's)."""
     from ..calibrate.run import argv
     from ..profile import load_profile
-    from ..validate.calibration import SweepsCalibration
+    from ..validate.calibration import SweepsCalibration, check_pool_rows
     command = tuple(command or argv())
     if not args.out:
         raise UsageError("calibrate: --out PROFILE is required (or --check PROFILE)")
-    if not all(1 <= r <= 4096 for r in args.pool_rows):
-        raise UsageError(f"--pool-rows {' '.join(map(str, args.pool_rows))}: each must be 1 to 4096 rows")
+    check_pool_rows(tuple(args.pool_rows), "--pool-rows")
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     if args.engine_from:

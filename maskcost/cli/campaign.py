@@ -152,19 +152,16 @@ def _sweep(args, argv: list[str]) -> int:
     """A sweep step: its command line resolved into its request (cli/common.sweep_request), which runs (it appends
     and resumes: validate/sweep.SweepRequest)."""
     from .common import _entries, sweep_request
-    from .sweep import said
+    from .sweep import run_sweep_request
     ns = args.parse_command(argv)
-    print(said(sweep_request(ns, Path(ns.out), _entries(ns)).run()))
-    return 0
+    return run_sweep_request(sweep_request(ns, Path(ns.out), _entries(ns)))
 
 
 def _calibrate(args, argv: list[str]) -> int:
     """A calibrate step: its command line resolved into its request (cli/calibrate.calibration_request), which
     runs and writes the profile (validate/calibration.py)."""
-    from .calibrate import calibration_request, said
-    req = calibration_request(args.parse_command(argv), command=["maskcost", *argv])
-    print(said(req, req.run()))
-    return 0
+    from .calibrate import calibration_request, run_calibration
+    return run_calibration(calibration_request(args.parse_command(argv), command=["maskcost", *argv]))
 
 
 def _execute(c, path: Path, out: Path, steps: list[Step], run: Callable[[list[str]], int],

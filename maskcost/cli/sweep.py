@@ -6,7 +6,13 @@ from pathlib import Path
 from .common import _add_schema_args, _entries, add_sweep_args, sweep_request
 
 def cmd_sweep(args) -> int:
-    lines = said(sweep_request(args, Path(args.out), _entries(args)).run())
+    return run_sweep_request(sweep_request(args, Path(args.out), _entries(args)))
+
+
+def run_sweep_request(req) -> int:
+    """Run a sweep request (validate/sweep.SweepRequest) and say its points, a line each (the command's, and
+    `campaign`'s sweep steps')."""
+    lines = said(req.run())
     if lines:
         print(lines)
     return 0

@@ -35,9 +35,10 @@ from .plan import LivePlan
 Log = Callable[[str], None]
 
 
-def _check_pool_rows(rows: tuple[int, ...]) -> None:
+def check_pool_rows(rows: tuple[int, ...], what: str = "pool rows") -> None:
+    """A ValueError (one line, naming `what`) where a fill-pool step size is not 1 to 4096 rows."""
     if not all(1 <= r <= 4096 for r in rows):
-        raise ValueError(f"pool rows {' '.join(map(str, rows))}: each must be 1 to 4096 rows")
+        raise ValueError(f"{what} {' '.join(map(str, rows))}: each must be 1 to 4096 rows")
 
 
 def _stderr(m: str) -> None:
@@ -74,7 +75,7 @@ class ServerCalibration:
     command: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _check_pool_rows(self.pool_rows)
+        check_pool_rows(self.pool_rows)
         if self.cfg.backend not in self.backends:
             raise ValueError(f"the server's backend {self.cfg.backend}: also calibrate it (backends "
                              f"{', '.join(self.backends)})")
@@ -111,7 +112,7 @@ class SweepsCalibration:
     command: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _check_pool_rows(self.pool_rows)
+        check_pool_rows(self.pool_rows)
         if self.sweeps.forward is None and not self.engine_from:
             raise ValueError("forward times need a live engine: give a forward sweep or a profile to take them from "
                              "(engine_from)")
