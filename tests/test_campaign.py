@@ -95,7 +95,10 @@ def test_a_campaign_runs_the_three_commands_resumes_and_scores(tmp_path, capsys)
     assert doc["met"] is True and doc["points"] == 1 and doc["bar_pct"] == 1000.0
     assert doc["registration"] is None and "registration none (--unregistered)" in (out / "steps.txt").read_text()
     assert doc["primary_median_abs_error_pct"] >= 0 and doc["resolved_campaign"]["name"] == "fake"
-    assert json.loads((out / "predicted.json").read_text())["points"]  # predicted before the held-out sweep
+    predicted = json.loads((out / "predicted.json").read_text())
+    assert predicted["points"]  # predicted before the held-out sweep
+    # the predict step too ran through its request (cli/predict.PredictRequest): the file names the step's command
+    assert predicted["command"].startswith(f"maskcost predict --profile {out / 'host.json.gz'} ")
     steps = (out / "steps.txt").read_text()
     assert steps.index(" predict rc 0") < steps.index(" validate rc 0")
     # the same run against a bar it misses says so

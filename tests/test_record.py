@@ -112,3 +112,11 @@ def test_a_bad_sessions_file_is_one_line_and_writes_nothing(tmp_path, monkeypatc
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "sessions.csv: not the sessions' table" in err
     assert readme.read_text() == before  # nothing written: the inputs are read first
+
+
+def test_the_record_keeps_no_log_uncompressed():
+    """Raw records and logs in validation/ are gzipped (issue 37: the record stays compact)."""
+    root = record.README.parent / "validation"
+    loose = sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                   if p.suffix in (".log", ".out", ".err") or p.name.endswith(".raw.jsonl"))
+    assert root.is_dir() and not loose, f"gzip these: {loose}"

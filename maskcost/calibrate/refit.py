@@ -95,12 +95,13 @@ def engine_side(base: Profile, sweeps: ServerSweeps, frontend_refit: bool = Fals
                 provenance: dict[str, Any] | None = None, log: Callable[[str], None] | None = None) -> Profile:
     """`base` with its engine side measured again from `sweeps` (a ValueError, one line, where they cannot):
     the forward curve where a forward sweep is given, the sync points where a sync sweep is, the API
-    server's costs where `frontend_refit`; `provenance` is kept as the profile's "engine_only" entry."""
+    server's costs where `frontend_refit`; `provenance` is kept as the profile's "engine_only" entry, with the
+    name of the profile it refits (its "base")."""
     sweeps.check()
     fw = new_forward(base.forward, sweeps, frontend_refit) if sweeps.forward is not None else base.forward
     if sweeps.sync:
         fw = with_sync(fw, sweeps)
     if frontend_refit:
         fw = with_frontend(replace(base, forward=fw), sweeps, log)
-    prov = {**base.provenance, **({"engine_only": provenance} if provenance is not None else {})}
+    prov = {**base.provenance, **({"engine_only": {**provenance, "base": base.name}} if provenance is not None else {})}
     return replace(base, name=name or base.name, forward=fw, provenance=prov)

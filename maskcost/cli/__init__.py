@@ -67,11 +67,9 @@ def _argv_problem(argv: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # resolved once, read-only; run_command, argv_problem, parse_command, guarded: what `campaign` runs its steps
-    # with, checks their flags with, resolves a calibrate step's request from and reports a step's error with
-    # (cli/campaign.py), passed, not imported
-    args = Options(**vars(_parse(argv)), run_command=main, argv_problem=_argv_problem, parse_command=_parse,
-                   guarded=guarded)
+    # resolved once, read-only; argv_problem, parse_command, guarded: what `campaign` checks its steps' flags with,
+    # resolves a step's request from and reports a step's error with (cli/campaign.py), passed, not imported
+    args = Options(**vars(_parse(argv)), argv_problem=_argv_problem, parse_command=_parse, guarded=guarded)
     return guarded(args.cmd, lambda: args.func(args))
 
 

@@ -17,12 +17,12 @@ if TYPE_CHECKING:  # (the requests' modules load when a calibration runs, not wi
     from ..validate.calibration import (BlackBoxCalibration, Calibration, EngineRefit, ProfileExtension,
                                        ServerCalibration)
 
-def _check(args) -> int:
+def check_profile(path: str) -> int:
     """calibrate --check PROFILE: load it as predict would and say what it holds."""
     from ..profile import load_profile
-    p = load_profile(args.check)
+    p = load_profile(path)
     n = {b: len(c.traces) for b, c in p.backends.items()}
-    print(f"{args.check}: valid maskcost profile v{p.version} '{p.name}': traces {n}, "
+    print(f"{path}: valid maskcost profile v{p.version} '{p.name}': traces {n}, "
           f"{len(p.forward.points)} forward points, host {p.host.cpu_model} (nproc {p.host.nproc})")
     took, est = p.provenance.get("phases_s"), p.provenance.get("phases_estimate_s") or {}
     if took:  # (calibrate --base-url's own phases; the speed points between the schema-off ones count as speed)
@@ -57,7 +57,7 @@ def _check(args) -> int:
 
 def cmd_calibrate(args) -> int:
     if args.check:
-        return _check(args)
+        return check_profile(args.check)
     return run_calibration(calibration_request(args))
 
 
@@ -82,12 +82,11 @@ def said(req: "Calibration", p: "Profile") -> str:
                 + (f"; {len(sampled)} schemas without examples: outputs sampled under the mask" if sampled else ""))
     if not isinstance(req, EngineRefit):
         return f"wrote {req.out}"
-    from ..profile import load_profile
     fw, rows = p.forward, p.provenance.get("engine_rows") if req.rows is not None else None
     return ((f"{rows['backend']}: the engine's own work {rows['us_per_row']:.1f} us per structured row per step, "
              f"fitted on {rows['sweep']} ({rows['engine']} {rows['engine_version']}, {rows['cores']} cores, cpu speed "
              f"{rows['cpu_speed']:.3f})\n" if rows else "")
-            + f"wrote {req.out}: {load_profile(req.engine_from).name}'s host and grammar costs, forward "
+            + f"wrote {req.out}: {p.provenance['engine_only']['base']}'s host and grammar costs, forward "
               f"{len(fw.points)} points, sync {len(fw.sync_points)} points, prefill {len(fw.prefill_points)} points, "
               f"context {fw.context_us_per_ktoken:.1f} us per 1k tokens beyond {fw.context_ref_tokens:.0f} per row, "
               f"API server {fw.frontend_token_us:.0f} us per token + {fw.frontend_request_ms:.2f} ms per request, "

@@ -139,29 +139,42 @@ def _held_out_steps(c, out: Path, urls: dict[str, str], given: list[str], host: 
 
 
 def _run_step(args, argv: list[str]) -> int:
-    """One step, given as the command a user would type: a calibration and a sweep through their requests
-    (_calibrate, _sweep), every other command through the command line's main; its rc, an error one line."""
-    if argv[0] == "calibrate" and "--check" not in argv:
-        return args.guarded("calibrate", lambda: _calibrate(args, argv))
-    if argv[0] == "sweep":
-        return args.guarded("sweep", lambda: _sweep(args, argv))
-    return args.run_command(argv)
+    """One step, given as the command a user would type: its command line parsed and resolved into that command's
+    request, which runs as the command runs it (_STEP_RUNS); its rc, an error one line."""
+    return args.guarded(argv[0], lambda: _STEP_RUNS[argv[0]](args.parse_command(argv), ["maskcost", *argv]))
 
 
-def _sweep(args, argv: list[str]) -> int:
-    """A sweep step: its command line resolved into its request (cli/common.sweep_request), which runs (it appends
-    and resumes: validate/sweep.SweepRequest)."""
+def _calibrate(ns, command: list[str]) -> int:
+    """A calibrate step: a calibration (validate/calibration.py), or --check of a profile it made."""
+    from .calibrate import calibration_request, check_profile, run_calibration
+    return check_profile(ns.check) if ns.check else run_calibration(calibration_request(ns, command=command))
+
+
+def _sweep(ns, command: list[str]) -> int:
+    """A sweep step (validate/sweep.SweepRequest: it appends and resumes)."""
     from .common import _entries, sweep_request
     from .sweep import run_sweep_request
-    ns = args.parse_command(argv)
     return run_sweep_request(sweep_request(ns, Path(ns.out), _entries(ns)))
 
 
-def _calibrate(args, argv: list[str]) -> int:
-    """A calibrate step: its command line resolved into its request (cli/calibrate.calibration_request), which
-    runs and writes the profile (validate/calibration.py)."""
-    from .calibrate import calibration_request, run_calibration
-    return run_calibration(calibration_request(args.parse_command(argv), command=["maskcost", *argv]))
+def _predict(ns, command: list[str]) -> int:
+    from .predict import predict_request, run_prediction
+    return run_prediction(predict_request(ns, command))
+
+
+def _report(ns, command: list[str]) -> int:
+    from .report import report_request, run_report
+    return run_report(report_request(ns))
+
+
+def _validate(ns, command: list[str]) -> int:
+    """A validate step: its sweep, then the report on it (cli/validate.py)."""
+    from .validate import cmd_validate
+    return cmd_validate(ns)
+
+
+_STEP_RUNS: dict[str, Callable[..., int]] = {"calibrate": _calibrate, "sweep": _sweep, "predict": _predict,
+                                            "report": _report, "validate": _validate}
 
 
 def _execute(c, path: Path, out: Path, steps: list[Step], run: Callable[[list[str]], int],

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-from dataclasses import asdict
+import sys
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -111,20 +111,20 @@ def _span(lo_hi: tuple[float | None, float | None] | None) -> str:
     return f"{lo:.1f}-{hi:.1f}" if lo is not None and hi is not None else "-"
 
 
-def _partial_path(args) -> Path:
-    return Path(args.json + ".partial.jsonl")
+def _partial_path(json_path: str) -> Path:
+    return Path(json_path + ".partial.jsonl")
 
 
-def _partial(args, profile):
+def _partial(json_path: str | None, resume: bool, profile):
     """With --json: the points stream to OUT.json.partial.jsonl as they finish (an interrupted grid keeps
     them); --resume reads them back and runs only the rest. Returns (the open stream or None, done points)."""
-    if not args.json:
-        if args.resume:
+    if not json_path:
+        if resume:
             raise UsageError("--resume: give --json OUT.json (the finished points are in OUT.json.partial.jsonl)")
         return None, {}
-    path, made_from = _partial_path(args), [profile.name, profile.created_utc]
+    path, made_from = _partial_path(json_path), [profile.name, profile.created_utc]
     done: dict = {}
-    if args.resume and path.exists():
+    if resume and path.exists():
         lines = path.read_text().splitlines()
         try:
             head = json.loads(lines[0]) if lines else {}
@@ -142,7 +142,7 @@ def _partial(args, profile):
                 refused.append(str(e))  # (the line an interruption cut short): that point runs again
         print(f"--resume: {len(done)} points read back from {path}" + (
             f"; {len(refused)} line(s) not, run again (first: {refused[0][:160]})" if refused else ""))
-    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(json_path).parent.mkdir(parents=True, exist_ok=True)
     stream = open(path, "a" if done else "w")
     if not done:
         stream.write(json.dumps({"profile": made_from}) + "\n")
@@ -254,29 +254,83 @@ def with_cost_spread(profile, configs: list, loads: list, schema_ids: tuple[str,
             for p, (c, w) in zip(points, itertools.product(configs, loads))]
 
 
-def cmd_predict(args) -> int:
-    from ..model.predict import grid, plot_overhead
+@dataclass(frozen=True)
+class PredictRequest:
+    """A prediction resolved once from predict's flags (predict_request): the grid it runs (the profile with the
+    user's schemas, its engine configs and workloads) and where its results go; run_prediction runs it. `command` is
+    what its --json records as the command that made it."""
+    inputs: Inputs
+    configs: tuple  # model.config.EngineConfig, one a grid point's server
+    loads: tuple  # model.config.Workload, one a grid point's load
+    json: str | None  # where the points go (and stream to, as they finish: --resume reads them back)
+    png: str | None
+    trace: str | None
+    band: bool
+    executor: str
+    scheduler: str | None
+    resume: bool
+    precision: float | None  # (what the note on unsettled points advises)
+    command: tuple[str, ...]
+
+
+def predict_request(args, command: list[str] | None = None) -> PredictRequest:
+    """predict's flags checked and resolved once into its request (what they decide is said as it is decided: the
+    speed, the user's schemas, whose mechanisms each engine runs); `command`: the command line it stands for
+    (default: this process's)."""
     if args.scheduler and args.executor != "dask":
         raise ValueError(f"--scheduler {args.scheduler}: only with --executor dask")
-    profile, schema_ids, local, speed_from, speeds = load_inputs(args)
-    configs, loads = _engine_configs(args, profile, speeds), _workloads(args, schema_ids)  # (bad flags: one line)
-    say_engines(args, profile, local)
-    stream, done = _partial(args, profile)
+    inputs = load_inputs(args)
+    configs = _engine_configs(args, inputs.profile, inputs.speeds)
+    loads = _workloads(args, inputs.schema_ids)  # (bad flags: one line)
+    say_engines(args, inputs.profile, inputs.local)
+    return PredictRequest(inputs, tuple(configs), tuple(loads), args.json, args.png, args.trace, args.band,
+                          args.executor, args.scheduler, args.resume, args.precision,
+                          tuple(command or ["maskcost", *sys.argv[1:]]))
+
+
+def cmd_predict(args) -> int:
+    return run_prediction(predict_request(args))
+
+
+def run_prediction(req: PredictRequest) -> int:
+    """The grid of `req`, each point with its 80% interval; its table printed, its --json, --png and --trace written."""
+    from ..interval import with_intervals
+    from ..model.predict import grid, plot_overhead
+    profile, schema_ids, local, speed_from, speeds = req.inputs
+    configs, loads = list(req.configs), list(req.loads)
+    stream, done = _partial(req.json, req.resume, profile)
     offs: dict = {}  # the schema-off arms, run once for the grid and the interval's (with_cost_spread)
     try:
-        points = grid(profile, configs, loads,
-                      trace_out=Path(args.trace) if args.trace else None, band=args.band, done=done,
-                      on_point=_streamer(stream) if stream else None, executor=args.executor,
-                      scheduler=args.scheduler, offs=offs)
+        points = grid(profile, configs, loads, trace_out=Path(req.trace) if req.trace else None, band=req.band,
+                      done=done, on_point=_streamer(stream) if stream else None, executor=req.executor,
+                      scheduler=req.scheduler, offs=offs)
     finally:
         if stream:
             stream.close()
-    from ..interval import with_intervals
     # the interval of a prediction whose speed was read from the target server (a report's points, or the
     # speed the calibration read) is the narrower one; a --cpu-speed given by hand counts as nothing read
     points = with_intervals(points, read=speeds.read)
     points = with_cost_spread(profile, configs, loads, schema_ids, points, {h.schema_id for h in local},
-                              executor=args.executor, scheduler=args.scheduler, offs=offs)
+                              executor=req.executor, scheduler=req.scheduler, offs=offs)
+    _say_points(points, profile, req)
+    result = {"profile": {"name": profile.name, "created_utc": profile.created_utc, "host": profile.host.__dict__,
+                          "provenance": profile.provenance},
+              "command": " ".join(req.command), "cpu_speed_from_report": speed_from,
+              "local_schemas": [asdict(h) for h in local],
+              "points": [p.to_json() for p in points]}
+    if req.json:
+        Path(req.json).write_text(json.dumps(result, indent=1))
+        _partial_path(req.json).unlink(missing_ok=True)
+        print(f"wrote {req.json}")
+    png = req.png or (str(Path(req.json).with_suffix(".png")) if req.json else None)
+    if png:
+        plot_overhead(points, Path(png), f"maskcost predict, profile {profile.name}")
+        print(f"wrote {png}")
+    return 0
+
+
+def _say_points(points: list, profile, req: PredictRequest) -> None:
+    """The table of the points and the notes on them."""
     print(f"profile: {profile.name} ({profile.host.cpu_model}, nproc {profile.host.nproc}; forward: "
           f"{profile.forward.source[:90]}...)")
     print_table(points)
@@ -284,24 +338,10 @@ def cmd_predict(args) -> int:
     if unsettled:
         print(f"note: {len(unsettled)} point(s) sharing a host did not settle in {unsettled[0].host_share['rounds']} "
               f"rounds (model/host_share.py): their figures are the last round's")
-    _say_unsettled(points, args)
+    _say_unsettled(points, req.precision)
     _say_loop_near_full(points)
-    if args.trace:
-        print(f"wrote {args.trace}: the first point's steps, a lane per thread (chrome://tracing or ui.perfetto.dev)")
-    result = {"profile": {"name": profile.name, "created_utc": profile.created_utc, "host": profile.host.__dict__,
-                          "provenance": profile.provenance},
-              "command": "maskcost " + " ".join(os.sys.argv[1:]), "cpu_speed_from_report": speed_from,
-              "local_schemas": [asdict(h) for h in local],
-              "points": [p.to_json() for p in points]}
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
-        _partial_path(args).unlink(missing_ok=True)
-        print(f"wrote {args.json}")
-    png = args.png or (str(Path(args.json).with_suffix(".png")) if args.json else None)
-    if png:
-        plot_overhead(points, Path(png), f"maskcost predict, profile {profile.name}")
-        print(f"wrote {png}")
-    return 0
+    if req.trace:
+        print(f"wrote {req.trace}: the first point's steps, a lane per thread (chrome://tracing or ui.perfetto.dev)")
 
 
 def _at(p) -> str:
@@ -309,7 +349,7 @@ def _at(p) -> str:
     return str(p.concurrency) if p.concurrency is not None else f"rate {p.rate_per_s}"
 
 
-def _say_unsettled(points: list, args) -> None:
+def _say_unsettled(points: list, precision: float | None) -> None:
     """A note naming the points whose run was too short for their ITL to settle (its 95% interval wider than
     UNSETTLED_CI of the mean): their p50, p99 and TTFT move more than the mean."""
     loose = [p for p in points if p.itl_ms_ci95 is not None and p.itl_ms_mean and
@@ -317,7 +357,7 @@ def _say_unsettled(points: list, args) -> None:
     if loose:
         worst = max(loose, key=lambda p: p.itl_ms_ci95 / p.itl_ms_mean)
         from ..model.predict import DEFAULT_PRECISION
-        more = "a larger --requests (the most --precision runs a point to) lets it settle" if args.precision else \
+        more = "a larger --requests (the most --precision runs a point to) lets it settle" if precision else \
             f"--precision {DEFAULT_PRECISION} (or more --requests) runs a point until it settles"
         print(f"note: {len(loose)} point(s) ran too short for their ITL to settle (±95% over "
               f"{100 * UNSETTLED_CI:.0f}% of the mean; {worst.engine} {worst.backend} at {_at(worst)}: "

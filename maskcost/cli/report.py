@@ -5,15 +5,50 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from .engine_args import (Speeds, _add_engine_args, _add_speed_source, _engine_configs, _profile, add_host_args,
                           given_or_own_speeds, one_server)
 
+
+@dataclass(frozen=True)
+class FitTools:
+    """`maskcost fit`'s campaign tools on finished sweeps (its flags of the same names; all off: `report`)."""
+    fit_engine_fill: str | None = None
+    fit_frontend: str | None = None
+    fit_serial_by_rows: bool = False
+    fit_with_loop: bool = False
+    speed_from_meter: bool = False
+    speed_from_probe: bool = False
+    speed_from_earlier: bool = False
+    speed_source: str = "itl"
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    """A report resolved once from report's (or fit's) flags (report_request): the sweeps' points, the profile and the
+    server's engine config the model runs them with and at what CPU speed, and what it writes; run_report runs it."""
+    profile: Any
+    cfg: Any  # model.config.EngineConfig: one server's (one_server)
+    measured: tuple  # records.SweepSummary: every point of the sweeps
+    speed: float  # the CPU speed the points run at (_report_speed)
+    sweep: tuple[str, ...]  # the sweep files, as given
+    out: str
+    title: str
+    requests_factor: int  # requests of each simulated point, per client
+    predicted: str | None = None  # a `predict --json` file made before the sweep
+    predicted_points: tuple | None = None  # its points, checked
+    score_off: bool = False
+    probe: str | None = None
+    hostmeter: str | None = None
+    probed: tuple[str, ...] = ()  # the --speed-from-* re-runs given (_fit_flags)
+    fit: FitTools = FitTools()  # the campaign tools: off for `report`
+
+
 # what `report` runs with: the campaign tools (`fit`) off
-FIT_OFF = {"fit_engine_fill": None, "fit_frontend": None, "fit_serial_by_rows": False, "fit_with_loop": False,
-           "speed_from_meter": False, "speed_from_probe": False, "speed_from_earlier": False, "speed_source": "itl"}
+FIT_OFF = asdict(FitTools())
 
 
 def _add_report_args(r: argparse.ArgumentParser) -> None:
@@ -75,40 +110,43 @@ def _report_speed(args, profile, measured: list[dict]) -> Speeds:
     return Speeds((speed,))
 
 
-def _fit_frontend(args, profile, cfg, measured: list[dict], speed: float):
+def _fit_frontend(req: ReportRequest, profile):
     """report --fit-frontend OUT: the structured request's API-server cost fitted on the schema-on points,
     written to OUT; returns the profile with it."""
     from ..calibrate.engine import fit_frontend_structured
     from ..profile import save_profile
     fw0 = profile.forward
-    fw = fit_frontend_structured(profile, cfg, measured, log=lambda m: print(m, file=sys.stderr))
+    cfg, speed = req.cfg, req.speed
+    fw = fit_frontend_structured(profile, cfg, list(req.measured), log=lambda m: print(m, file=sys.stderr))
     note = (f"{fw.frontend_structured_ms:.2f} ms more per structured request (was {fw0.frontend_structured_ms:.2f}; "
             f"{fw.frontend_request_ms:.2f} ms per request), fitted on the schema-on TTFT and running counts of "
-            f"{' '.join(args.sweep)} ({cfg.backend}, --cpu-speed {speed:.3f}; calibrate.engine.fit_frontend_structured)")
+            f"{' '.join(req.sweep)} ({cfg.backend}, --cpu-speed {speed:.3f}; calibrate.engine.fit_frontend_structured)")
     profile = replace(profile, forward=replace(fw, source=f"{fw.source} API server, structured requests: {note}."),
                       provenance={**profile.provenance, "frontend": note})
-    save_profile(profile, args.fit_frontend)
-    print(f"wrote {args.fit_frontend}: API server {note}")
+    save_profile(profile, req.fit.fit_frontend)
+    print(f"wrote {req.fit.fit_frontend}: API server {note}")
     return profile
 
 
-def _at_read_speeds(args, rows, profile, cfg, measured, predicted, speed: float, probe):
+def _at_read_speeds(req: ReportRequest, rows, profile, probe):
     """The rows again, each schema-on point at the speed read from the measurements (--speed-from-probe:
     its own in-engine fill speed; --speed-from-earlier: the median of the points before it), each keeping
     its ITL speed (which does not depend on the speed it was read at)."""
     from ..validate.hostspeed import earlier_median_speeds
     from ..validate.report import compare
-    if args.speed_from_probe:
+    speed = req.speed
+    if req.fit.speed_from_probe:
         fills = {json.dumps(r["windows"]): r["fill_speed"] for r in rows}
         for r in rows:
             if r["arm"] == "on" and r["fill_speed"] is None:
                 print(f"--speed-from-probe: no in-engine fill in the windows of on {r['concurrency']}: "
                       f"it stays at --cpu-speed {speed:.3f}")
     else:
-        fills = earlier_median_speeds(rows, speed, args.speed_source)
+        fills = earlier_median_speeds(rows, speed, req.fit.speed_source)
     itl = {json.dumps(r.get("windows")): r["itl_speed"] for r in rows}
-    rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
-                   score_off=args.score_off, speed_of=lambda w: fills.get(json.dumps(w)) or speed)
+    rows = compare(profile, req.cfg, list(req.measured), requests_factor=req.requests_factor,
+                   predicted=_listed(req.predicted_points), score_off=req.score_off,
+                   speed_of=lambda w: fills.get(json.dumps(w)) or speed)
     if probe is not None:
         from ..validate.inengine import attach
         attach(rows, probe)
@@ -117,19 +155,19 @@ def _at_read_speeds(args, rows, profile, cfg, measured, predicted, speed: float,
     return rows
 
 
-def _fit_engine_fill(args, profile, cfg, rows, probe, speed: float) -> None:
+def _fit_engine_fill(req: ReportRequest, profile, rows, probe) -> None:
     """report --fit-engine-fill OUT: the in-engine fill factors fitted on the probe's timings, written to OUT."""
     from ..model.engines import ENGINES
     from ..profile import save_profile
     from ..validate.inengine import describe, fit_engine_fill
-    fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {args.probe}) "
-                             f"over the model's fill at "
-                             f"{'the meter speed of each point' if args.speed_from_meter else f'--cpu-speed {speed:.3f}'}, sweeps "
-                             f"{' '.join(args.sweep)}", probe,
-                             ENGINES["vllm"].fill_pool_lanes(cfg), args.fit_with_loop,  # the probe is vLLM's
-                             args.fit_serial_by_rows)
-    save_profile(fitted, args.fit_engine_fill)
-    print(f"wrote {args.fit_engine_fill}: {cfg.backend} {describe(fitted.backends[cfg.backend].engine_fill)}")
+    cfg = req.cfg
+    at = "the meter speed of each point" if req.fit.speed_from_meter else f"--cpu-speed {req.speed:.3f}"
+    fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {req.probe}) "
+                             f"over the model's fill at {at}, sweeps {' '.join(req.sweep)}", probe,
+                             ENGINES["vllm"].fill_pool_lanes(cfg), req.fit.fit_with_loop,  # the probe is vLLM's
+                             req.fit.fit_serial_by_rows)
+    save_profile(fitted, req.fit.fit_engine_fill)
+    print(f"wrote {req.fit.fit_engine_fill}: {cfg.backend} {describe(fitted.backends[cfg.backend].engine_fill)}")
 
 
 def _predicted_points(path: str) -> list:
@@ -144,8 +182,13 @@ def _predicted_points(path: str) -> list:
     return [Point.from_json(q, f"--predicted {path}: point {i}") for i, q in enumerate(points)]
 
 
-def cmd_report(args) -> int:
-    from ..validate.report import compare, write_report
+def _listed(points: tuple | None) -> list | None:
+    return None if points is None else list(points)
+
+
+def report_request(args) -> ReportRequest:
+    """report's (or fit's) flags checked and resolved once into its request: the profile, the sweeps' points (read
+    now), the speed the model runs them at and the server's engine config."""
     from ..validate.sweep import read_summaries
     probed = _fit_flags(args)
     profile = _profile(args)
@@ -156,24 +199,62 @@ def cmd_report(args) -> int:
     if not any(s.requests > s.errors for s in measured):
         raise ValueError(f"--sweep {' '.join(args.sweep)}: no point has a request that finished: nothing to score")
     speeds = _report_speed(args, profile, measured)
-    speed = speeds.cpu[0]
-    meter = None
-    if args.hostmeter:
-        from ..validate.hostmeter import read_meter, speed_of
-        meter = read_meter(args.hostmeter)
     cfg = _engine_configs(args, profile, speeds)[0]  # (one: one_server)
     predicted = _predicted_points(args.predicted) if args.predicted else None
-    if args.fit_frontend:
-        profile = _fit_frontend(args, profile, cfg, measured, speed)
-    if args.fit_engine_fill:
-        if predicted is not None or not args.probe:
-            raise ValueError("--fit-engine-fill: give --probe DIR and no --predicted (the model runs now, "
-                             "without the profile's own engine-fill factors)")
+    if args.fit_engine_fill and (predicted is not None or not args.probe):
+        raise ValueError("--fit-engine-fill: give --probe DIR and no --predicted (the model runs now, "
+                         "without the profile's own engine-fill factors)")
+    return ReportRequest(profile, cfg, tuple(measured), speeds.cpu[0], tuple(args.sweep), args.out, args.title,
+                         args.requests_factor, args.predicted, None if predicted is None else tuple(predicted),
+                         args.score_off, args.probe, args.hostmeter, tuple(probed),
+                         FitTools(**{k: getattr(args, k) for k in FIT_OFF}))
+
+
+def cmd_report(args) -> int:
+    return run_report(report_request(args))
+
+
+def run_report(req: ReportRequest) -> int:
+    """The model run on the sweeps' points (or `predicted`'s taken), scored against them and written to `out`
+    (report.md, report.json, the plot); with the campaign tools, the profile they fit written too."""
+    from ..validate.report import compare, write_report
+    profile, cfg, measured = req.profile, req.cfg, list(req.measured)
+    meter = None
+    if req.hostmeter:
+        from ..validate.hostmeter import read_meter, speed_of
+        meter = read_meter(req.hostmeter)
+    if req.fit.fit_frontend:
+        profile = _fit_frontend(req, profile)
+    if req.fit.fit_engine_fill:
         from ..validate.inengine import without_engine_fill
         profile = without_engine_fill(profile, cfg.backend)
-    rows = compare(profile, cfg, measured, requests_factor=args.requests_factor, predicted=predicted,
-                   score_off=args.score_off, speed_of=speed_of(meter, profile.host.bench_us, "--speed-from-meter")
-                   if args.speed_from_meter else None)
+    rows = compare(profile, cfg, measured, requests_factor=req.requests_factor, predicted=_listed(req.predicted_points),
+                   score_off=req.score_off, speed_of=speed_of(meter, profile.host.bench_us, "--speed-from-meter")
+                   if req.fit.speed_from_meter else None)
+    _warn_points(measured, profile, cfg)
+    probe = None
+    if req.probe:
+        from ..validate.inengine import attach, read_probe
+        probe = read_probe(req.probe)
+        attach(rows, probe)
+    if not req.fit.fit_engine_fill:  # (against the profile without its engine fill, a speed would mislead)
+        from ..validate.hostspeed import attach_itl_speeds
+        attach_itl_speeds(rows, profile, cfg, measured, req.requests_factor)
+    if req.probed:  # again, each schema-on point at a speed read from the measurements
+        rows = _at_read_speeds(req, rows, profile, probe)
+    if meter is not None:
+        from ..validate import hostmeter
+        hostmeter.attach(rows, meter)
+    fit = req.fit
+    read_at = "probe" if fit.speed_from_probe else f"earlier-{fit.speed_source}" if fit.speed_from_earlier else "meter"
+    write_report(rows, Path(req.out), profile, cfg, list(req.sweep), req.title, req.predicted, read_at)
+    if req.fit.fit_engine_fill:
+        _fit_engine_fill(req, profile, rows, probe)
+    return 0
+
+
+def _warn_points(measured: list, profile, cfg) -> None:
+    """Warnings on the sweep's points: failed requests, schemas the profile lacks."""
     failed = [s for s in measured if s.errors]
     if failed:
         which = ", ".join(f"{s.point}: {s.errors} of {s.requests}" for s in failed[:4])
@@ -184,25 +265,6 @@ def cmd_report(args) -> int:
     if unknown:
         print(f"warning: the sweep's schemas {', '.join(unknown)} are not in the profile for {cfg.backend}: the "
               f"model runs its points without them (calibrate them to score the mix the server ran)")
-    probe = None
-    if args.probe:
-        from ..validate.inengine import attach, read_probe
-        probe = read_probe(args.probe)
-        attach(rows, probe)
-    if not args.fit_engine_fill:  # (against the profile without its engine fill, a speed would mislead)
-        from ..validate.hostspeed import attach_itl_speeds
-        attach_itl_speeds(rows, profile, cfg, measured, args.requests_factor)
-    if probed:  # again, each schema-on point at a speed read from the measurements
-        rows = _at_read_speeds(args, rows, profile, cfg, measured, predicted, speed, probe)
-    if meter is not None:
-        from ..validate import hostmeter
-        hostmeter.attach(rows, meter)
-    write_report(rows, Path(args.out), profile, cfg, args.sweep, args.title, args.predicted,
-                 "probe" if args.speed_from_probe else f"earlier-{args.speed_source}" if args.speed_from_earlier
-                 else "meter")
-    if args.fit_engine_fill:
-        _fit_engine_fill(args, profile, cfg, rows, probe, speed)
-    return 0
 
 
 def add_parser(sub) -> None:
