@@ -414,7 +414,7 @@ def test_engine_row_fit_recovers_the_work_it_was_measured_with(monkeypatch):
 def test_engine_side_keeps_what_its_sweeps_do_not_measure():
     """calibrate/refit.py: a sync sweep alone replaces the sync points only; a new forward sweep replaces the
     decode curve and keeps the base's prefill points and API server; prefill without a forward sweep is
-    refused in one line; the provenance given is kept as the profile's engine_only entry."""
+    refused in one line; the provenance given is kept as the profile's engine_only entry, with its base's name."""
     from maskcost.calibrate.refit import ServerSweeps, engine_side
     from maskcost.profile import load_profile, default_profile_path
 
@@ -428,7 +428,8 @@ def test_engine_side_keeps_what_its_sweeps_do_not_measure():
     pts = [off(1, 6.0), off(8, 6.5), off(64, 9.0)]
     p = engine_side(base, ServerSweeps(sync=pts, sync_files=("s.jsonl",)), provenance={"command": "x"})
     assert [x.itl_ms for x in p.forward.sync_points] == [6.0, 6.5, 9.0] and p.forward.points == base.forward.points
-    assert "Sync points (--no-async-scheduling): s.jsonl." in p.forward.source and p.provenance["engine_only"] == {"command": "x"}
+    assert "Sync points (--no-async-scheduling): s.jsonl." in p.forward.source
+    assert p.provenance["engine_only"] == {"command": "x", "base": base.name}  # (the profile it refits named)
     p = engine_side(base, ServerSweeps(forward=pts, forward_files=("f.jsonl",)), name="new")
     assert [x.itl_ms for x in p.forward.points] == [6.0, 6.5, 9.0] and p.name == "new"
     assert p.forward.prefill_points == base.forward.prefill_points and p.forward.sync_points == base.forward.sync_points

@@ -121,7 +121,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-# none left (`campaign run` is given the CLI's main to run its steps with, it does not import it)
+# none left (`campaign run` is given the CLI's parser to resolve its steps with, it does not import it)
 KNOWN_CYCLES: list[list[str]] = []
 
 

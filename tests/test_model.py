@@ -521,7 +521,7 @@ def test_reasoning_tokens_wait_unconstrained_and_lower_the_overhead_per_token():
     assert reason["itl_ms_mean"] - off_r["itl_ms_mean"] < plain["itl_ms_mean"] - off["itl_ms_mean"]
     with pytest.raises(ValueError, match="--reasoning-tokens trace: expected none, N"):
         Workload(reasoning_tokens="trace")
-    with pytest.raises(ValueError, match="not llama.cpp"):
+    with pytest.raises(ValueError, match="modelled for vllm and sglang, not llamacpp"):
         _steps(p, concurrency=2, reasoning_tokens="5", engine="llamacpp")
 
 
@@ -918,7 +918,22 @@ def test_an_engine_versions_library_pins_say_when_traces_are_of_another_library(
     assert engine_policy("sglang", "0.5.17").pin_notes({"xgrammar": "0.2.1"}, "the traces") == []
     assert engine_policy("vllm", "0.25.1").pin_notes({"xgrammar": "0.2.7", "llguidance": "1.7.6"}, "x") == []
     assert engine_policy("vllm", "0.25.1").pin_notes({"llguidance": "1.9.1"}, "x")[0].startswith("note: x are of llguidance 1.9.1")
-    assert engine_policy("vllm", "0.33.0").pin_notes({"xgrammar": "9.9"}, "x") == []
+    assert engine_policy("vllm", "0.33.0").pin_notes({"xgrammar": "0.2.8"}, "x") == []
+    assert "pins xgrammar==0.2.8" in engine_policy("vllm", "0.34.0").pin_notes({"xgrammar": "0.2.7"}, "x")[0]
+
+
+def test_vllm_0_34_is_0_33s_engine_and_ngram_keeps_async_scheduling_from_0_33_on():
+    """vLLM 0.34.0 (model/engines.py Vllm034, read from its wheel): 0.33.0's mechanisms, so the same points;
+    ngram turns async scheduling off in 0.25.1 and on 0.33.0's V1 runner only, not on V2 (its default) nor in
+    0.34.0, which has no such rule."""
+    from maskcost.model.engines import engine_policy
+    p = constant_profile(fill_us=50.0, forward_ms=5.0, compile_ms=400.0)
+    for kw in ({"concurrency": 32}, {"concurrency": 32, "requests": 200, "unique_schemas": True}):
+        assert run(p, engine_version="0.34.0", **kw) == run(p, engine_version="0.33.0", **kw)
+    ngram = {"spec_tokens": 3, "spec_method": "ngram"}
+    assert [EngineConfig(engine_version=v, **ngram).effective_async for v in ("0.25.1", "0.33.0", "0.34.0")] == \
+        [False, True, True]
+    assert engine_policy("vllm", "0.34.0").library_pins == engine_policy("vllm", "0.33.0").library_pins
 
 
 def test_a_team_wider_than_its_cores_crowds_the_engine_thread_after_each_copy():

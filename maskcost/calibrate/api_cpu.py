@@ -32,10 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.engines import ENGINES
 from ..records import SweepSummary
 
-VLLM_CHILD_PREFIX = "VLLM::"  # vLLM's named child processes (EngineCore, workers): not the API server's loop
-API_SERVER_CHILD = "VLLM::APIServer"  # each of vLLM's API server processes where it runs several (--api-server-count)
 MIN_POINTS = 4  # points with the API server's CPU, at least one of each arm
 
 
@@ -69,16 +68,18 @@ def api_process(s: SweepSummary) -> dict | None:
     vLLM's named children); None where the point has no server CPU."""
     procs = _processes(s)
     listening = [p for p in procs if p.get("listens")]
-    api = listening or [p for p in procs if not str(p.get("name", "")).startswith(VLLM_CHILD_PREFIX)]
+    children = tuple(e.child_process_prefix for e in ENGINES.values() if e.child_process_prefix)
+    api = listening or [p for p in procs if not str(p.get("name", "")).startswith(children)]
     return max(api, key=lambda p: p.get("cpus", 0.0)) if api else None
 
 
 def api_server_processes(s: SweepSummary) -> int:
-    """How many API server processes a point's server ran: its API_SERVER_CHILD processes where it runs several
-    (--api-server-count N > 1: the parent that listens then only holds the socket), else 1; 0 where the point has no
-    server CPU."""
+    """How many API server processes a point's server ran: its engine's api_server_child processes where it runs
+    several (--api-server-count N > 1: the parent that listens then only holds the socket), else 1; 0 where the
+    point has no server CPU."""
     procs = _processes(s)
-    return max(1, sum(p.get("name") == API_SERVER_CHILD for p in procs)) if procs else 0
+    named = {e.api_server_child for e in ENGINES.values() if e.api_server_child}
+    return max(1, sum(p.get("name") in named for p in procs)) if procs else 0
 
 
 def loop_cpus(s: SweepSummary) -> float | None:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..inputs import read_json
+from ..model.config import DEFAULT_ENGINE
 from ..model.engines import ENGINES as POLICIES
 from .schemas import SchemaEntry, SchemaInputError, schema_problem
 
@@ -86,7 +87,7 @@ def _defs(tools: list[dict[str, Any]], move: bool) -> dict[str, Any]:
     return out
 
 
-def tool_grammar(tools: list[dict[str, Any]], tool_choice: str, engine: str = "vllm",
+def tool_grammar(tools: list[dict[str, Any]], tool_choice: str, engine: str = DEFAULT_ENGINE,
                  parallel_tool_calls: bool = True) -> dict[str, Any]:
     """The JSON schema `engine` compiles for this request (module docstring: file and line)."""
     if engine not in ENGINES:
@@ -128,7 +129,7 @@ def tool_choice_param(tool_choice: str) -> str | dict[str, Any]:
     return {"type": "function", "function": {"name": tool_choice}}
 
 
-def tool_entry(path: str | Path, tool_choice: str, engine: str = "vllm") -> SchemaEntry:
+def tool_entry(path: str | Path, tool_choice: str, engine: str = DEFAULT_ENGINE) -> SchemaEntry:
     """The tool set of `path` as a schema to calibrate, predict and send (`SchemaEntry.tool_request`)."""
     tools = load_tools_file(path)
     grammar = tool_grammar(tools, tool_choice, engine)

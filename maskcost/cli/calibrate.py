@@ -292,6 +292,7 @@ def add_parser(sub) -> None:
 
 def _add_profile_args(u) -> None:
     """calibrate's flags: what to measure and where to write it; the live server (--base-url)."""
+    from ..model.config import DEFAULT_ENGINE
     from ..model.engines import ENGINES
     u.add_argument("--check", metavar="PROFILE", help="validate a profile and say what is wrong")
     u.add_argument("--out", metavar="PROFILE", help="profile to write (.json or .json.gz)")
@@ -312,8 +313,8 @@ def _add_profile_args(u) -> None:
                         "--base-url's outputs, whose lengths are then a guess for the other backend, and keeps "
                         "the fill factors of --engine-from); repeat for more")
     live = sorted(n for n, e in ENGINES.items() if e.calibrates_live)  # (model/engines.py Engine.calibrates_live)
-    u.add_argument("--server-engine", default="vllm", choices=live,
-                   help="--base-url: the engine the server runs, whose mechanisms read its speed (default: vllm)")
+    u.add_argument("--server-engine", default=DEFAULT_ENGINE, choices=live,
+                   help="--base-url: the engine the server runs, whose mechanisms read its speed")
     u.add_argument("--server-engine-version", metavar="V", help="--base-url: whose mechanisms (model/engines.py) "
                    "read its speed (default: the engine's default modelled version)")
     u.add_argument("--server-cores", type=int, help="--base-url: cores the server may run on (default: this "

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from ..calibrate.schemas import TIERS, SchemaEntry
+from ..model.config import DEFAULT_ENGINE
 
 class UsageError(ValueError):
     pass
@@ -30,7 +31,7 @@ def tool_entries(args) -> list[SchemaEntry]:
     for --tool-choice; a named function needs one engine, since vLLM and SGLang build it differently."""
     from ..calibrate.tools import tool_entry
     files = getattr(args, "tools", None) or []
-    engines = getattr(args, "engine", None) or ["vllm"]
+    engines = getattr(args, "engine", None) or [DEFAULT_ENGINE]
     if files and len(set(engines)) > 1 and args.tool_choice != "required":
         raise UsageError(f"--tool-choice {args.tool_choice}: vLLM and SGLang build different grammars for a "
                          f"named function; give one --engine")

@@ -44,8 +44,9 @@ def add_parser(sub) -> None:
     s = sub.add_parser("probe-site", help="write the in-server timing probe as DIR/sitecustomize.py")
     s.add_argument("dir", metavar="DIR", help="the folder to write sitecustomize.py into (put it on the "
                    "server's PYTHONPATH)")
+    from ..model.config import DEFAULT_ENGINE
     from ..model.engines import ENGINES
-    s.add_argument("--engine", choices=sorted(ENGINES), default="vllm", help="the server's engine, whose methods "
-                   "the probe times (default: vllm)")
+    s.add_argument("--engine", choices=sorted(ENGINES), default=DEFAULT_ENGINE, help="the server's engine, whose "
+                   "methods the probe times")
     s.add_argument("--engine-version", metavar="V", help="its version (default: the one modelled first)")
     s.set_defaults(func=cmd_probe_site)

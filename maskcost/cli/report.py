@@ -157,14 +157,13 @@ def _at_read_speeds(req: ReportRequest, rows, profile, probe):
 
 def _fit_engine_fill(req: ReportRequest, profile, rows, probe) -> None:
     """report --fit-engine-fill OUT: the in-engine fill factors fitted on the probe's timings, written to OUT."""
-    from ..model.engines import ENGINES
     from ..profile import save_profile
     from ..validate.inengine import describe, fit_engine_fill
     cfg = req.cfg
     at = "the meter speed of each point" if req.fit.speed_from_meter else f"--cpu-speed {req.speed:.3f}"
     fitted = fit_engine_fill(profile, cfg.backend, rows, f"in-engine grammar_bitmask (maskcost probe {req.probe}) "
                              f"over the model's fill at {at}, sweeps {' '.join(req.sweep)}", probe,
-                             ENGINES["vllm"].fill_pool_lanes(cfg), req.fit.fit_with_loop,  # the probe is vLLM's
+                             cfg.policy.fill_pool_lanes(cfg), req.fit.fit_with_loop,  # the probed server's pool
                              req.fit.fit_serial_by_rows)
     save_profile(fitted, req.fit.fit_engine_fill)
     print(f"wrote {req.fit.fit_engine_fill}: {cfg.backend} {describe(fitted.backends[cfg.backend].engine_fill)}")
@@ -204,6 +203,9 @@ def report_request(args) -> ReportRequest:
     if args.fit_engine_fill and (predicted is not None or not args.probe):
         raise ValueError("--fit-engine-fill: give --probe DIR and no --predicted (the model runs now, "
                          "without the profile's own engine-fill factors)")
+    if args.fit_engine_fill and not cfg.policy.probe_targets:
+        raise ValueError(f"--fit-engine-fill: {cfg.engine} {cfg.policy.version} has no in-server probe "
+                         f"(model/engines.py probe_targets)")
     return ReportRequest(profile, cfg, tuple(measured), speeds.cpu[0], tuple(args.sweep), args.out, args.title,
                          args.requests_factor, args.predicted, None if predicted is None else tuple(predicted),
                          args.score_off, args.probe, args.hostmeter, tuple(probed),

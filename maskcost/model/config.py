@@ -10,9 +10,12 @@ REPLICA_GPUS = ("own", "shared")
 SCHEMA_ORDERS = ("random", "cycle")
 
 
+DEFAULT_ENGINE = "vllm"  # the engine a command runs where it is given none
+
+
 @dataclass(frozen=True)
 class EngineConfig:
-    engine: str = "vllm"
+    engine: str = DEFAULT_ENGINE
     # whose mechanisms run (model/engines.py VERSIONS); None: the engine's default there
     engine_version: str | None = None
     backend: str = "xgrammar"

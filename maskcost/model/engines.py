@@ -14,7 +14,7 @@ import bisect
 import heapq
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -137,6 +137,13 @@ class Engine:
     # where its server says its version and resolved args when /version does not (SGLang's /server_info)
     info_path: ClassVar[str | None] = None
     drafts: ClassVar[bool] = True  # speculative decoding modelled (EngineConfig.spec_tokens)
+    reasons: ClassVar[bool] = True  # reasoning models modelled (Workload.reasoning_tokens)
+    # its grammar cost comes from library traces (xgrammar, guidance); else a black-box calibration (gbnf)
+    traced: ClassVar[bool] = True
+    # the server's own named child processes (not its API server's listening one) and, where it runs several API
+    # server processes, each one's name (validate/servercpu.py records them; calibrate/api_cpu.py reads them)
+    child_process_prefix: ClassVar[str | None] = None
+    api_server_child: ClassVar[str | None] = None
     metrics: ClassVar[ServerMetrics]
     server_args_kept: ClassVar[tuple[str, ...]] = ()  # the server's resolved args a result depends on, where it tells
     # the profile shipped for this version (profiles/), the nearest release's where it has none of its own;
@@ -282,6 +289,9 @@ class Vllm(Engine):
     name, version = "vllm", "0.25.1"
     api_server_queue = True
     calibrates_live = True
+    # vLLM names its children (EngineCore, workers) VLLM::..., each API server process of --api-server-count > 1
+    # VLLM::APIServer, the parent then holding the socket only
+    child_process_prefix, api_server_child = "VLLM::", "VLLM::APIServer"
     shipped_profile = "default.json.gz"  # the embedded one: H200, vLLM 0.25.1 (validation/h200-vllm-0.25.1/)
     library_pins = {"xgrammar": ">=0.2.1,<1.0", "llguidance": ">=1.7.0,<1.8.0"}  # vllm-0.25.1 METADATA
     # vllm/v1/structured_output/__init__.py:61-69 (v0.25.1): the fill pool exists only if max_num_seqs > 128;
@@ -520,15 +530,51 @@ class Vllm033(Vllm):
     - xgrammar 0.2.8's two compilers (v1/structured_output/backend_xgrammar.py:72-111): a JSON schema
       compiles on the JSON one (:146-156), cache VLLM_XGRAMMAR_CACHE_MB (:216-224) as 0.25.1's single
       compiler (:65-70), so Vllm.cache_limit_bytes holds; the full-vocabulary one serves structural
-      tags (not modelled). The traces are of the xgrammar the profile was calibrated with."""
+      tags (not modelled). The traces are of the xgrammar the profile was calibrated with.
+    And one rule 0.25.1's class has that 0.33.0 keeps only on the V1 model runner: ngram's speculative
+    decoding turning async scheduling off (config/vllm.py:1651-1666, under `not self.use_v2_model_runner`,
+    applied :1711-1716; ngram is none of EAGLE, ngram_gpu or draft_model: config/speculative.py:68). On
+    V2, the default for Llama, async scheduling stays as configured with ngram (V2 refuses only the suffix
+    and custom-class methods, :3066-3077); VLLM_USE_V2_MODEL_RUNNER=0 is not modelled."""
     version = "0.33.0"
-    library_pins = {}  # not read from its wheel
+    library_pins = {"xgrammar": "==0.2.8", "llguidance": ">=1.7.0,<1.8.0"}  # vllm-0.33.0 METADATA :50, :53
+
+    def effective_async(self, cfg: EngineConfig) -> bool:
+        return cfg.async_scheduling
 
     def compile_wait_ms(self, sim: SimulationView, t0: float) -> float:
         return 0.0
 
     def apply_rows(self, batch_rows: int, structured_rows: int, bitmask_rows: int, spec_tokens: int) -> int:
         return structured_rows * (1 + spec_tokens)
+
+
+class Vllm034(Vllm033):
+    """vLLM 0.34.0 (read from its wheel beside 0.33.0's; it pins torch 2.14.0 as 0.33.0 does, so it has not
+    run on the device): every mechanism Vllm033 models is 0.33.0's, at these lines of 0.34.0:
+    - the fill pool (threshold 128, max(1, min(cpu_count // 2, 8)) threads, built only if max_num_seqs > 128,
+      chunks of 16: v1/structured_output/__init__.py:81-88, used :417-420) and the compile pool (:96-97);
+    - a waiting grammar checked with future.done() (structured_output/request.py:46-54, from
+      v1/core/sched/scheduler.py:3685-3696);
+    - with drafts, k + 1 bitmask rows a structured request (mask_stride :394-396, num_masks :506-508) and
+      the rows filled as before (a draft after a rejected or padding one now gets a full mask, not a copy of
+      the last valid row, :474-503: the count of fills is the same);
+    - the apply on Model Runner V2 (v1/worker/gpu/structured_outputs.py:33-91, the same code as 0.33.0's
+      :70-124), now the only runner (the V1 runner is gone from the wheel: gpu_worker.py:585-587);
+    - xgrammar's JSON compiler and its cache (backend_xgrammar.py:146-156, :219-224; VLLM_XGRAMMAR_CACHE_MB
+      512, envs.py:1791); the held outputs of async scheduling (v1/engine/core.py:852-870);
+    - the API server's output handler in chunks of VLLM_V1_OUTPUT_PROC_CHUNK_SIZE 128
+      (v1/engine/async_llm.py:870-930) and every /metrics series the model reads (v1/metrics/loggers.py:528-991,
+      the names unchanged), so ServerMetrics and the probe's targets hold.
+    What 0.34.0 changes that the model does not depend on: async scheduling has no rule on the speculative
+    method left at all (config/vllm.py:1610-1637; Vllm033's effective_async already keeps it on with ngram);
+    on the async path the scheduler no longer checks drafts against the grammar (validate_tokens, 0.33.0
+    scheduler.py:2906-2909; 0.34.0 :3039 leaves violations to rejection sampling), a pass the model never
+    priced apart (its advance over drafts is the fill's accept and roll back); a rejected token now rolls back
+    what it accepted (backend_xgrammar.py:273-278, backend_guidance.py:239-281), on the failure path only. No
+    batched fill (vllm#51331 is not in it: _fill_bitmasks fills a row a call, :241-252)."""
+    version = "0.34.0"
+    library_pins = {"xgrammar": "==0.2.8", "llguidance": ">=1.7.0,<1.8.0"}  # vllm-0.34.0 METADATA :50, :53
 
 
 class Vllm033BatchedFill(Vllm033):
@@ -690,6 +736,8 @@ class LlamaCpp(Engine):
     loop = "llamacpp_loop"
     compiles_before_scheduling = False
     drafts = False  # llamacpp_loop samples one token a slot a step
+    reasons = False  # (its loop runs no reasoning phase)
+    traced = False  # a black-box calibration (calibrate --blackbox): GBNF through the engine
     metrics = ServerMetrics("llamacpp:requests_processing", "llamacpp:n_decode_total", None,
                             "llamacpp:tokens_predicted_total")
 
@@ -700,9 +748,20 @@ class LlamaCpp(Engine):
 # every version whose mechanisms are modelled, by engine; the first is the default where neither
 # the command line nor the profile names one
 VERSIONS: dict[str, dict[str, Engine]] = {}
-for _e in (Vllm(), Vllm033(), Vllm033BatchedFill(), Sglang(), Sglang0517(), LlamaCpp()):
+for _e in (Vllm(), Vllm033(), Vllm034(), Vllm033BatchedFill(), Sglang(), Sglang0517(), LlamaCpp()):
     VERSIONS.setdefault(_e.name, {})[_e.version] = _e
 ENGINES: dict[str, Engine] = {name: next(iter(v.values())) for name, v in VERSIONS.items()}
+
+
+def reported_engine(server_version: Any) -> str | None:
+    """The engine a server's recorded version names (validate/sweep.py server_provenance): the one it said where
+    it said (read at its info_path: SGLang's /server_info), else the engine whose /version answered (vLLM's names
+    none); None where the record holds no version."""
+    if not isinstance(server_version, dict):
+        return None
+    if server_version.get("engine"):
+        return server_version["engine"]
+    return next((n for n, e in ENGINES.items() if e.info_path is None and e.calibrates_live), None)
 
 
 def served_by(summary: "SweepSummary") -> Engine | None:

@@ -10,15 +10,23 @@ from .config import EngineConfig, Workload, length_distribution, reasoning_distr
 from .costs import Costs
 
 
+def _engines(which) -> str:
+    """The engines (model/engines.py) of which `which` holds, named."""
+    from .engines import ENGINES
+    return " and ".join(n for n, e in ENGINES.items() if which(e))
+
+
 def checked_schemas(costs: Costs, cfg: EngineConfig, wl: Workload) -> list[str]:
     """The workload's schema ids (all the profile's where it names none); ValueError naming the first the profile
     lacks, or an engine the profile's costs cannot model."""
     tr, bb = costs.traces, costs.blackbox
-    if wl.reasoning_tokens != "none" and cfg.engine == "llamacpp":
-        raise ValueError("--reasoning-tokens: modelled for vLLM and SGLang, not llama.cpp")
-    if (cfg.engine == "llamacpp") != (tr is None):
-        raise ValueError(f"--engine {cfg.engine} --backend {cfg.backend}: llama.cpp is modelled from a black-box "
-                         f"(gbnf) calibration, vLLM and SGLang from library traces (xgrammar, guidance)")
+    engine = cfg.policy
+    if wl.reasoning_tokens != "none" and not engine.reasons:
+        raise ValueError(f"--reasoning-tokens: modelled for {_engines(lambda e: e.reasons)}, not {cfg.engine}")
+    if engine.traced != (tr is not None):
+        raise ValueError(f"--engine {cfg.engine} --backend {cfg.backend}: {_engines(lambda e: not e.traced)} "
+                         f"modelled from a black-box (gbnf) calibration, {_engines(lambda e: e.traced)} from library "
+                         f"traces (xgrammar, guidance)")
     known = tr.schema_ids if tr is not None else list(bb.output_tokens)
     ids = list(wl.schemas) or known
     missing = [s for s in ids if s not in known]

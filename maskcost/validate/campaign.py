@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from ..inputs import read_json
+from ..model.config import DEFAULT_ENGINE
+from ..model.engines import ENGINES
 from .plan import LivePlan
 
 CAMPAIGN_VERSION = 1
@@ -44,8 +46,8 @@ class CampaignError(ValueError):
 @dataclass(frozen=True)
 class Server:
     """How the server was started: recorded, and read by the device script that starts it."""
-    engine: str = "vllm"
-    engine_version: str = "0.25.1"
+    engine: str = DEFAULT_ENGINE
+    engine_version: str = ENGINES[DEFAULT_ENGINE].version  # (the engine's default version, model/engines.py)
     backend: str = "xgrammar"
     max_num_seqs: int = 256
     flags: tuple[str, ...] = ()  # more serve flags

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..point import OffArm, Point
 from ..profile import Profile
-from ..model.config import EngineConfig
+from ..model.config import DEFAULT_ENGINE, EngineConfig
 from ..model.engines import ENGINES, ServerMetrics
 from ..model.measured import measured_workload, profile_schema_ids
 from ..model.predict import run_point_band
@@ -94,7 +94,7 @@ def output_shape_lines(shape: list[dict[str, Any]]) -> list[str]:
 
 def _series(s: SweepSummary) -> ServerMetrics:
     """The /metrics names of the engine a point's window was read from (records before the field: vLLM's)."""
-    return ENGINES[s.engine.engine or "vllm"].metrics
+    return ENGINES[s.engine.engine or DEFAULT_ENGINE].metrics
 
 
 def _histogram_ms(ss: list[SweepSummary], field: str) -> float | None:

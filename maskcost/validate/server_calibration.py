@@ -104,16 +104,18 @@ def engine_side_base(engine_from: str | None, server_version: Any, default_path:
     where its vLLM version is the server's; and a note saying which (or why none)."""
     if engine_from:
         return load_profile(engine_from), f"in-engine factors from {engine_from}"
+    from ..model.engines import ENGINES, reported_engine
     base = load_profile(default_path)
-    ver = base.provenance.get("packages", {}).get("vllm")
-    got = reported_version(server_version)
-    if isinstance(server_version, dict) and server_version.get("engine") == "sglang":
-        return None, (f"no in-engine factors: an SGLang {got} server, the embedded profile's are vLLM {ver}'s "
+    packages = base.provenance.get("packages", {})
+    engine = next((n for n in ENGINES if n in packages), None)  # the engine the embedded profile was made on
+    ver, got, said = packages.get(engine), reported_version(server_version), reported_engine(server_version)
+    if said is not None and said != engine:
+        return None, (f"no in-engine factors: a {said} {got} server, the embedded profile's are {engine} {ver}'s "
                       f"(give --engine-from PROFILE of this engine version)")
     if ver and got == ver:
-        return base, f"in-engine factors from the embedded profile {base.name} (the same vLLM {ver})"
-    return None, (f"no in-engine factors: the server reports version {got!r}, the embedded profile is vLLM {ver} "
-                  f"(give --engine-from PROFILE of this engine version)")
+        return base, f"in-engine factors from the embedded profile {base.name} (the same {engine} {ver})"
+    return None, (f"no in-engine factors: the server reports version {got!r}, the embedded profile is {engine} "
+                  f"{ver} (give --engine-from PROFILE of this engine version)")
 
 
 def reported_version(server_version: Any) -> str | None:
