@@ -542,7 +542,7 @@ def test_a_server_of_two_api_processes_is_noted_and_no_loop_read():
 
     from maskcost.calibrate.api_cpu import api_server_processes
     from maskcost.profile import load_default_profile
-    from maskcost.validate.server_calibration import with_frontend
+    from maskcost.validate.server_fits import with_frontend
 
     def two(arm: str, per_s: float, tokens: float):
         procs = [{"pid": 2, "name": "VLLM::EngineCor", "cpus": 2.7, "threads": [0.47, 0.06]},
@@ -574,7 +574,7 @@ def test_api_cpu_fit_on_real_calibrations_prices_each_streams_token():
     from maskcost.calibrate.api_cpu import fit_api_cpu
     from maskcost.calibrate.engine import forward_from_summaries
     from maskcost.profile import load_default_profile
-    from maskcost.validate.server_calibration import with_frontend
+    from maskcost.validate.server_fits import with_frontend
     from maskcost.validate.sweep import read_summaries
 
     def records(d):

@@ -14,7 +14,7 @@ from maskcost.calibrate.run import replay_cost_ratio
 from maskcost.calibrate.schemas import SchemaEntry
 from maskcost.calibrate.tokenizer import load_vocab
 from maskcost.profile import EngineFill, ProfileError, load_profile, profile_from_dict, profile_to_dict, save_profile
-from maskcost.validate.server_calibration import _scaled_engine_side
+from maskcost.validate.engine_base import _scaled_engine_side
 from synth import constant_profile
 
 PLAIN = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "ok": {"type": "boolean"}},

@@ -411,7 +411,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     r = mc("calibrate", "--schema", str(s), "--out", str(tmp_path / "x.json.gz"), "--backend-url", "guidance=http://h:1")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "goes with --base-url" in r.stderr
     # with no server of its own, the other backend replays the --base-url server's outputs, said to be a guess
-    from maskcost.validate.server_calibration import whose_outputs
+    from maskcost.validate.server_outputs import whose_outputs
     said = whose_outputs("8 recorded outputs", "guidance", "xgrammar", "http://h:1", {})
     assert said.startswith("8 recorded outputs of the xgrammar server (http://h:1): ") and "a guess" in said
     assert whose_outputs("4 outputs sampled under the mask (seed 0)", "guidance", "xgrammar", "u", {}).startswith("4 ")
@@ -505,7 +505,7 @@ def test_the_servers_speed_is_read_apart_on_each_side_of_the_fill_pool():
     from maskcost.model.config import EngineConfig, Workload
     from maskcost.model.predict import run_point_band
     from maskcost.profile import profile_to_dict
-    from maskcost.validate.server_calibration import measured_speed
+    from maskcost.validate.server_fits import measured_speed
     cfg = EngineConfig()
     from synth import summary
     on = [summary({"concurrency": c, "engine": {"running_mean": r}}) for c, r in ((48, 46.4), (96, 92.7), (144, 138.5),
@@ -627,7 +627,7 @@ def test_calibrate_traces_its_speed_points_outputs_and_tops_up_a_schema_short_of
 
     from maskcost.calibrate.run import compilable
     from maskcost.validate.plan import LivePlan
-    from maskcost.validate.server_calibration import server_outputs, spread
+    from maskcost.validate.server_outputs import server_outputs, spread
     from maskcost.validate.sweep import PointSpec, read_summaries, run_sweep
     assert spread(list(range(10)), 4) == [1, 3, 6, 8] and spread([1, 2], 4) == [1, 2]
     eng = FakeEngine('{"name": "Al", "ok": true}', base_step_ms=1.0, per_request_ms=0.05)
@@ -659,7 +659,7 @@ def test_calibrate_asks_no_outputs_of_a_schema_the_server_refused(vocab, tmp_pat
     from fake_server import FakeEngine, FakeServer
 
     from maskcost.validate.plan import LivePlan
-    from maskcost.validate.server_calibration import server_outputs
+    from maskcost.validate.server_outputs import server_outputs
     from maskcost.validate.sweep import PointSpec, read_summaries, run_sweep
     plain, bad = SchemaEntry("plain", "user", PLAIN, ()), SchemaEntry("bad", "user", {**PLAIN, "x-fake-refuse": True}, ())
     plan = LivePlan(outputs_per_schema=4, outputs_concurrency=4, min_requests=2)

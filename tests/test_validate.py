@@ -621,7 +621,7 @@ def test_a_backend_whose_modelled_fill_takes_no_factor_is_not_fitted():
     from maskcost.model.config import EngineConfig
     from maskcost.model.engines import shipped_profile_path
     from maskcost.profile import MeasuredSpeed, load_profile
-    from maskcost.validate.server_calibration import fit_backend_fill
+    from maskcost.validate.server_fits import fit_backend_fill
     p = load_profile(shipped_profile_path(("sglang",)))
     point = read_summaries(Path(__file__).parent / "data" / "sglang-llguidance-c64.jsonl")  # a real SGLang point
     p = replace(p, measured_speed=MeasuredSpeed(1.0, "xgrammar", "test", ((64, 1.0),)))

@@ -21,6 +21,7 @@ import numpy as np
 from ..profile import default_profile_path
 
 if TYPE_CHECKING:  # annotations only: config.py imports this module
+    from ..records import SweepSummary
     from .config import EngineConfig
     from .costs import Costs
 

@@ -164,10 +164,10 @@ class SweepsCalibration:
 
     def _engine_side(self, base: Profile, bench_us: float, backends: dict, forward, vocab, notes: list[str]):
         """The in-engine fill factors and the structured request's API-server cost of `engine_from`, carried to
-        these traces (server_calibration.engine_side), the examples standing for the server's outputs where a
+        these traces (engine_base.engine_side), the examples standing for the server's outputs where a
         factor's convention must be converted."""
         from ..calibrate.fill import output_text
-        from .server_calibration import engine_side
+        from .engine_base import engine_side
         outputs = {b: {e.schema_id: [output_text(x, c.traced_separators) for x in e.examples] for e in self.entries
                        if e.examples} for b, c in backends.items()}
         return engine_side(base, f"in-engine factors from {self.engine_from}", bench_us, backends, forward, vocab,

@@ -354,7 +354,7 @@ def registration(path: str | Path, version: str) -> str:
              f"speed read by `report` and every held-out load predicted again at it to predicted-read.json"
              if c.speed_loads else "")
     if not c.arms:
-        made = (f"`calibrate --base-url` (its own loads), `calibrate --check`" if not given else
+        made = ("`calibrate --base-url` (its own loads), `calibrate --check`" if not given else
                 f"no calibration in this campaign: {given}, as it is, `calibrate --check` of it")
         return "\n".join(head + [
             f"- Server: {_server_line(c.server)}.",

@@ -141,7 +141,7 @@ def run_meter(out: Path, vocab, match: str = "vllm", interval_s: float = 1.0, du
 def read_meter(path: str) -> list[dict[str, Any]]:
     """The interval records of a meter file (.jsonl or .jsonl.gz); a bad line is a one-line error
     (sweep.read_raw_records reads the lines)."""
-    from .sweep import read_raw_records
+    from ..records import read_raw_records
     try:
         recs = [r for r in read_raw_records(path, "--hostmeter") if "t_unix_s" in r]
     except OSError as e:

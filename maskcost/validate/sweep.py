@@ -23,8 +23,7 @@ from tqdm import tqdm
 from ..calibrate.host import cpu_model, package_versions, usable_cpus
 from ..calibrate.schemas import SchemaEntry
 from .client import RequestRecord, RequestSpec, ServerError, closed_loop, get_json, scrape
-from ..records import (SweepSummary, client_busy, itl_ms, raw_records_path, read_raw_records,  # noqa: F401
-                       read_summaries)
+from ..records import SweepSummary, client_busy, read_summaries
 from .metrics import detect_engine, window_stats
 from ..model.engines import ENGINES
 from .gpubusy import GpuMeter

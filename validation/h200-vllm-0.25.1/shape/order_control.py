@@ -1,5 +1,5 @@
 """Run 9's control, on the device after calibrate (run.sh run9): the very outputs calibrate traced (96 a schema of
-its speed sweep, server_calibration.spread), replayed on this host in two orders, alternately: each schema in a
+its speed sweep, server_outputs.spread), replayed on this host in two orders, alternately: each schema in a
 block of its own (flat, then nested, then deep: how calibrate traced before finding 38) and in turns (one output of
 each schema a turn: how it traces now), twice each, blocks first. One fresh matcher an output, fill then accept
 each token (EOS included), each output once. Writes JSON: for each pass, each schema's mean cost a token (us) and
@@ -18,7 +18,7 @@ from maskcost.calibrate.backends import make_backend
 from maskcost.calibrate.run import recorded_outputs
 from maskcost.calibrate.tokenizer import profile_vocab
 from maskcost.profile import load_profile
-from maskcost.validate.server_calibration import spread
+from maskcost.validate.server_outputs import spread
 
 SCHEMAS = ("flat", "nested", "deep")
 
