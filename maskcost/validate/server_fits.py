@@ -61,9 +61,10 @@ def read_speed(p: Profile, cfg: EngineConfig, on: list[SweepSummary], sweep_name
     pts = tuple((r["concurrency"], round(r["itl_speed"], 4)) for r in rows if r.get("itl_speed"))
     if not pts:
         short = any(not s.engine.running_mean for s in on)
-        raise ServerError(f"calibrate: no schema-on point of {sweep_name} gave an ITL speed (" + (
-            "points too short for the server's /metrics to see requests running: more --min-requests or --rounds"
-            if short else "the model cannot match the engine's ITL there at any speed") + "); the profile is not written")
+        why = ("points too short for the server's /metrics to see requests running: more --min-requests or --rounds"
+               if short else "the model cannot match the engine's ITL there at any speed")
+        raise ServerError(f"calibrate: no schema-on point of {sweep_name} gave an ITL speed ({why}); the profile is "
+                          f"not written")
     return measured_speed(pts, on, cfg, sweep_name)
 
 
@@ -107,7 +108,8 @@ def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[Sweep
         pooled, speed = regime(s)
         meas = itl_ms(s)
         k = solve_factor(lambda k: itl_at(s, speed, k), meas) if meas else None
-        each.append(f"c{s.concurrency}: {'none' if k is None else f'x{k:.3f}'}{' (pool)' if pooled else ''} at speed {speed:.3f}")
+        each.append(f"c{s.concurrency}: {'none' if k is None else f'x{k:.3f}'}{' (pool)' if pooled else ''} "
+                    f"at speed {speed:.3f}")
         if k is not None:
             ks[pooled].append(k)
     where = f"its own server's ({url}) schema-on points ({', '.join(each)})"
