@@ -14,7 +14,7 @@ from maskcost.calibrate.run import replay_cost_ratio
 from maskcost.calibrate.schemas import SchemaEntry
 from maskcost.calibrate.tokenizer import load_vocab
 from maskcost.profile import EngineFill, ProfileError, load_profile, profile_from_dict, profile_to_dict, save_profile
-from maskcost.validate.engine_base import _scaled_engine_side
+from maskcost.validate.engine_base import scaled_engine_side
 from synth import constant_profile
 
 PLAIN = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "ok": {"type": "boolean"}},
@@ -65,10 +65,10 @@ def test_in_engine_fill_factors_carried_to_another_convention_are_divided_by_the
     base = constant_profile()
     ef = EngineFill("probe", 2.0, 1.6, (), pool_task_factor=2.4)
     base = replace(base, backends={**base.backends, "xgrammar": replace(base.backends["xgrammar"], engine_fill=ef)})
-    got, r = _scaled_engine_side(base, base.host.bench_us * 0.5, dict(base.backends), {"xgrammar": 1.25})
+    got, r = scaled_engine_side(base, base.host.bench_us * 0.5, dict(base.backends), {"xgrammar": 1.25})
     g = got["xgrammar"].engine_fill
     assert r == 0.5 and (g.serial_factor, g.pool_factor, g.pool_task_factor) == pytest.approx((1.6, 1.28, 1.92))
-    same, _ = _scaled_engine_side(base, base.host.bench_us, dict(base.backends))
+    same, _ = scaled_engine_side(base, base.host.bench_us, dict(base.backends))
     assert same["xgrammar"].engine_fill.serial_factor == 2.0
 
 

@@ -320,12 +320,14 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
             "--rounds", "2", "--min-requests", "6", "--off-tokens", "150", "--pool-rows", "16", "32",
             "--outputs-per-schema", "8"]
     import maskcost.validate.server_calibration as sc
+    import maskcost.validate.server_outputs as so
     order = []  # (sweep file, points measured) in the order they ran
 
     def recording(url, points, *a, **k):
         order.append((a[1].name.split(".")[1], [p.key for p in points]))
         return real(url, points, *a, **k)
-    real, sc.run_sweep = sc.run_sweep, recording
+    real = sc.run_sweep
+    sc.run_sweep = so.run_sweep = recording  # (the outputs' own points run from server_outputs)
     try:
         with FakeServer(eng) as srv, FakeServer(other) as gd:
             args[2] = srv.url
@@ -334,7 +336,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
             served = eng.served, other.served
             assert main(args) == 0 and (eng.served, other.served) == served  # all on disk: nothing measured again
     finally:
-        sc.run_sweep = real
+        sc.run_sweep = so.run_sweep = real
     # the speed points spread over the run: one after the forward sweep, one after the prefill, the last at the end
     # (the traces replay the speed points' outputs: 20 a schema there, so no outputs point of their own)
     first = order[:len(order) // 2]

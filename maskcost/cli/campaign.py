@@ -158,11 +158,13 @@ def _sweep(ns, command: list[str]) -> int:
 
 
 def _predict(ns, command: list[str]) -> int:
+    """A predict step (cli/predict.PredictRequest: its --json names the step's command)."""
     from .predict import predict_request, run_prediction
     return run_prediction(predict_request(ns, command))
 
 
 def _report(ns, command: list[str]) -> int:
+    """A report (score) step (cli/report.ReportRequest)."""
     from .report import report_request, run_report
     return run_report(report_request(ns))
 

@@ -46,6 +46,10 @@ class ReportRequest:
     probed: tuple[str, ...] = ()  # the --speed-from-* re-runs given (_fit_flags)
     fit: FitTools = FitTools()  # the campaign tools: off for `report`
 
+    def __post_init__(self) -> None:
+        if self.fit.speed_from_meter and not self.hostmeter:
+            raise ValueError("--speed-from-meter: give --hostmeter FILE (the meter that ran beside the sweeps)")
+
 
 # what `report` runs with: the campaign tools (`fit`) off
 FIT_OFF = asdict(FitTools())
@@ -88,8 +92,6 @@ def _fit_flags(args) -> list[str]:
     for flag, on in (("--fit-with-loop", args.fit_with_loop), ("--fit-serial-by-rows", args.fit_serial_by_rows)):
         if on and not args.fit_engine_fill:
             raise ValueError(f"{flag}: only with --fit-engine-fill OUT_PROFILE (it changes how the fit reads the probe)")
-    if args.speed_from_meter and not args.hostmeter:
-        raise ValueError("--speed-from-meter: give --hostmeter FILE (the meter that ran beside the sweeps)")
     return probed
 
 
@@ -221,10 +223,8 @@ def run_report(req: ReportRequest) -> int:
     (report.md, report.json, the plot); with the campaign tools, the profile they fit written too."""
     from ..validate.report import compare, write_report
     profile, cfg, measured = req.profile, req.cfg, list(req.measured)
-    meter = None
-    if req.hostmeter:
-        from ..validate.hostmeter import read_meter, speed_of
-        meter = read_meter(req.hostmeter)
+    from ..validate.hostmeter import read_meter, speed_of
+    meter = read_meter(req.hostmeter) if req.hostmeter else None
     if req.fit.fit_frontend:
         profile = _fit_frontend(req, profile)
     if req.fit.fit_engine_fill:

@@ -122,7 +122,8 @@ COPY_PARALLEL_ELEMENTS = 32768
 
 class Engine:
     """The defaults; each engine overrides what its source does differently."""
-    name: ClassVar[str]
+    name: ClassVar[str]  # as --engine names it
+    label: ClassVar[str]  # as its project writes it
     version: ClassVar[str]
     loop: ClassVar[str] = "engine_loop"  # the Simulation method that runs its steps
     compiles_before_scheduling: ClassVar[bool] = True  # the request waits for its grammar in a compile pool
@@ -287,7 +288,7 @@ class Vllm(Engine):
     (v1/structured_output/__init__.py:186-197 via should_fill_bitmask, 351-369), and its grammar does
     not advance (should_advance, 371-). 0.33.0 also masks the reasoning-end tokens there: a cheap row
     operation, not modelled apart."""
-    name, version = "vllm", "0.25.1"
+    name, label, version = "vllm", "vLLM", "0.25.1"
     api_server_queue = True
     calibrates_live = True
     # vLLM names its children (EngineCore, workers) VLLM::..., each API server process of --api-server-count > 1
@@ -515,7 +516,7 @@ class Vllm033(Vllm):
     """vLLM 0.33.0 (read from its wheel; it pins torch 2.14.0, so it has not run on the device): the
     step, the fill pool (threshold 128, min(cpu_count // 2, 8) workers, chunks of 16:
     vllm/v1/structured_output/__init__.py:80-87, :417-419), the compile pool (:95) and async
-    scheduling are 0.25.1's. What differs here:
+    scheduling are 0.25.1's, but for ngram (below). What differs here:
     - a request waiting for its grammar is checked with future.done(), not result(timeout=1e-4)
       (vllm/v1/structured_output/request.py:46-54, called per waiting request from
       v1/core/sched/scheduler.py:3535-3546): no 100 us block per request per step;
@@ -540,8 +541,7 @@ class Vllm033(Vllm):
     version = "0.33.0"
     library_pins = {"xgrammar": "==0.2.8", "llguidance": ">=1.7.0,<1.8.0"}  # vllm-0.33.0 METADATA :50, :53
 
-    def effective_async(self, cfg: EngineConfig) -> bool:
-        return cfg.async_scheduling
+    effective_async = Engine.effective_async  # (as configured: no ngram rule on V2)
 
     def compile_wait_ms(self, sim: SimulationView, t0: float) -> float:
         return 0.0
@@ -603,7 +603,7 @@ class Sglang(Engine):
     (Engine.copy_spinners 0): the mask is allocated pinned and the scheduler runs torch on one thread
     (model_executor/model_runner.py:1277-1279, torch.set_num_threads(1); docs/engines.md, "The bitmask's
     pinned copy")."""
-    name, version = "sglang", "0.5.23"
+    name, label, version = "sglang", "SGLang", "0.5.23"
     calibrates_live = True
     parts_words = {
         "pool wait": ("the scheduler waiting for llguidance's batched fill on its rayon pool (80% of the cores)",
@@ -733,7 +733,7 @@ class LlamaCpp(Engine):
     on the same thread (common_sampler_init, server-context.cpp:1916); the schema -> GBNF
     conversion runs earlier on the HTTP thread (server-schema.cpp:265). A black-box launch cost
     holds both; the model charges it at launch."""
-    name, version = "llamacpp", "11434.0.0"
+    name, label, version = "llamacpp", "llama.cpp", "11434.0.0"
     loop = "llamacpp_loop"
     compiles_before_scheduling = False
     drafts = False  # llamacpp_loop samples one token a slot a step
@@ -752,6 +752,22 @@ VERSIONS: dict[str, dict[str, Engine]] = {}
 for _e in (Vllm(), Vllm033(), Vllm034(), Vllm033BatchedFill(), Sglang(), Sglang0517(), LlamaCpp()):
     VERSIONS.setdefault(_e.name, {})[_e.version] = _e
 ENGINES: dict[str, Engine] = {name: next(iter(v.values())) for name, v in VERSIONS.items()}
+
+
+# what a version's class may add to its parent's and still run its parent's mechanisms unchanged: its version,
+# its pins, its words (a class's own dunders aside)
+_NOT_MECHANISMS = frozenset({"version", "library_pins", "__module__", "__doc__", "__qualname__", "__firstlineno__",
+                             "__static_attributes__"})
+
+
+def mechanisms_version(policy: Engine) -> str:
+    """The version whose mechanisms `policy` runs: its own, or, where its class adds nothing to its parent's but
+    its version and pins (Vllm034), its parent's (and so on up): a grid simulates such versions once
+    (model/predict.py sim_key)."""
+    cls = type(policy)
+    while set(vars(cls)) <= _NOT_MECHANISMS and issubclass(cls.__base__, Engine) and cls.__base__ is not Engine:
+        cls = cls.__base__
+    return cls.version
 
 
 def reported_engine(server_version: Any) -> str | None:

@@ -17,6 +17,7 @@ from ..profile import Profile
 from .config import EngineConfig, Workload
 from .costs import Costs
 from .engine import Simulation
+from .engines import mechanisms_version
 from .host_share import demand, simulate
 from .metrics import step_columns, summarize
 from ..point import Band, Breakdown, OffArm, Point
@@ -54,6 +55,8 @@ def off_key(cfg: EngineConfig, wl: Workload) -> tuple[EngineConfig, Workload]:
     loop of c clients) max_num_seqs beyond c (the test test_the_schema_off_arm_is_shared_across_cores_exactly
     checks it); points that differ only in those share one simulation."""
     mns = min(cfg.max_num_seqs, wl.concurrency) if wl.concurrency is not None else cfg.max_num_seqs
+    # a version that runs another's mechanisms unchanged is that one's simulation (engines.mechanisms_version)
+    cfg = replace(cfg, engine_version=mechanisms_version(cfg.policy))
     if cfg.host_shared:  # other engines or a quota act on it through the cores (model/host_share.py)
         return replace(cfg, max_num_seqs=mns, cpu_speed_pool=None), replace(wl, structured_fraction=0.0)
     return (replace(cfg, max_num_seqs=mns, usable_cores=1, cpu_count=1, cpu_speed_pool=None),
@@ -66,6 +69,7 @@ def sim_key(profile: Profile, cfg: EngineConfig, wl: Workload) -> tuple:
     clients never holds more than c requests, so max_num_seqs beyond c is never read; of the cores
     and cpu_count, what the engine can read at this load (Engine.cores_read: its compile pool, fill
     pool, batched fill). Checked by test_points_that_share_a_sim_key_are_the_same_simulation."""
+    cfg = replace(cfg, engine_version=mechanisms_version(cfg.policy))  # (as off_key)
     mns = off_key(cfg, wl)[0].max_num_seqs
     b = profile.backends.get(cfg.backend)
     grammars = None if wl.unique_schemas else len(wl.schemas) or (

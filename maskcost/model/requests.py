@@ -11,9 +11,9 @@ from .costs import Costs
 
 
 def _engines(which) -> str:
-    """The engines (model/engines.py) of which `which` holds, named."""
+    """The engines (model/engines.py) of which `which` holds, as their projects write them."""
     from .engines import ENGINES
-    return " and ".join(n for n, e in ENGINES.items() if which(e))
+    return " and ".join(e.label for e in ENGINES.values() if which(e))
 
 
 def checked_schemas(costs: Costs, cfg: EngineConfig, wl: Workload) -> list[str]:
@@ -22,9 +22,9 @@ def checked_schemas(costs: Costs, cfg: EngineConfig, wl: Workload) -> list[str]:
     tr, bb = costs.traces, costs.blackbox
     engine = cfg.policy
     if wl.reasoning_tokens != "none" and not engine.reasons:
-        raise ValueError(f"--reasoning-tokens: modelled for {_engines(lambda e: e.reasons)}, not {cfg.engine}")
+        raise ValueError(f"--reasoning-tokens: modelled for {_engines(lambda e: e.reasons)}, not {engine.label}")
     if engine.traced != (tr is not None):
-        raise ValueError(f"--engine {cfg.engine} --backend {cfg.backend}: {_engines(lambda e: not e.traced)} "
+        raise ValueError(f"--engine {cfg.engine} --backend {cfg.backend}: {_engines(lambda e: not e.traced)} is "
                          f"modelled from a black-box (gbnf) calibration, {_engines(lambda e: e.traced)} from library "
                          f"traces (xgrammar, guidance)")
     known = tr.schema_ids if tr is not None else list(bb.output_tokens)

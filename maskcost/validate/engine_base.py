@@ -14,7 +14,7 @@ from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
 
 
-def _fill_scaled(ef: EngineFill | None, serial: float, pool: float, method: str | None = None) -> EngineFill:
+def fill_scaled(ef: EngineFill | None, serial: float, pool: float, method: str | None = None) -> EngineFill:
     """`ef`'s fill factors times `serial` (the serial fill) and `pool` (the pool's: whole and per task);
     a fresh EngineFill of those factors where `ef` is None (no in-engine factors carried)."""
     ef = ef or EngineFill(method="", serial_factor=1.0, pool_factor=1.0, points=())
@@ -22,7 +22,7 @@ def _fill_scaled(ef: EngineFill | None, serial: float, pool: float, method: str 
                    pool_task_factor=ef.pool_task_factor * pool, method=ef.method if method is None else method)
 
 
-def _scaled_engine_side(base: Profile, bench_us: float, backends: dict[str, BackendCosts],
+def scaled_engine_side(base: Profile, bench_us: float, backends: dict[str, BackendCosts],
                         fill_ratio: dict[str, float] | None = None) -> tuple[dict[str, BackendCosts], float]:
     """`backends` with `base`'s in-engine factors (EngineFill), its times scaled from base's host to
     this one by the bench ratio, its fill factors divided by `fill_ratio` where given (the library cost of
@@ -70,13 +70,14 @@ def engine_side_base(engine_from: str | None, server_version: Any, default_path:
     packages = base.provenance.get("packages", {})
     engine = next((n for n in ENGINES if n in packages), None)  # the engine the embedded profile was made on
     ver, got, said = packages.get(engine), reported_version(server_version), reported_engine(server_version)
+    label = lambda name: ENGINES[name].label if name in ENGINES else name  # noqa: E731
     if said is not None and said != engine:
-        return None, (f"no in-engine factors: a {said} {got} server, the embedded profile's are {engine} {ver}'s "
-                      f"(give --engine-from PROFILE of this engine version)")
+        return None, (f"no in-engine factors: the server is {label(said)} {got}, the embedded profile's are "
+                      f"{label(engine)} {ver}'s (give --engine-from PROFILE of this engine version)")
     if ver and got == ver:
-        return base, f"in-engine factors from the embedded profile {base.name} (the same {engine} {ver})"
-    return None, (f"no in-engine factors: the server reports version {got!r}, the embedded profile is {engine} "
-                  f"{ver} (give --engine-from PROFILE of this engine version)")
+        return base, f"in-engine factors from the embedded profile {base.name} (the same {label(engine)} {ver})"
+    return None, (f"no in-engine factors: the server reports version {got!r}, the embedded profile is "
+                  f"{label(engine)} {ver} (give --engine-from PROFILE of this engine version)")
 
 
 def reported_version(server_version: Any) -> str | None:
@@ -94,7 +95,7 @@ def engine_side(base: Profile | None, base_note: str, bench_us: float, costs: di
         notes.append(base_note)
         return costs, forward
     k = convention_ratios(base, costs, vocab, entries, outputs, notes)
-    costs, ratio = _scaled_engine_side(base, bench_us, costs, k)
+    costs, ratio = scaled_engine_side(base, bench_us, costs, k)
     notes.append(f"{base_note}, scaled x{ratio:.3f} (this host's bench_us / its); the band (engine_speeds) from it too")
     return costs, replace(forward, frontend_structured_ms=base.forward.frontend_structured_ms * ratio,
                           frontend_structured_token_us=base.forward.frontend_structured_token_us * ratio)

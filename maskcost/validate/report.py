@@ -14,8 +14,7 @@ from ..model.config import DEFAULT_ENGINE, EngineConfig
 from ..model.engines import ENGINES, ServerMetrics
 from ..model.measured import measured_workload, profile_schema_ids
 from ..model.predict import run_point_band
-from ..records import CLIENT_BUSY_PCT, SweepSummary, busy_client_pct
-from ..records import itl_ms
+from ..records import CLIENT_BUSY_PCT, SweepSummary, busy_client_pct, itl_ms
 
 
 # an output shape this far from the profile's traces is flagged: their per-token costs replay other streams

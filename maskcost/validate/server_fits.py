@@ -21,7 +21,7 @@ from ..records import SweepSummary, itl_ms, raw_records_path
 from .client import ServerError
 from .hostspeed import attach_itl_speeds, solve_factor
 from .report import compare
-from .engine_base import _fill_scaled
+from .engine_base import fill_scaled
 
 
 def with_frontend(p: Profile, fwd: list[SweepSummary], on: list[SweepSummary], ttft_fit: bool = True) -> Profile:
@@ -89,7 +89,7 @@ def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[Sweep
         key = (s.point, speed, k)
         if key not in ran:
             q = replace(p, engine_speeds=None, backends={**p.backends, backend: replace(
-                p.backends[backend], engine_fill=_fill_scaled(ef, k, k))})
+                p.backends[backend], engine_fill=fill_scaled(ef, k, k))})
             ran[key] = compare(q, replace(cfg_b, cpu_speed=speed, cpu_speed_pool=None), [s])[0]["metrics"]["ITL ms"][
                 "predicted"]
         return ran[key]
@@ -119,7 +119,7 @@ def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[Sweep
     k_pool = statistics.median(ks[True] or ks[False])
     what = (f"x{k_serial:.3f} serial, x{k_pool:.3f} pool over the factors carried, fitted at calibration on {where}, "
             f"the host at the {ms.backend} server's speed (calibrate --backend-url)")
-    fitted = _fill_scaled(ef, k_serial, k_pool, method=f"{ef.method}; then {what}" if ef else what)
+    fitted = fill_scaled(ef, k_serial, k_pool, method=f"{ef.method}; then {what}" if ef else what)
     p = replace(p, backends={**p.backends, backend: replace(p.backends[backend], engine_fill=fitted)})
     return _noted(p, f"{backend}: in-engine fill {what}")
 
