@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -28,10 +29,10 @@ CORES6_LOADS = (128,)  # run 4: flat and nested with the servers on 6 cores (xg6
 # most of the GPU gap)
 SWEEP_PROMPTS = {"flat": (109, 96), "nested": (163, 160), "deep": (189, 176)}  # (prompt tokens, of them cached)
 SWEEP_REQUEST_RUNS = ("run5", "run6", "run7", "run8", "run9", "run10", "run11", "run12", "run13",
-                      "run14")  # (and the GPU bar)
+                      "run14", "run15")  # (and the GPU bar)
 # runs whose 6-core points are predicted with the OpenMP team the servers really kept: started on 16 cores, moved
 # to 6 by taskset -a (run.sh), a team of 16 (EngineConfig.omp_threads; docs/validation.md finding 27)
-TEAM16_RUNS = ("run7", "run8", "run9", "run10", "run11", "run12", "run13", "run14")
+TEAM16_RUNS = ("run7", "run8", "run9", "run10", "run11", "run12", "run13", "run14", "run15")
 # post hoc: predict's flags beyond the check's own (posthoc/sampling.txt, its script at 1fcd12b: --precision), none
 # when registered
 PREDICT_ARGS = os.environ.get("CHECK_PREDICT_ARGS", "").split()
@@ -142,6 +143,29 @@ def calibrate_time(run: Path) -> dict | None:
         else None
 
 
+def noise(primary: list[dict]) -> dict | None:
+    """Run 15 on, reported (no bar): the run's own repeat noise in the nested/flat ratio (the SD of one repeat's
+    log ratio about its point's mean, pooled over the six), what an exact model would reach against it (the
+    chance one ratio, and all six, land within the bar) and the model's errors in its units (z = log(1 + error)
+    / (SD / sqrt(repeats)); the sum of z^2 against chi2 with 6 degrees of freedom: posthoc/ratio_floor.txt)."""
+    from scipy.stats import chi2, norm
+    ss, df, rows = 0.0, 0, [r for r in primary if r["error_pct"] is not None and len(r["measured_ratio_by_repeat"]) > 1]
+    for r in rows:
+        lg = [math.log(x) for x in r["measured_ratio_by_repeat"]]
+        ss += sum((x - statistics.fmean(lg)) ** 2 for x in lg)
+        df += len(lg) - 1
+    if not df or not ss:
+        return None
+    sd = math.sqrt(ss / df)
+    z = {f"{r['backend'][:2]}{r['load']}": math.log(1 + r["error_pct"] / 100)
+         / (sd / math.sqrt(len(r["measured_ratio_by_repeat"]))) for r in rows}
+    p_one = [2 * float(norm.cdf(math.log(1 + BAR_PCT / 100) / (sd / math.sqrt(len(r["measured_ratio_by_repeat"]))))) - 1
+             for r in rows]
+    q = sum(v * v for v in z.values())
+    return {"repeat_sd_log_ratio": sd, "df": df, "exact_model_p_one": statistics.fmean(p_one),
+            "exact_model_p_all": math.prod(p_one), "z": z, "sum_z2": q, "p_chi2": float(1 - chi2.cdf(q, len(z)))}
+
+
 def score(run: Path, profile: Path | None = None) -> None:
     meas6 = measured(run, "6")
     pred = predictions(str(profile or run / "xg" / "host.json.gz"), cores6=bool(meas6),
@@ -179,6 +203,7 @@ def score(run: Path, profile: Path | None = None) -> None:
                                           for s in SCHEMAS[1:] if any(r["schema"] == s and r["error_pct"] is not None
                                                                       for r in rows)}}
     res["itl"] = itl_score(pred["points"], meas)
+    res["noise"] = noise(primary)
     if meas6:  # run 4: the core-count points, and the issue's bar (a) over every held-out point
         res["itl_cores6"] = itl_score(pred["cores6"], meas6)
         errs = res["itl"]["errors_pct"] + res["itl_cores6"]["errors_pct"]
@@ -210,6 +235,12 @@ def score(run: Path, profile: Path | None = None) -> None:
     lines.append(f"\nnested/flat within {BAR_PCT:.0f}%: {res['nested_within_bar']} of {len(primary)} registered "
                  f"({len(scored)} measured); bar met: {res['bar_met']}; median |ratio error| "
                  + ", ".join(f"{s} {v:.1f}%" for s, v in res["median_abs_ratio_error_pct"].items()))
+    if res["noise"]:
+        n = res["noise"]
+        lines.append(f"this run's repeat noise: SD {n['repeat_sd_log_ratio']:.3f} of a repeat's log ratio (df {n['df']}); "
+                     f"an exact model within {BAR_PCT:.0f}% at one ratio {n['exact_model_p_one']:.2f}, all six "
+                     f"{n['exact_model_p_all']:.2f}; the model's z " + ", ".join(f"{k} {v:+.1f}" for k, v in n["z"].items())
+                     + f"; sum z^2 {n['sum_z2']:.1f}, P(chi2 6 >= it) {n['p_chi2']:.2f}")
     it = res["itl"]
     lines.append(f"each point's ITL (flat and nested, both backends): median |error| {f(it['median_abs_pct'], '{:.1f}')}% "
                  f"over {it['points']} (too fast in the model at {it['model_too_fast']}); inside its 80% interval "
