@@ -988,3 +988,35 @@ def test_every_shipped_profile_carries_the_tiers_a_users_compile_is_scaled_by():
             assert {f"tier/{t}" for t in COMPILE_REFERENCE_TIERS} <= own, (engine, backend)
             here = {f"tier/{t}": 1.0 for t in COMPILE_REFERENCE_TIERS}  # a host whose tier compiles take 1 ms each
             assert _compile_scale(p, backend, here) > 0
+
+
+def test_step_clock_keeps_its_invariants():
+    """model/step.py's invariants on the one function both engine loops take a step's times from: the serial CPU
+    part is never negative and at least the compile wait; the step ends no earlier than its forward, its fill
+    and the apply after both; the spinners only delay the engine thread's work; the fill starts where the
+    serial part ends."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from maskcost.model.step import CpuTerms, FillTimes, step_clock
+    ms = st.floats(0.0, 50.0)
+
+    @settings(max_examples=300, deadline=None)
+    @given(t0=st.floats(0.0, 1e6), forward=ms, adv=ms, apply=ms, add=ms, floor=ms, off=ms, dur=ms, wait=ms,
+           grammar_cpu=st.booleans(), async_on=st.booleans(), pooled=st.booleans(), compile_wait=ms,
+           spin=st.none() | st.tuples(st.floats(0.05, 1.0), ms))
+    def check(t0, forward, adv, apply, add, floor, off, dur, wait, grammar_cpu, async_on, pooled, compile_wait, spin):
+        starts = []
+
+        def fill_at(start):
+            starts.append(start)
+            return FillTimes(dur, wait if pooled else 0.0, 0.0 if pooled else dur)
+        c = step_clock(t0, forward, adv, apply, CpuTerms(add, floor, off), grammar_cpu, async_on, fill_at, spin,
+                       compile_wait)
+        assert starts == [t0 + c.cpu_serial_ms]
+        assert c.cpu_serial_ms >= compile_wait >= 0.0 and c.crowded_ms >= 0.0
+        assert c.gpu_end_ms >= t0 + forward - 1e-9
+        assert c.fill_end_ms >= t0 + c.cpu_serial_ms + dur - 1e-9
+        assert c.end_ms >= max(c.fill_end_ms, c.gpu_end_ms) + apply - 1e-9
+        assert (spin is None) <= (c.crowded_ms == 0.0)
+    check()

@@ -19,9 +19,11 @@ event at the run's end itself (At).
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from heapq import heappush
+from typing import Callable
 
 import numpy as np
 import simpy
@@ -34,7 +36,7 @@ from .config import EngineConfig, Workload
 from .costs import Costs
 from .engines import COPY_PARALLEL_ELEMENTS
 from .requests import Requests
-from .step import CpuTerms, StepRecord, StepTimes, gpu_end as gpu_end_at, serial_cpu, spin_loss_ms, step_end
+from .step import CpuTerms, FillTimes, StepClock, StepRecord, StepTimes, no_fill, step_clock
 
 
 class At(simpy.Event):
@@ -207,23 +209,27 @@ class Simulation:
             apply_ms = costs.apply_ms(engine.apply_rows(B, S, int(row_ms.size), k) if S else 0) if k \
                 else rows.apply_plain_ms
             # --- the step (the comment above engine_loop)
-            overhead_ms, pool_wait_ms, thread_fill_ms, fill_end, t_apply, t_end = self._step_times(
-                t0, S, forward_ms, row_ms, fill_ms, adv_ms, apply_ms, rows.cpu_terms, rows.grammar_cpu, rows.use_pool,
-                async_on, compile_wait_ms)
-            now = yield from self._outputs_leave(t0, fill_end)
+            c = step_clock(t0, forward_ms, adv_ms, apply_ms, rows.cpu_terms, rows.grammar_cpu, async_on,
+                           self._fill_at(row_ms, fill_ms, rows.use_pool) if S else no_fill, self._spin(S),
+                           compile_wait_ms)
+            if rec:
+                self._trace_step(t0, forward_ms, c)
+            now = yield from self._outputs_leave(t0, c.fill_end_ms)
             # (a sync step without a grammar row: sampling, then update_from_output advances the matchers,
             # plus the engine CPU work that the schema-off async ITL hides, after the apply)
             if rec:
-                self.event("mask copy + apply", "GPU", t_apply, apply_ms)
+                self.event("mask copy + apply", "GPU", c.apply_at_ms, apply_ms)
                 if not async_on and not rows.grammar_cpu:
-                    self.event("advance + engine CPU", "engine thread", t_apply + apply_ms, adv_ms + overhead_ms)
-            yield from self._until(now, t_end)
+                    self.event("advance + engine CPU", "engine thread", c.apply_at_ms + apply_ms,
+                               adv_ms + c.overhead_ms)
+            yield from self._until(now, c.end_ms)
             period = env.now - t0
             if k and n_dec:
                 self.itl_w.append((t0, period, toks[~is_new]))
             self._end_step(act, rids, is_new, toks,
-                           StepTimes(t0, period, B, S, prefill_tokens, forward_ms, fill_ms, pool_wait_ms, apply_ms,
-                                     adv_ms, compile_wait_ms, overhead_ms, rows.use_pool, thread_fill_ms),
+                           StepTimes(t0, period, B, S, prefill_tokens, forward_ms, fill_ms, c.fill.pool_wait_ms,
+                                     apply_ms, adv_ms, compile_wait_ms, c.overhead_ms, rows.use_pool,
+                                     c.fill.thread_fill_ms),
                            hold=bool(S) and async_on and engine.holds_outputs(), n_dec=n_dec, joined=joined)
 
     def _forward_ms(self, rows: "_Rows", drafted, partial: int, prefill_tokens: int, context: float) -> float:
@@ -312,35 +318,22 @@ class Simulation:
         adv_ms = adv_us * costs.cpu_scale / 1e3 + rows.S * costs.engine_row_ms * costs.cpu_scale
         return row_ms, float(row_ms.sum()), adv_ms
 
-    def _step_times(self, t0: float, S: int, forward_ms: float, row_ms: np.ndarray, fill_ms: float, adv_ms: float,
-                    apply_ms: float, terms: CpuTerms, grammar_cpu: bool, use_pool: bool, async_on: bool,
-                    compile_wait_ms: float = 0.0) -> tuple[float, float, float, float, float, float]:
-        """A step's times from t0 once its rows' costs are known, for both engine loops: the engine thread's
-        serial CPU and the forward (model/step.py), the fill (the engine policy's: its pool), the apply and the
-        step's end. (overhead_ms, pool_wait_ms, thread_fill_ms, fill_end, t_apply, t_end); the engine thread's
-        CPU and the forward are traced here, before the fill's own events."""
-        overhead_ms, cpu_serial = serial_cpu(adv_ms, terms, grammar_cpu, async_on, compile_wait_ms)
-        gpu_end = gpu_end_at(t0, cpu_serial, forward_ms, grammar_cpu, async_on)
-        if self.record_trace:
-            self.event("advance + engine CPU", "engine thread", t0, cpu_serial)
-            self.event("forward", "GPU", gpu_end - forward_ms, forward_ms)
-        fill_dur, pool_wait_ms, thread_fill_ms = self.engine.fill(self, row_ms, fill_ms, use_pool, t0 + cpu_serial) \
-            if S else (0.0, 0.0, 0.0)
-        fill_end = self._fill_end(S, t0 + cpu_serial, fill_dur, cpu_serial + thread_fill_ms)
-        t_apply, t_end = step_end(fill_end, gpu_end, apply_ms, adv_ms, overhead_ms, grammar_cpu, async_on)
-        return overhead_ms, pool_wait_ms, thread_fill_ms, fill_end, t_apply, t_end
+    def _fill_at(self, row_ms: np.ndarray, fill_ms: float, use_pool: bool) -> Callable[[float], FillTimes]:
+        """The engine policy's fill of a step's structured rows (Engine.fill), as step_clock calls it: begun at its
+        argument."""
+        return functools.partial(self.engine.fill, self, row_ms, fill_ms, use_pool)
 
-    def _fill_end(self, structured_rows: int, fill_start: float, fill_dur: float, thread_work_ms: float) -> float:
-        """When the step's fill is done: `fill_dur` after `fill_start`, and later by what the last copy's spinners
-        cost the engine thread's `thread_work_ms` of the step (Engine.spin_share, step.spin_loss_ms; the copy of
-        a step with as many rows as this one)."""
-        end = fill_start + fill_dur
-        if self.spin is None or structured_rows < self.copy_rows:
-            return end
-        crowded = spin_loss_ms(thread_work_ms, *self.spin)
-        if self.record_trace:
-            self.event("crowded by the copy's spinners", "engine thread", end, crowded)
-        return end + crowded
+    def _spin(self, structured_rows: int) -> tuple[float, float] | None:
+        """Where the step's copy runs on the OpenMP team (a step of as many structured rows as self.copy_rows),
+        its spinners' hold on the engine thread (Engine.spin_share: step.spin_loss_ms); else None."""
+        return None if self.spin is None or structured_rows < self.copy_rows else self.spin
+
+    def _trace_step(self, t0: float, forward_ms: float, c: StepClock) -> None:
+        """The step's engine-thread CPU, its forward and the spinners' delay, on the trace's lanes (the fill's own
+        spans the engine policy writes)."""
+        self.event("advance + engine CPU", "engine thread", t0, c.cpu_serial_ms)
+        self.event("forward", "GPU", c.gpu_end_ms - forward_ms, forward_ms)
+        self.event("crowded by the copy's spinners", "engine thread", c.fill_end_ms - c.crowded_ms, c.crowded_ms)
 
     def _outputs_leave(self, t0: float, fill_end: float):
         """The previous step's held outputs (async scheduling) leave once this step's fill is done; returns
@@ -389,15 +382,16 @@ class Simulation:
         held = self.held
         append, api = self.steps.append, self.api
         n_active = self.scheduler.n_active
+        spin, fill = self._spin(S), self.engine.fill
         ran, t = 0, t0
         for i in range(J):
             fill_ms = adv_ms = 0.0
             if S:
                 fill_ms, adv_ms = fills[i], advs[i]
             forward_ms = fwd[i]
-            overhead_ms, pool_wait_ms, thread_fill_ms, fill_end, _, t_end = self._step_times(
-                t, S, forward_ms, row_ms[i] if S else row_ms, fill_ms, adv_ms, apply_ms, terms, grammar_cpu, False,
-                async_on)
+            c = step_clock(t, forward_ms, adv_ms, apply_ms, terms, grammar_cpu, async_on,
+                           functools.partial(fill, self, row_ms[i], fill_ms, False) if S else no_fill, spin)
+            fill_end, t_end = c.fill_end_ms, c.end_ms
             released = t + (fill_end - t) if held is not None and fill_end > t else t
             now = released + (t_end - released) if t_end > released else released
             if now >= horizon:  # an event first: engine_loop runs this step
@@ -405,8 +399,8 @@ class Simulation:
             if held is not None and api is not None:
                 api.stream(held[2], released)
             period = now - t
-            append(StepRecord(t, period, B, S, 0, forward_ms, fill_ms, pool_wait_ms, apply_ms, adv_ms, 0.0,
-                              overhead_ms, False, thread_fill_ms, n_active, n_dec, n_dec, period - forward_ms))
+            append(StepRecord(t, period, B, S, 0, forward_ms, fill_ms, c.fill.pool_wait_ms, apply_ms, adv_ms, 0.0,
+                              c.overhead_ms, False, c.fill.thread_fill_ms, n_active, n_dec, n_dec, period - forward_ms))
             if hold:
                 held = (none, none, B)
             else:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import numpy as np
 
 from ..profile import default_profile_path
+from .step import FillTimes, fill_times
 
 if TYPE_CHECKING:  # annotations only: config.py imports this module
     from ..records import SweepSummary
@@ -267,14 +268,15 @@ class Engine:
         return 0.0
 
     def fill(self, sim: SimulationView, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
-             t0: float) -> tuple[float, float, float]:
+             t0: float) -> FillTimes:
         """The step's bitmask fill, begun at t0 (use_pool: uses_pool said so): (its duration, the engine
         thread's wait for a pool, the fill it did itself), all ms. A fill's time depends on its rows
         alone, so the engine loop waits for it in one timeout with the work before it. Default:
         serially on the engine thread."""
         dur = fill_ms * sim.costs.serial_fill_factor(row_ms.size)
-        sim.event("fill bitmask", "engine thread", t0, dur)
-        return dur, 0.0, dur
+        if sim.record_trace:
+            sim.event("fill bitmask", "engine thread", t0, dur)
+        return fill_times(dur, 0.0, dur)
 
 
 class Vllm(Engine):
@@ -501,7 +503,7 @@ class Vllm(Engine):
         return (span + excess) * costs.pool_factor
 
     def fill(self, sim: SimulationView, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
-             t0: float) -> tuple[float, float, float]:
+             t0: float) -> FillTimes:
         if not use_pool:
             return super().fill(sim, row_ms, fill_ms, use_pool, t0)
         wait = self.pool_fill(sim, row_ms, self.fill_pool_workers(sim.cfg.cpu_count), t0)
@@ -509,7 +511,7 @@ class Vllm(Engine):
             wait += (sim.costs.fill_pool_factor - 1.0) * wait
         if sim.record_trace:
             sim.event("wait for fill pool", "engine thread", t0, wait)
-        return wait, wait, 0.0
+        return fill_times(wait, wait, 0.0)
 
 
 class Vllm033(Vllm):
@@ -676,7 +678,7 @@ class Sglang(Engine):
         return (max(free) + sim.costs.pool_excess_ms(t, len(row_ms), batched=True)) * sim.costs.pool_factor
 
     def fill(self, sim: SimulationView, row_ms: np.ndarray, fill_ms: float, use_pool: bool,
-             t0: float) -> tuple[float, float, float]:
+             t0: float) -> FillTimes:
         # with a reasoning parser every grammar is a ReasonerGrammarObject
         # (constrained/reasoner_grammar_backend.py:43, 262-271: no fill while thinking), so llguidance's
         # batched path, taken only when all rows are plain GuidanceGrammar (llguidance_backend.py:168-175),
@@ -685,7 +687,7 @@ class Sglang(Engine):
             return super().fill(sim, row_ms, fill_ms, use_pool, t0)
         dur = self.batched_fill_ms(sim, row_ms)
         sim.event("fill bitmask", "engine thread", t0, dur)
-        return dur, 0.0, dur
+        return fill_times(dur, 0.0, dur)
 
 
 class Sglang0517(Sglang):

@@ -1,7 +1,7 @@
 """One engine step's times as arithmetic, and the record a step leaves.
 
 Both of the simulation's engine loops (model/engine.py: engine_loop, step by step; _quiet_run, a run
-of steady steps in one go) take a step's times from these functions, so the two cannot drift apart.
+of steady steps in one go) take a step's times from one function, step_clock, so the two cannot drift apart.
 The step (docs/engines.md; each engine's mechanisms: model/engines.py): the engine thread's serial CPU work
 (advance the matchers, the engine's own per-step work, a compile it waits for) starts the step; the
 GPU forward runs beside it (after it, in a sync step with a grammar row); the fill follows the serial
@@ -9,7 +9,8 @@ work (on the engine thread or the pool: the engine policy says how long); the ma
 applied when both the fill and the forward are done; a sync step without a grammar row runs its
 serial work after that. Everything here is in ms of simulated time.
 
-Invariants (tests/test_model.py checks the two loops give the same steps; tests/test_golden.py the whole grid):
+Invariants (tests/test_model.py checks them on step_clock and that the two loops give the same steps;
+tests/test_golden.py the whole grid):
 - the serial CPU part is never negative and is at least the compile wait;
 - a step ends no earlier than its forward, its fill, and the apply after both;
 - the spinners' contention (spin_loss_ms) only delays the engine thread's work, never shortens it.
@@ -17,7 +18,7 @@ Invariants (tests/test_model.py checks the two loops give the same steps; tests/
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 
 class StepTimes(NamedTuple):
@@ -88,3 +89,56 @@ def spin_loss_ms(work_ms: float, share: float, window_ms: float) -> float:
     if work_ms <= share * window_ms:
         return work_ms * (1.0 / share - 1.0)
     return window_ms * (1.0 - share)
+
+
+_new = tuple.__new__  # (a NamedTuple made without its Python __new__: twice as fast, once a step)
+
+
+class FillTimes(NamedTuple):
+    """A step's bitmask fill as the engine policy ran it (Engine.fill), ms: its duration, the engine thread's wait
+    for a pool, and the fill the engine thread did itself (the serial fill; 0 on a pool step)."""
+    dur_ms: float
+    pool_wait_ms: float
+    thread_fill_ms: float
+
+
+NO_FILL = FillTimes(0.0, 0.0, 0.0)
+
+
+def fill_times(dur_ms: float, pool_wait_ms: float, thread_fill_ms: float) -> FillTimes:
+    """FillTimes, made the fast way (once a step with a structured row)."""
+    return _new(FillTimes, (dur_ms, pool_wait_ms, thread_fill_ms))
+
+
+def no_fill(start_ms: float) -> FillTimes:
+    """The fill of a step without a structured row."""
+    return NO_FILL
+
+
+class StepClock(NamedTuple):
+    """When each part of a step ends (step_clock), ms of simulated time, and what the parts took."""
+    overhead_ms: float  # the engine's own CPU work beyond the advance
+    cpu_serial_ms: float  # the serial CPU part that starts the step (from t0)
+    gpu_end_ms: float  # the forward's end
+    fill: FillTimes
+    crowded_ms: float  # how much later the copy's spinners make the engine thread's work end (spin_loss_ms)
+    fill_end_ms: float
+    apply_at_ms: float  # the mask's copy and apply start
+    end_ms: float
+
+
+def step_clock(t0: float, forward_ms: float, adv_ms: float, apply_ms: float, terms: CpuTerms, grammar_cpu: bool,
+               async_on: bool, fill_at: Callable[[float], FillTimes], spin: tuple[float, float] | None = None,
+               compile_wait_ms: float = 0.0) -> StepClock:
+    """A step's times from t0 once its rows' costs are known: the engine thread's serial CPU (serial_cpu) and the
+    forward beside it or after it (gpu_end), the fill from the serial part's end (`fill_at(start)`: the engine
+    policy's fill of the step's rows; its times depend on the rows alone), later by what the copy's spinners
+    cost the engine thread's work where they crowd it (`spin`: Engine.spin_share's (share, window); None where
+    the step's copy has no spinners), then the apply and the step's end (step_end)."""
+    overhead_ms, cpu_serial = serial_cpu(adv_ms, terms, grammar_cpu, async_on, compile_wait_ms)
+    gpu_end_ms = gpu_end(t0, cpu_serial, forward_ms, grammar_cpu, async_on)
+    fill = fill_at(t0 + cpu_serial)
+    crowded = 0.0 if spin is None else spin_loss_ms(cpu_serial + fill.thread_fill_ms, *spin)
+    fill_end_ms = t0 + cpu_serial + fill.dur_ms + crowded
+    apply_at, end = step_end(fill_end_ms, gpu_end_ms, apply_ms, adv_ms, overhead_ms, grammar_cpu, async_on)
+    return _new(StepClock, (overhead_ms, cpu_serial, gpu_end_ms, fill, crowded, fill_end_ms, apply_at, end))
