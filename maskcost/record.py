@@ -7,8 +7,8 @@ schema-off points, which its rule scores and the table does not; its columns are
 set of its sessions; the table gives, for each check and backend, the median |ITL error| of its points
 with the host's speed read from the target server and with nothing read, and each run's own median beside
 it. `python -m maskcost.record` writes the table into README.md between its two markers, and the pooled
-result of sessions P-Z and the table of the sessions (validation/sessions.csv: what each tested, its folder) into
-docs/validation.md; tests/test_record.py fails where any is not what the record renders. Points whose predictions
+result of sessions P-Z, the table of the sessions (validation/sessions.csv: what each tested, its folder) and the
+per-point tables of the runs RUN_TABLES names into docs/validation.md; tests/test_record.py fails where any is not what the record renders. Points whose predictions
 were made after the sweep (registered 0) are left out of all three.
 """
 from __future__ import annotations
@@ -31,6 +31,12 @@ POOLED_SESSIONS = r"vllm/[p-z]"  # the pre-registered sessions P-Z of docs/valid
 SESSIONS = ROOT / "validation" / "sessions.csv"
 SESSIONS_BEGIN, SESSIONS_END = "<!-- sessions: made by python -m maskcost.record -->", "<!-- sessions: end -->"
 SESSION_COLUMNS = ("session", "tested", "folder", "record_sessions")
+# docs/validation.md's per-point tables of these runs (render_run_table), each between its own markers
+RUN_TABLES = ("sglang/transfer/run1", "sglang/transfer/run2", "sglang/transfer/run3")
+
+
+def run_table_markers(session: str) -> tuple[str, str]:
+    return f"<!-- points of {session}: made by python -m maskcost.record -->", f"<!-- points of {session}: end -->"
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,9 @@ class ScoredPoint:
     speed_read_from: str | None  # calibration | earlier_points | reference_cell
     registered: bool
     config: str = ""  # the engine's settings beyond its defaults and the columns above ("replicas=2 ..."); "": none
+    running_mean: float | None = None  # the engine's mean running batch over the point's window
+    speed_read: float | None = None  # the host speed predicted_read used
+    interval_ms: tuple[float, float] | None = None  # predicted_bench's 80% interval as registered, where recorded
 
     @property
     def scored(self) -> bool:
@@ -77,7 +86,10 @@ def read_record(path: Path = RECORD) -> list[ScoredPoint]:
             out.append(ScoredPoint(r["engine"], r["engine_version"], r["backend"], r["session"], r["machine"],
                                    r["arm"], int(r["concurrency"]), int(r["cores"]), float(r["measured_itl_ms"]),
                                    _number(r["predicted_bench_itl_ms"]), _number(r["predicted_read_itl_ms"]),
-                                   r["speed_read_from"] or None, r["registered"] == "1", r.get("config") or ""))
+                                   r["speed_read_from"] or None, r["registered"] == "1", r.get("config") or "",
+                                   _number(r.get("running_mean", "")), _number(r.get("speed_read", "")),
+                                   (float(r["interval_lo_ms"]), float(r["interval_hi_ms"]))
+                                   if r.get("interval_lo_ms") else None))
         except (KeyError, ValueError, TypeError) as e:
             raise ValueError(f"{path}:{n}: not a scored point ({e})") from None
     return out
@@ -223,6 +235,29 @@ def render_sessions(points: list[ScoredPoint], sessions: list[dict[str, str]]) -
     return "\n".join([SESSIONS_BEGIN, *rows, SESSIONS_END])
 
 
+def render_run_table(points: list[ScoredPoint], session: str) -> str:
+    """One run's points, a row each (its backends in the record's order, then its loads): the running batch, the
+    measured ITL, the prediction with nothing read and its 80% interval as registered (", outside" where the
+    measured fell outside it), and the prediction with the host's speed read; between the run's markers."""
+    pts = [p for p in points if p.session == session and p.scored]
+    if not pts:
+        raise ValueError(f"{RECORD}: no scored point of {session}")
+    speeds = {round(p.speed_read, 3) for p in pts if p.speed_read is not None}
+    f = lambda v, fmt: "-" if v is None else format(v, fmt)  # noqa: E731
+    pct = lambda v: "-" if v is None else f"{v:+.0f}%"  # noqa: E731
+    rows = [f"| arm, load | running | measured | nothing read (80% interval) | error | speed read"
+            f"{f' ({speeds.pop():.3f})' if len(speeds) == 1 else ''} | error |", "|---|---|---|---|---|---|---|"]
+    order = list(dict.fromkeys(p.backend for p in pts))
+    for p in sorted(pts, key=lambda p: (order.index(p.backend), p.concurrency)):
+        iv, eb, er = p.interval_ms, p.error_pct(False), p.error_pct(True)
+        bench = f(p.predicted_bench_itl_ms, ".2f") + (f" ({iv[0]:.1f}-{iv[1]:.1f})" if iv else "")
+        outside = ", outside" if iv and not iv[0] <= p.measured_itl_ms <= iv[1] else ""
+        rows.append(f"| {BACKEND_WORDS.get(p.backend, p.backend)} {p.concurrency} | {f(p.running_mean, '.1f')} | "
+                    f"{p.measured_itl_ms:.2f} | {bench} | {pct(eb)}{outside} | {f(p.predicted_read_itl_ms, '.2f')} | "
+                    f"{pct(er)} |")
+    return "\n".join([*run_table_markers(session)[:1], *rows, run_table_markers(session)[1]])
+
+
 def readme_block(text: str, begin: str = BEGIN, end: str = END, where: Path = README) -> str:
     """The block of `where`'s text between two markers (default: the README's how-good table's), markers
     included; a ValueError where they are missing."""
@@ -247,6 +282,8 @@ def main() -> int:
         write_block(README, BEGIN, END, render(points), "the how-good table")
         write_block(DOCS, POOLED_BEGIN, POOLED_END, render_pooled(points), "the pooled result")
         write_block(DOCS, SESSIONS_BEGIN, SESSIONS_END, render_sessions(points, sessions), "the sessions' table")
+        for run in RUN_TABLES:
+            write_block(DOCS, *run_table_markers(run), render_run_table(points, run), f"the points of {run}")
     except (OSError, ValueError) as e:
         print(f"python -m maskcost.record: error: {e}", file=sys.stderr)
         return 1

@@ -20,6 +20,25 @@ def test_the_readme_table_is_what_the_record_renders():
     table = record.readme_block(record.DOCS.read_text(), record.SESSIONS_BEGIN, record.SESSIONS_END)
     assert table == record.render_sessions(record.read_record(), record.read_sessions()), \
         "docs/validation.md's table of the sessions is not the record's: run python -m maskcost.record"
+    for run in record.RUN_TABLES:
+        block = record.readme_block(record.DOCS.read_text(), *record.run_table_markers(run))
+        assert block == record.render_run_table(record.read_record(), run), \
+            f"docs/validation.md's points of {run} are not the record's: run python -m maskcost.record"
+
+
+def test_a_run_table_gives_each_point_its_interval_and_both_predictions():
+    """Measured 100 ms: nothing read 120 (interval 90-150: inside), speed read at 1.05 110; measured 50 against
+    80 (60-120: outside); a point with no read prediction shows '-'."""
+    from dataclasses import replace
+    a = replace(_point("sglang/transfer/run9", 100, 120, 110), concurrency=8, running_mean=7.96, speed_read=1.05,
+                interval_ms=(90.0, 150.0))
+    b = replace(_point("sglang/transfer/run9", 50, 80, None), concurrency=256, interval_ms=(60.0, 120.0))
+    rows = record.render_run_table([b, a, _point("vllm/p", 1, 2, 3)], "sglang/transfer/run9").splitlines()
+    assert rows[1].endswith("| speed read (1.050) | error |")
+    assert rows[3] == "| xgrammar 8 | 8.0 | 100.00 | 120.00 (90.0-150.0) | +20% | 110.00 | +10% |"
+    assert rows[4] == "| xgrammar 256 | - | 50.00 | 80.00 (60.0-120.0) | +60%, outside | - | - |"
+    with pytest.raises(ValueError, match="no scored point of sglang/transfer/run8"):
+        record.render_run_table([a], "sglang/transfer/run8")
 
 
 def test_a_session_row_counts_its_registered_points_and_machines(tmp_path):

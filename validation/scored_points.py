@@ -68,6 +68,9 @@ Columns
   0 for SGLang run 3 (its predictions were made after the results were seen). SGLang run 1's
   predicted_bench is post hoc although the row is 1 (its read prediction, the scored one, is registered).
 - source: the files the row came from, repository-relative, ';'-separated.
+- interval_lo_ms, interval_hi_ms: the 80% interval predicted_bench carried as registered (its predictions file's
+  itl_ms_pi80: the interval shipped before the run); read into the record for the SGLang transfer runs (whose
+  per-point tables in docs/validation.md maskcost.record renders from it), empty elsewhere.
 - err_bench_pct, err_read_pct: 100 * (predicted / measured - 1), signed, from the columns above.
 - rule: the README.md that states the row's scoring rule and bar (the nearest one above its predictions file).
 - predictions_commit: the commit that first added the predictions file (git log). Where the predictions
@@ -114,7 +117,7 @@ OUT = "validation/scored_points.csv"
 COLUMNS = ("engine", "engine_version", "backend", "session", "machine", "server", "arm", "concurrency",
            "running_mean", "max_num_seqs", "cores", "config", "measured_itl_ms", "predicted_bench_itl_ms",
            "predicted_read_itl_ms", "speed_read", "speed_read_from", "registered", "source", "err_bench_pct",
-           "err_read_pct", "rule", "predictions_commit")
+           "err_read_pct", "rule", "predictions_commit", "interval_lo_ms", "interval_hi_ms")
 
 
 def load(path: str):
@@ -404,6 +407,7 @@ def sglang_transfer_rows() -> list[dict]:
         d = f"{SG}/transfer/{run}"
         for arm, b in (("xgrammar", "xgrammar"), ("llguidance", "guidance")):
             bench, read = report_rows(f"{d}/{arm}/val-predicted/report.json"), report_rows(f"{d}/{arm}/val-read/report.json")
+            pi80 = {q["concurrency"]: q["itl_ms_pi80"] for q in load(f"{d}/{arm}/predicted.json")["points"]}
             for c in sorted(bench):
                 r = bench[c]
                 rows.append(dict(engine="sglang", engine_version="0.5.17", backend=b, session=f"sglang/transfer/{run}",
@@ -414,7 +418,8 @@ def sglang_transfer_rows() -> list[dict]:
                                  measured_itl_ms=r["measured"], predicted_bench_itl_ms=r["predicted"],
                                  predicted_read_itl_ms=read[c]["predicted"], speed_read=read[c]["speed"], speed_read_from="earlier_points", registered=1,
                                  source=f"{d}/{arm}/val-predicted/report.json; {d}/{arm}/val-read/report.json; "
-                                        f"{d}/score.json"))
+                                        f"{d}/score.json; {d}/{arm}/predicted.json",
+                                 interval_lo_ms=pi80[c][0], interval_hi_ms=pi80[c][1]))
     return rows
 
 
@@ -586,6 +591,8 @@ def main() -> None:
         r["err_bench_pct"] = err(r["predicted_bench_itl_ms"], r["measured_itl_ms"])
         r["err_read_pct"] = err(r["predicted_read_itl_ms"], r["measured_itl_ms"])
         r["rule"], r["predictions_commit"] = provenance(r["source"], seen)
+        r.setdefault("interval_lo_ms", None)
+        r.setdefault("interval_hi_ms", None)
     with open(ROOT / OUT, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(COLUMNS)
