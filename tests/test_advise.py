@@ -171,3 +171,29 @@ def test_the_default_search_has_no_drafts_where_the_engine_has_none(capsys, tmp_
     assert rc == 0 and res["configurations"]
     assert {c["config"]["spec_tokens"] for c in res["configurations"]} == {0}
     assert "no speculative decoding modelled" in text and "speculative decoding searched" not in text
+
+
+def test_advise_runs_from_its_request_resolved_once(capsys, tmp_path):
+    """advise's flags become one frozen AdviseRequest (cli/advise.advise_request); run_advice runs it, the same
+    twice, and the --json names the command it stands for."""
+    import dataclasses
+
+    from maskcost.cli import _parse
+    from maskcost.cli.advise import advise_request, run_advice
+    p = two_backends(tmp_path, 500.0, 50.0, 5.0)
+    out = tmp_path / "r.json"
+    argv = ["advise", "--profile", p, "--prompt-tokens", "1", "--quiet", "--json", str(out), "--spec-tokens", "0",
+            "--concurrency", "32", "--itl-p99-ms", "10", "--cores", "16", "--max-num-seqs", "128",
+            "--async-scheduling", "--backend", "guidance"]
+    req = advise_request(_parse(argv), command=argv)
+    assert [c.backend for c in req.configs["vllm"]] == ["guidance"] * len(req.configs["vllm"]) and req.tied
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        req.json = "elsewhere.json"
+    assert run_advice(req) == 0
+    first = json.loads(out.read_text())
+    assert run_advice(req) == 0
+    again = json.loads(out.read_text())
+    assert first["command"] == "maskcost " + " ".join(argv)
+    assert [c["points"][0]["itl_ms_mean"] for c in first["configurations"]] == \
+        [c["points"][0]["itl_ms_mean"] for c in again["configurations"]]
+    capsys.readouterr()

@@ -5,14 +5,17 @@ import itertools
 import json
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..point import Point
 from .common import Options
 from .engine_args import _add_engine_args, engine_config
 from .predict import _workloads, add_workload_args, load_inputs
+
+if TYPE_CHECKING:
+    from ..model.advise import Goal
 
 # the search when a flag does not narrow it
 DEFAULT_MAX_NUM_SEQS = (128, 256)
@@ -117,10 +120,29 @@ def _one_more_core(profile, choice, wls, tied: bool) -> dict[str, Any]:
     return {"cores": more.usable_cores, "points": pts}
 
 
-def cmd_advise(args) -> int:
-    from ..model.advise import Goal, choices
+@dataclass(frozen=True)
+class AdviseRequest:
+    """A search resolved once from advise's flags (advise_request): each engine's inputs (its profile with the
+    user's schemas traced for it, the speeds it runs at) and the configurations searched on it, the loads, the
+    goal; run_advice runs it. `command` is what its --json records as the command that made it."""
+    goal: "Goal"
+    inputs: dict  # engine -> cli.predict.Inputs
+    configs: dict  # engine -> tuple of model.config.EngineConfig, each a configuration searched
+    schema_ids: tuple[str, ...]  # the schemas every engine's profile has
+    loads: tuple  # model.config.Workload, one a load each configuration must meet the goal at
+    tied: bool  # cpu_count follows the cores searched (no --cpu-count)
+    spec: tuple[str, float, float]  # the drafts searched: --spec-method, --spec-acceptance, --spec-draft-rate
+    json: str | None
+    png: str | None
+    progress: bool
+    command: tuple[str, ...]
+
+
+def advise_request(args, command: list[str] | None = None) -> AdviseRequest:
+    """advise's flags checked and resolved once into its request (what a flag leaves out of the search is said as
+    it is decided); a ValueError names a flag that cannot be searched."""
+    from ..model.advise import Goal
     goal = Goal(args.itl_p99_ms, args.ttft_p99_ms, args.overhead_pct, args.min_tok_s)
-    t0 = time.perf_counter()
     engines = list(dict.fromkeys(args.engine))
     flags, loaded = _load_engines(args, engines)
     common = [s for s in loaded[engines[0]].schema_ids if all(s in v.schema_ids for v in loaded.values())]
@@ -129,21 +151,37 @@ def cmd_advise(args) -> int:
                          f"(traced for each engine's profile)")
     requests = None if args.requests is not None or args.precision else \
         (lambda c: max(MIN_REQUESTS, 4 * (c or 0)))  # a point's own load sets it (a p99 needs them)
-    wls = _workloads(args, tuple(common), requests)
-    points = _search(args, flags, loaded, wls)
-    names = ", ".join(v.profile.name for v in loaded.values())
-    ranked = choices(points, goal)
+    return AdviseRequest(goal, loaded, {e: tuple(_configs(flags[e], v.profile, v.speeds)) for e, v in loaded.items()},
+                         tuple(common), tuple(_workloads(args, tuple(common), requests)), tied=not args.cpu_count,
+                         spec=(args.spec_method, args.spec_acceptance, args.spec_draft_rate), json=args.json,
+                         png=args.png, progress=not args.quiet,
+                         command=tuple(sys.argv[1:] if command is None else command))
+
+
+def cmd_advise(args) -> int:
+    return run_advice(advise_request(args))
+
+
+def run_advice(req: AdviseRequest) -> int:
+    """The search, its ranking, the chosen configuration explained, and the --json and --png: 0 where a
+    configuration meets the goal, else 1."""
+    from ..model.advise import choices
+    t0 = time.perf_counter()
+    points = _search(req)
+    names = ", ".join(v.profile.name for v in req.inputs.values())
+    ranked = choices(points, req.goal)
     meets = [c for c in ranked if c.meets]
     loads = ", ".join(_load(p) for p in ranked[0].points)
-    print(f"goal: {goal.words()} at {loads} ({len(common)} schema{'s' if len(common) != 1 else ''}); "
-          f"{len(ranked)} configurations searched "
-          f"in {time.perf_counter() - t0:.1f} s (profile {names})")
+    n = len(req.schema_ids)
+    print(f"goal: {req.goal.words()} at {loads} ({n} schema{'s' if n != 1 else ''}); {len(ranked)} configurations "
+          f"searched in {time.perf_counter() - t0:.1f} s (profile {names})")
     if any(c.config["spec_tokens"] for c in ranked):
-        print(f"speculative decoding searched at {args.spec_method} drafts, acceptance {args.spec_acceptance:g} and "
-              f"draft rate {args.spec_draft_rate:g} (--spec-acceptance, --spec-draft-rate): a guess for your "
-              f"workload until your engine's spec_decode metrics give them")
+        print(f"speculative decoding searched at {req.spec[0]} drafts, acceptance {req.spec[1]:g} and draft rate "
+              f"{req.spec[2]:g} (--spec-acceptance, --spec-draft-rate): a guess for your workload until your "
+              f"engine's spec_decode metrics give them")
     chosen = meets[0] if meets else ranked[0]
-    result: dict[str, Any] = {"goal": asdict(goal), "profile": names, "command": "maskcost " + " ".join(sys.argv[1:]),
+    result: dict[str, Any] = {"goal": asdict(req.goal), "profile": names,
+                              "command": "maskcost " + " ".join(req.command),
                               "configurations": [{"config": c.config, "meets": c.meets, "shortfall": c.shortfall,
                                                   "points": [p.to_json() for p in c.points]} for c in ranked]}
     if meets:
@@ -152,14 +190,14 @@ def cmd_advise(args) -> int:
     else:
         print("\nNo configuration searched meets the goal. The nearest:")
         _list(ranked, 3)
-    result["chosen"] = _explain(chosen, goal, bool(meets), loaded[chosen.config["engine"]].profile, wls,
-                                tied=not args.cpu_count)
-    if args.json:
-        Path(args.json).write_text(json.dumps(result, indent=1))
-        print(f"wrote {args.json}")
-    png = args.png or (str(Path(args.json).with_suffix(".png")) if args.json else None)
+    result["chosen"] = _explain(chosen, req.goal, bool(meets), req.inputs[chosen.config["engine"]].profile,
+                                list(req.loads), tied=req.tied)
+    if req.json:
+        Path(req.json).write_text(json.dumps(result, indent=1))
+        print(f"wrote {req.json}")
+    png = req.png or (str(Path(req.json).with_suffix(".png")) if req.json else None)
     if png:
-        _plot(ranked, goal, Path(png))
+        _plot(ranked, req.goal, Path(png))
         print(f"wrote {png}")
     return 0 if meets else 1
 
@@ -189,21 +227,20 @@ def _load_engines(args, engines: list[str]) -> tuple[dict, dict]:
     return flags, loaded
 
 
-def _search(args, flags: dict, loaded: dict, wls) -> list[Point]:
+def _search(req: AdviseRequest) -> list[Point]:
     """Every configuration of every engine on the workloads, each point with its interval."""
     from ..interval import with_intervals
     from ..model.predict import grid
     from .predict import with_cost_spread
     points = []
-    for e, got_in in loaded.items():
-        prof = got_in.profile
-        cfgs = _configs(flags[e], prof, got_in.speeds)
+    for e, got_in in req.inputs.items():
+        prof, cfgs, wls = got_in.profile, list(req.configs[e]), list(req.loads)
         print(f"searching {e} {', '.join(sorted({c.policy.version for c in cfgs}))} "
               f"({len(cfgs)} configurations; model/engines.py)")
         offs: dict = {}  # the schema-off arms, run once for the grid and the interval's (with_cost_spread)
-        got = grid(prof, cfgs, wls, band=False, progress=not args.quiet, offs=offs)
+        got = grid(prof, cfgs, wls, band=False, progress=req.progress, offs=offs)
         points += with_cost_spread(prof, cfgs, wls, got_in.schema_ids, with_intervals(got, read=got_in.speeds.read),
-                                   {h.schema_id for h in got_in.local}, progress=not args.quiet, offs=offs)
+                                   {h.schema_id for h in got_in.local}, progress=req.progress, offs=offs)
     return points
 
 
