@@ -7,9 +7,10 @@ schema-off points, which its rule scores and the table does not; its columns are
 set of its sessions; the table gives, for each check and backend, the median |ITL error| of its points
 with the host's speed read from the target server and with nothing read, and each run's own median beside
 it. `python -m maskcost.record` writes the table into README.md between its two markers, and the pooled
-result of sessions P-Z, the table of the sessions (validation/sessions.csv: what each tested, its folder) and the
-per-point tables of the runs RUN_TABLES names into docs/validation.md; tests/test_record.py fails where any is not what the record renders. Points whose predictions
-were made after the sweep (registered 0) are left out of all three.
+result of sessions P-Z, the table of the sessions (validation/sessions.csv: what each tested, its folder) and
+the per-point tables of the runs RUN_TABLES names into docs/validation.md; tests/test_record.py fails where any is
+not what the record renders. Points whose predictions were made after the sweep (registered 0) are left out of
+all of them.
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ RUN_TABLES = ("sglang/transfer/run1", "sglang/transfer/run2", "sglang/transfer/r
 
 
 def run_table_markers(session: str) -> tuple[str, str]:
+    """The markers around a run's per-point table in docs/validation.md (render_run_table)."""
     return f"<!-- points of {session}: made by python -m maskcost.record -->", f"<!-- points of {session}: end -->"
 
 
@@ -76,6 +78,14 @@ def _number(text: str) -> float | None:
     return float(text) if text else None
 
 
+def _interval(row: dict[str, str]) -> tuple[float, float] | None:
+    """A row's registered 80% interval: both its ends, or neither."""
+    lo, hi = row.get("interval_lo_ms") or "", row.get("interval_hi_ms") or ""
+    if bool(lo) != bool(hi):
+        raise ValueError(f"interval_lo_ms {lo or '(empty)'}, interval_hi_ms {hi or '(empty)'}: give both or neither")
+    return (float(lo), float(hi)) if lo else None
+
+
 def read_record(path: Path = RECORD) -> list[ScoredPoint]:
     """Every row of the record (registered or not), typed; a row that is not one: a one-line ValueError."""
     with open(path, newline="") as f:
@@ -88,8 +98,7 @@ def read_record(path: Path = RECORD) -> list[ScoredPoint]:
                                    _number(r["predicted_bench_itl_ms"]), _number(r["predicted_read_itl_ms"]),
                                    r["speed_read_from"] or None, r["registered"] == "1", r.get("config") or "",
                                    _number(r.get("running_mean", "")), _number(r.get("speed_read", "")),
-                                   (float(r["interval_lo_ms"]), float(r["interval_hi_ms"]))
-                                   if r.get("interval_lo_ms") else None))
+                                   _interval(r)))
         except (KeyError, ValueError, TypeError) as e:
             raise ValueError(f"{path}:{n}: not a scored point ({e})") from None
     return out
@@ -243,18 +252,19 @@ def render_run_table(points: list[ScoredPoint], session: str) -> str:
     if not pts:
         raise ValueError(f"{RECORD}: no scored point of {session}")
     speeds = {round(p.speed_read, 3) for p in pts if p.speed_read is not None}
+    one_speed = len(speeds) == 1  # in the header; else each read prediction says its own
     f = lambda v, fmt: "-" if v is None else format(v, fmt)  # noqa: E731
     pct = lambda v: "-" if v is None else f"{v:+.0f}%"  # noqa: E731
     rows = [f"| arm, load | running | measured | nothing read (80% interval) | error | speed read"
-            f"{f' ({speeds.pop():.3f})' if len(speeds) == 1 else ''} | error |", "|---|---|---|---|---|---|---|"]
+            f"{f' ({next(iter(speeds)):.3f})' if one_speed else ''} | error |", "|---|---|---|---|---|---|---|"]
     order = list(dict.fromkeys(p.backend for p in pts))
     for p in sorted(pts, key=lambda p: (order.index(p.backend), p.concurrency)):
         iv, eb, er = p.interval_ms, p.error_pct(False), p.error_pct(True)
         bench = f(p.predicted_bench_itl_ms, ".2f") + (f" ({iv[0]:.1f}-{iv[1]:.1f})" if iv else "")
         outside = ", outside" if iv and not iv[0] <= p.measured_itl_ms <= iv[1] else ""
         rows.append(f"| {BACKEND_WORDS.get(p.backend, p.backend)} {p.concurrency} | {f(p.running_mean, '.1f')} | "
-                    f"{p.measured_itl_ms:.2f} | {bench} | {pct(eb)}{outside} | {f(p.predicted_read_itl_ms, '.2f')} | "
-                    f"{pct(er)} |")
+                    f"{p.measured_itl_ms:.2f} | {bench} | {pct(eb)}{outside} | {f(p.predicted_read_itl_ms, '.2f')}"
+                    f"{'' if one_speed or p.speed_read is None else f' (at {p.speed_read:.3f})'} | {pct(er)} |")
     return "\n".join([*run_table_markers(session)[:1], *rows, run_table_markers(session)[1]])
 
 

@@ -39,6 +39,20 @@ def test_a_run_table_gives_each_point_its_interval_and_both_predictions():
     assert rows[4] == "| xgrammar 256 | - | 50.00 | 80.00 (60.0-120.0) | +60%, outside | - | - |"
     with pytest.raises(ValueError, match="no scored point of sglang/transfer/run8"):
         record.render_run_table([a], "sglang/transfer/run8")
+    # two speeds read in one run: each read prediction says its own, the header none
+    c = replace(a, concurrency=64, speed_read=0.9)
+    rows = record.render_run_table([a, c], "sglang/transfer/run9").splitlines()
+    assert rows[1].endswith("| speed read | error |") and "| 110.00 (at 0.900) | +10% |" in rows[4]
+
+
+def test_a_record_row_with_half_an_interval_is_named(tmp_path):
+    f = tmp_path / "r.csv"
+    f.write_text("engine,engine_version,backend,session,machine,arm,concurrency,cores,measured_itl_ms,"
+                 "predicted_bench_itl_ms,predicted_read_itl_ms,speed_read_from,registered,interval_lo_ms,"
+                 "interval_hi_ms\n"
+                 "vllm,0.25.1,xgrammar,s,m,schema_on,8,16,10,11,,,1,9.5,\n")
+    with pytest.raises(ValueError, match=r"r.csv:2: .*interval_hi_ms \(empty\): give both or neither"):
+        record.read_record(f)
 
 
 def test_a_session_row_counts_its_registered_points_and_machines(tmp_path):

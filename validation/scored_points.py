@@ -548,10 +548,12 @@ def llamacpp_rows() -> list[dict]:
 # ---------------------------------------------------------------- output and the check
 
 def fmt(v) -> str:
+    """A value as the CSV holds it: floats to 9 significant digits (6 rounded 388.0545 to 388.055, which the
+    tables' two decimals then rounded up: one rounding, not two)."""
     if v is None:
         return ""
     if isinstance(v, float):
-        return f"{v:.6g}" if abs(v) >= 1e-3 else f"{v:.3g}"
+        return f"{v:.9g}" if abs(v) >= 1e-3 else f"{v:.3g}"
     return str(v)
 
 

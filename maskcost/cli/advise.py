@@ -124,7 +124,8 @@ def _one_more_core(profile, choice, wls, tied: bool) -> dict[str, Any]:
 class AdviseRequest:
     """A search resolved once from advise's flags (advise_request): each engine's inputs (its profile with the
     user's schemas traced for it, the speeds it runs at) and the configurations searched on it, the loads, the
-    goal; run_advice runs it. `command` is what its --json records as the command that made it."""
+    goal; run_advice runs it (its dicts are the request's own: nothing changes them after advise_request).
+    `command` is what its --json records as the command that made it."""
     goal: "Goal"
     inputs: dict  # engine -> cli.predict.Inputs
     configs: dict  # engine -> tuple of model.config.EngineConfig, each a configuration searched
@@ -132,9 +133,9 @@ class AdviseRequest:
     loads: tuple  # model.config.Workload, one a load each configuration must meet the goal at
     tied: bool  # cpu_count follows the cores searched (no --cpu-count)
     spec: tuple[str, float, float]  # the drafts searched: --spec-method, --spec-acceptance, --spec-draft-rate
-    json: str | None
-    png: str | None
-    progress: bool
+    json: str | None  # where every configuration searched and the chosen one go (--json)
+    png: str | None  # the ranking's plot (--png; default beside --json)
+    progress: bool  # the grids' bars (not --quiet)
     command: tuple[str, ...]
 
 
@@ -164,7 +165,8 @@ def cmd_advise(args) -> int:
 
 def run_advice(req: AdviseRequest) -> int:
     """The search, its ranking, the chosen configuration explained, and the --json and --png: 0 where a
-    configuration meets the goal, else 1."""
+    configuration meets the goal, else 1. The time it prints is the search's (profiles and schemas were loaded
+    and traced by advise_request)."""
     from ..model.advise import choices
     t0 = time.perf_counter()
     points = _search(req)

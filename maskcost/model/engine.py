@@ -329,11 +329,12 @@ class Simulation:
         return None if self.spin is None or structured_rows < self.copy_rows else self.spin
 
     def _trace_step(self, t0: float, forward_ms: float, c: StepClock) -> None:
-        """The step's engine-thread CPU, its forward and the spinners' delay, on the trace's lanes (the fill's own
-        spans the engine policy writes)."""
+        """The step's engine-thread CPU, its forward and the spinners' delay, on the trace's lanes, written after the
+        spans of the fill that the engine policy writes as it runs (a lane's number is its first span's place)."""
         self.event("advance + engine CPU", "engine thread", t0, c.cpu_serial_ms)
         self.event("forward", "GPU", c.gpu_end_ms - forward_ms, forward_ms)
-        self.event("crowded by the copy's spinners", "engine thread", c.fill_end_ms - c.crowded_ms, c.crowded_ms)
+        self.event("crowded by the copy's spinners", "engine thread", t0 + c.cpu_serial_ms + c.fill.dur_ms,
+                   c.crowded_ms)
 
     def _outputs_leave(self, t0: float, fill_end: float):
         """The previous step's held outputs (async scheduling) leave once this step's fill is done; returns

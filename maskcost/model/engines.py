@@ -686,7 +686,8 @@ class Sglang(Engine):
         if not self.fills_batched(sim):
             return super().fill(sim, row_ms, fill_ms, use_pool, t0)
         dur = self.batched_fill_ms(sim, row_ms)
-        sim.event("fill bitmask", "engine thread", t0, dur)
+        if sim.record_trace:
+            sim.event("fill bitmask", "engine thread", t0, dur)
         return fill_times(dur, 0.0, dur)
 
 

@@ -1,13 +1,13 @@
 """One engine step's times as arithmetic, and the record a step leaves.
 
-Both of the simulation's engine loops (model/engine.py: engine_loop, step by step; _quiet_run, a run
-of steady steps in one go) take a step's times from one function, step_clock, so the two cannot drift apart.
-The step (docs/engines.md; each engine's mechanisms: model/engines.py): the engine thread's serial CPU work
-(advance the matchers, the engine's own per-step work, a compile it waits for) starts the step; the
-GPU forward runs beside it (after it, in a sync step with a grammar row); the fill follows the serial
-work (on the engine thread or the pool: the engine policy says how long); the mask is copied and
-applied when both the fill and the forward are done; a sync step without a grammar row runs its
-serial work after that. Everything here is in ms of simulated time.
+Both of the simulation's engine loops (model/engine.py: engine_loop, step by step; _quiet_run, a run of steady
+steps in one go) take a step's times from one function, step_clock (pure but for the trace spans the engine
+policy's fill writes), so the two cannot drift apart. The step (docs/engines.md; each engine's mechanisms:
+model/engines.py): the engine thread's serial CPU work (advance the matchers, the engine's own per-step work,
+a compile it waits for) starts the step; the GPU forward runs beside it (after it, in a sync step with a
+grammar row); the fill follows the serial work (on the engine thread or the pool: the engine policy says how
+long); the mask is copied and applied when both the fill and the forward are done; a sync step without a
+grammar row runs its serial work after that. Everything here is in ms of simulated time.
 
 Invariants (tests/test_model.py checks them on step_clock and that the two loops give the same steps;
 tests/test_golden.py the whole grid):
@@ -116,15 +116,16 @@ def no_fill(start_ms: float) -> FillTimes:
 
 
 class StepClock(NamedTuple):
-    """When each part of a step ends (step_clock), ms of simulated time, and what the parts took."""
-    overhead_ms: float  # the engine's own CPU work beyond the advance
-    cpu_serial_ms: float  # the serial CPU part that starts the step (from t0)
-    gpu_end_ms: float  # the forward's end
+    """A step's clock (step_clock): what its parts took (durations, ms) and when they start or end (ms of
+    simulated time)."""
+    overhead_ms: float  # duration: the engine's own CPU work beyond the advance
+    cpu_serial_ms: float  # duration: the serial CPU part that starts the step at t0
+    gpu_end_ms: float  # time: the forward's end
     fill: FillTimes
-    crowded_ms: float  # how much later the copy's spinners make the engine thread's work end (spin_loss_ms)
-    fill_end_ms: float
-    apply_at_ms: float  # the mask's copy and apply start
-    end_ms: float
+    crowded_ms: float  # duration: how much later the copy's spinners make the engine thread's work end
+    fill_end_ms: float  # time: the fill's end, the spinners' delay included (when held outputs leave)
+    apply_at_ms: float  # time: the mask's copy and apply start
+    end_ms: float  # time: the step's end
 
 
 def step_clock(t0: float, forward_ms: float, adv_ms: float, apply_ms: float, terms: CpuTerms, grammar_cpu: bool,

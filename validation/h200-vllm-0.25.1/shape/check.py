@@ -32,7 +32,7 @@ SWEEP_REQUEST_RUNS = ("run5", "run6", "run7", "run8", "run9", "run10", "run11", 
                       "run14", "run15")  # (and the GPU bar)
 # runs whose 6-core points are predicted with the OpenMP team the servers really kept: started on 16 cores, moved
 # to 6 by taskset -a (run.sh), a team of 16 (EngineConfig.omp_threads; docs/validation.md finding 27)
-TEAM16_RUNS = ("run7", "run8", "run9", "run10", "run11", "run12", "run13", "run14", "run15")
+TEAM16_RUNS = ("run7", "run8", "run9", "run10", "run11", "run12", "run13", "run14")
 # post hoc: predict's flags beyond the check's own (posthoc/sampling.txt, its script at 1fcd12b: --precision), none
 # when registered
 PREDICT_ARGS = os.environ.get("CHECK_PREDICT_ARGS", "").split()
@@ -144,10 +144,11 @@ def calibrate_time(run: Path) -> dict | None:
 
 
 def noise(primary: list[dict]) -> dict | None:
-    """Run 15 on, reported (no bar): the run's own repeat noise in the nested/flat ratio (the SD of one repeat's
-    log ratio about its point's mean, pooled over the six), what an exact model would reach against it (the
-    chance one ratio, and all six, land within the bar) and the model's errors in its units (z = log(1 + error)
-    / (SD / sqrt(repeats)); the sum of z^2 against chi2 with 6 degrees of freedom: posthoc/ratio_floor.txt)."""
+    """Reported from run 15 on (no bar; computed for any run scored anew): the run's own repeat noise in the
+    nested/flat ratio (the SD of one repeat's log ratio about its point's mean, pooled over the six), what an
+    exact model would reach against it (the chance one ratio, and all six, land within the bar) and the model's
+    errors in its units (z = log(1 + error) / (SD / sqrt(repeats)); the sum of z^2 against chi2 with 6 degrees
+    of freedom: posthoc/ratio_floor.txt)."""
     from scipy.stats import chi2, norm
     ss, df, rows = 0.0, 0, [r for r in primary if r["error_pct"] is not None and len(r["measured_ratio_by_repeat"]) > 1]
     for r in rows:
@@ -237,10 +238,12 @@ def score(run: Path, profile: Path | None = None) -> None:
                  + ", ".join(f"{s} {v:.1f}%" for s, v in res["median_abs_ratio_error_pct"].items()))
     if res["noise"]:
         n = res["noise"]
-        lines.append(f"this run's repeat noise: SD {n['repeat_sd_log_ratio']:.3f} of a repeat's log ratio (df {n['df']}); "
-                     f"an exact model within {BAR_PCT:.0f}% at one ratio {n['exact_model_p_one']:.2f}, all six "
-                     f"{n['exact_model_p_all']:.2f}; the model's z " + ", ".join(f"{k} {v:+.1f}" for k, v in n["z"].items())
-                     + f"; sum z^2 {n['sum_z2']:.1f}, P(chi2 6 >= it) {n['p_chi2']:.2f}")
+        k = len(n["z"])
+        lines.append(f"this run's repeat noise: SD {n['repeat_sd_log_ratio']:.3f} of a repeat's log ratio "
+                     f"(df {n['df']}); an exact model within {BAR_PCT:.0f}% at one ratio {n['exact_model_p_one']:.2f}, "
+                     f"all {k} {n['exact_model_p_all']:.2f}; the model's z "
+                     + ", ".join(f"{a} {v:+.1f}" for a, v in n["z"].items())
+                     + f"; sum z^2 {n['sum_z2']:.1f}, P(chi2 {k} >= it) {n['p_chi2']:.2f}")
     it = res["itl"]
     lines.append(f"each point's ITL (flat and nested, both backends): median |error| {f(it['median_abs_pct'], '{:.1f}')}% "
                  f"over {it['points']} (too fast in the model at {it['model_too_fast']}); inside its 80% interval "
