@@ -384,3 +384,13 @@ def test_calibrate_blackbox_sweeps_a_server_and_fits_the_grammar_through_it(tmp_
     assert [p.concurrency for p in bb.points] == [4, 8] and bb.row_us > 0
     assert f"fit: {bb.step_us:.0f} us per step + {bb.row_us:.0f} us per constrained row" in said
     assert said.splitlines()[-1] == f"wrote {out}" and load_profile(out).provenance["command"].startswith("maskcost")
+
+
+def test_predict_quiet_writes_no_bar(capsys):
+    """predict --quiet, as advise's: the points on stdout, nothing on stderr; without it, its bars there."""
+    from maskcost.cli import main
+    assert main(["predict", "--concurrency", "8", "--requests", "200", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "vllm" in out and err == ""
+    assert main(["predict", "--concurrency", "8", "--requests", "200"]) == 0
+    assert "predict" in capsys.readouterr().err

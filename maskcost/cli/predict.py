@@ -271,6 +271,7 @@ class PredictRequest:
     resume: bool
     precision: float | None  # (what the note on unsettled points advises)
     command: tuple[str, ...]
+    progress: bool = True  # the grids' bars on stderr (not --quiet)
 
 
 def predict_request(args, command: list[str] | None = None) -> PredictRequest:
@@ -285,7 +286,7 @@ def predict_request(args, command: list[str] | None = None) -> PredictRequest:
     say_engines(args, inputs.profile, inputs.local)
     return PredictRequest(inputs, tuple(configs), tuple(loads), args.json, args.png, args.trace, args.band,
                           args.executor, args.scheduler, args.resume, args.precision,
-                          tuple(command or ["maskcost", *sys.argv[1:]]))
+                          tuple(command or ["maskcost", *sys.argv[1:]]), progress=not args.quiet)
 
 
 def cmd_predict(args) -> int:
@@ -303,7 +304,7 @@ def run_prediction(req: PredictRequest) -> int:
     try:
         points = grid(profile, configs, loads, trace_out=Path(req.trace) if req.trace else None, band=req.band,
                       done=done, on_point=_streamer(stream) if stream else None, executor=req.executor,
-                      scheduler=req.scheduler, offs=offs)
+                      scheduler=req.scheduler, offs=offs, progress=req.progress)
     finally:
         if stream:
             stream.close()
@@ -311,7 +312,7 @@ def run_prediction(req: PredictRequest) -> int:
     # speed the calibration read) is the narrower one; a --cpu-speed given by hand counts as nothing read
     points = with_intervals(points, read=speeds.read)
     points = with_cost_spread(profile, configs, loads, schema_ids, points, {h.schema_id for h in local},
-                              executor=req.executor, scheduler=req.scheduler, offs=offs)
+                              progress=req.progress, executor=req.executor, scheduler=req.scheduler, offs=offs)
     _say_points(points, profile, req)
     result = {"profile": {"name": profile.name, "created_utc": profile.created_utc, "host": profile.host.__dict__,
                           "provenance": profile.provenance},
@@ -446,6 +447,7 @@ def add_parser(sub) -> None:
                    "(an interrupted grid) and run only the rest")
     o.add_argument("--png", metavar="OUT.png", help="default: next to --json")
     o.add_argument("--trace", metavar="OUT.json", help="Chrome/Perfetto trace of the first point")
+    o.add_argument("--quiet", action="store_true", help="no progress bars (default: a bar a grid on stderr)")
     r = p.add_argument_group("the server's own speed, read from a report of it, and the band")
     r.add_argument("--cpu-speed-from-report", nargs="+", metavar="REPORT.json",
                    help="--cpu-speed = the median host speed (--speed-source) over the points of `maskcost report` "
