@@ -81,6 +81,9 @@ def test_bad_inputs_are_one_line_errors(tmp_path):
     r = mc("predict", "--profile", str(tmp_path / "s.json"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--profile" in r.stderr and "not a maskcost profile" \
         in r.stderr
+    r = mc("advise", "--itl-p99-ms", "30", "--profile", str(tmp_path / "s.json"))  # said of the flag, as predict
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "error: --profile" in r.stderr and \
+        "not a maskcost profile" in r.stderr
     for flags, said in ((("--requests", "0"), "--requests 0: must be >= 1"), (("--cores", "0"), "--cores 0: must be"),
                         (("--structured-fraction", "1.5"), "--structured-fraction 1.5: must be in [0, 1]"),
                         (("--spec-acceptance", "2"), "--spec-acceptance 2.0: must be in [0, 1]"),

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..point import Point
 from .common import Options
-from .engine_args import _add_engine_args, engine_config
+from .engine_args import _add_engine_args, engine_config, profile_flag
 from .predict import _workloads, add_workload_args, load_inputs
 
 if TYPE_CHECKING:
@@ -212,7 +212,9 @@ def _load_engines(args, engines: list[str]) -> tuple[dict, dict]:
     if len(engines) > 1 and args.profile:
         raise ValueError("advise --engine with several engines takes each one's shipped profile: give --profile with "
                          "one engine at a time")
-    profiles = {e: load_profile(args.profile or shipped_profile_path((e,), args.engine_version if len(engines) == 1 else None)) for e in engines}
+    profiles = {e: profile_flag(args.profile) if args.profile else
+                load_profile(shipped_profile_path((e,), args.engine_version if len(engines) == 1 else None))
+                for e in engines}
     for b in args.backend or ():
         lacking = [p.name for p in profiles.values() if b not in p.backends]
         if lacking:

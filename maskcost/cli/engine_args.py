@@ -9,12 +9,17 @@ from dataclasses import dataclass
 from ..model.engines import shipped_profile_path
 from ..profile import Profile, ProfileError, load_profile
 
+def profile_flag(path: str) -> Profile:
+    """The profile --profile names; what is wrong with the file, said of the flag."""
+    try:
+        return load_profile(path)
+    except ProfileError as e:
+        raise ProfileError(f"--profile {e}") from None
+
+
 def _profile(args) -> Profile:
     if args.profile:
-        try:
-            p = load_profile(args.profile)
-        except ProfileError as e:
-            raise ProfileError(f"--profile {e}") from None
+        p = profile_flag(args.profile)
     else:
         p = load_profile(shipped_profile_path(getattr(args, "engine", ()), getattr(args, "engine_version", None)))
     for b in args.backend:
