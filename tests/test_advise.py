@@ -185,7 +185,7 @@ def test_advise_runs_from_its_request_resolved_once(capsys, tmp_path):
     argv = ["advise", "--profile", p, "--prompt-tokens", "1", "--quiet", "--json", str(out), "--spec-tokens", "0",
             "--concurrency", "32", "--itl-p99-ms", "10", "--cores", "16", "--max-num-seqs", "128",
             "--async-scheduling", "--backend", "guidance"]
-    req = advise_request(_parse(argv), command=argv)
+    req = advise_request(_parse(argv), command=["maskcost", *argv])
     assert req.configs["vllm"] and {c.backend for c in req.configs["vllm"]} == {"guidance"} and req.tied
     with pytest.raises(dataclasses.FrozenInstanceError):
         req.json = "elsewhere.json"

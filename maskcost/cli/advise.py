@@ -141,7 +141,8 @@ class AdviseRequest:
 
 def advise_request(args, command: list[str] | None = None) -> AdviseRequest:
     """advise's flags checked and resolved once into its request (what a flag leaves out of the search is said as
-    it is decided); a ValueError names a flag that cannot be searched."""
+    it is decided); a ValueError names a flag that cannot be searched. `command`: the command line it stands for,
+    "maskcost" first, as predict_request's (default: this process's)."""
     from ..model.advise import Goal
     goal = Goal(args.itl_p99_ms, args.ttft_p99_ms, args.overhead_pct, args.min_tok_s)
     engines = list(dict.fromkeys(args.engine))
@@ -156,7 +157,7 @@ def advise_request(args, command: list[str] | None = None) -> AdviseRequest:
                          tuple(common), tuple(_workloads(args, tuple(common), requests)), tied=not args.cpu_count,
                          spec=(args.spec_method, args.spec_acceptance, args.spec_draft_rate), json=args.json,
                          png=args.png, progress=not args.quiet,
-                         command=tuple(sys.argv[1:] if command is None else command))
+                         command=tuple(command or ["maskcost", *sys.argv[1:]]))
 
 
 def cmd_advise(args) -> int:
@@ -183,7 +184,7 @@ def run_advice(req: AdviseRequest) -> int:
               f"engine's spec_decode metrics give them")
     chosen = meets[0] if meets else ranked[0]
     result: dict[str, Any] = {"goal": asdict(req.goal), "profile": names,
-                              "command": "maskcost " + " ".join(req.command),
+                              "command": " ".join(req.command),
                               "configurations": [{"config": c.config, "meets": c.meets, "shortfall": c.shortfall,
                                                   "points": [p.to_json() for p in c.points]} for c in ranked]}
     if meets:
