@@ -29,7 +29,7 @@ CORES6_LOADS = (128,)  # run 4: flat and nested with the servers on 6 cores (xg6
 # most of the GPU gap)
 SWEEP_PROMPTS = {"flat": (109, 96), "nested": (163, 160), "deep": (189, 176)}  # (prompt tokens, of them cached)
 SWEEP_REQUEST_RUNS = ("run5", "run6", "run7", "run8", "run9", "run10", "run11", "run12", "run13",
-                      "run14", "run15")  # (and the GPU bar)
+                      "run14", "run15", "run16")  # (and the GPU bar)
 # runs whose 6-core points are predicted with the OpenMP team the servers really kept: started on 16 cores, moved
 # to 6 by taskset -a (run.sh), a team of 16 (EngineConfig.omp_threads; docs/validation.md finding 27)
 TEAM16_RUNS = ("run7", "run8", "run9", "run10", "run11", "run12", "run13", "run14")
@@ -145,7 +145,7 @@ def calibrate_time(run: Path) -> dict | None:
 
 def noise(primary: list[dict]) -> dict | None:
     """Reported from run 15 on (no bar; computed for any run scored anew): the run's own repeat noise in the
-    nested/flat ratio (the SD of one repeat's log ratio about its point's mean, pooled over the six), what an
+    nested/flat ratio (run 16: the deep/flat too, apart) (the SD of one repeat's log ratio about its point's mean, pooled over the six), what an
     exact model would reach against it (the chance one ratio, and all six, land within the bar) and the model's
     errors in its units (z = log(1 + error) / (SD / sqrt(repeats)); the sum of z^2 against chi2 with 6 degrees
     of freedom: posthoc/ratio_floor.txt)."""
@@ -205,6 +205,10 @@ def score(run: Path, profile: Path | None = None) -> None:
                                                                       for r in rows)}}
     res["itl"] = itl_score(pred["points"], meas)
     res["noise"] = noise(primary)
+    deep = [r for r in rows if r["schema"] == "deep" and r["error_pct"] is not None]
+    if deep:  # run 16: deep alone measured; its ratio held to the same bar, apart from the primary
+        res["deep_scored"], res["deep_within_bar"] = len(deep), sum(abs(r["error_pct"]) <= BAR_PCT for r in deep)
+        res["noise_deep"] = noise(deep)
     if meas6:  # run 4: the core-count points, and the issue's bar (a) over every held-out point
         res["itl_cores6"] = itl_score(pred["cores6"], meas6)
         errs = res["itl"]["errors_pct"] + res["itl_cores6"]["errors_pct"]
@@ -236,16 +240,19 @@ def score(run: Path, profile: Path | None = None) -> None:
     lines.append(f"\nnested/flat within {BAR_PCT:.0f}%: {res['nested_within_bar']} of {len(primary)} registered "
                  f"({len(scored)} measured); bar met: {res['bar_met']}; median |ratio error| "
                  + ", ".join(f"{s} {v:.1f}%" for s, v in res["median_abs_ratio_error_pct"].items()))
-    if res["noise"]:
-        n = res["noise"]
+    if deep:
+        lines.append(f"deep/flat within {BAR_PCT:.0f}%: {res['deep_within_bar']} of {res['deep_scored']} measured")
+    for what, n in (("", res["noise"]), ("deep/flat: ", res.get("noise_deep"))):
+        if not n:
+            continue
         k = len(n["z"])
-        lines.append(f"this run's repeat noise: SD {n['repeat_sd_log_ratio']:.3f} of a repeat's log ratio "
+        lines.append(f"{what}this run's repeat noise: SD {n['repeat_sd_log_ratio']:.3f} of a repeat's log ratio "
                      f"(df {n['df']}); an exact model within {BAR_PCT:.0f}% at one ratio {n['exact_model_p_one']:.2f}, "
                      f"all {k} {n['exact_model_p_all']:.2f}; the model's z "
                      + ", ".join(f"{a} {v:+.1f}" for a, v in n["z"].items())
                      + f"; sum z^2 {n['sum_z2']:.1f}, P(chi2 {k} >= it) {n['p_chi2']:.2f}")
     it = res["itl"]
-    lines.append(f"each point's ITL (flat and nested, both backends): median |error| {f(it['median_abs_pct'], '{:.1f}')}% "
+    lines.append(f"each point's ITL (every schema measured, both backends): median |error| {f(it['median_abs_pct'], '{:.1f}')}% "
                  f"over {it['points']} (too fast in the model at {it['model_too_fast']}); inside its 80% interval "
                  f"{it['inside_interval']} of {it['points']}")
     by = it["median_abs_pct_by_backend"]
