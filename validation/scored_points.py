@@ -456,14 +456,15 @@ def vllm_shape_rows() -> list[dict]:
     window's rates, 4 client processes from 128 clients. Run 13, a thirteenth (an H100 host): the API server priced
     by its process's CPU, a structured stream by its tokens alone. Run 14, a fourteenth (an H100 host): run 13's
     calibrate with the forward curve that joins a batch read twice, three repeats a point. Run 15, a fifteenth (an H200
-    host): run 14's model and calibrate, four repeats a point, 16 cores only."""
+    host): run 14's model and calibrate, four repeats a point, 16 cores only. Run 16, a sixteenth: run 15's model and
+    calibrate with the deep schema alone too, three repeats a point."""
     rows = []
     for run, mode, made in (("run1", "read", "run1"), ("run2", "bench", "run1"), ("run3", "read", "run3"),
                             ("run4", "read", "run4"), ("run5", "read", "run5"),
                             ("run6", "read", "run6"), ("run7", "read", "run7"), ("run8", "read", "run8"),
                             ("run9", "read", "run9"), ("run10", "read", "run10"), ("run11", "read", "run11"),
                             ("run12", "read", "run12"), ("run13", "read", "run13"),
-                            ("run14", "read", "run14"), ("run15", "read", "run15")):
+                            ("run14", "read", "run14"), ("run15", "read", "run15"), ("run16", "read", "run16")):
         d = f"{V}/shape/{run}"
         if not (ROOT / d / "predicted.json").is_file():
             continue  # (a run not yet scored)
