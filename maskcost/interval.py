@@ -75,7 +75,7 @@ class Interval:
     def words(self) -> str:
         cov = f"coverage unmeasured: {self.machines} machine{'s' if self.machines > 1 else ''}" \
             if self.lomo_coverage is None else \
-            f"{100 * self.lomo_coverage:.0f}% leave-one-machine-out coverage"
+            f"{plain_pct(self.lomo_coverage)} leave-one-machine-out coverage"
         where = f"{self.points} points on {self.machines} machine{'s' if self.machines > 1 else ''}"
         return (f"80% interval x{self.lo_ratio:.2f}-x{self.hi_ratio:.2f} of the ITL ({self.engine}, "
                 f"{MODE_WORDS[self.mode]}: {where}, {cov})")
@@ -230,9 +230,14 @@ def widened(p: Point, itl_ends_ms: tuple[float | None, float | None], cost_rse: 
                                                       "cost_itl_ms": (lo_ms, hi_ms), "words": words})
 
 
+def plain_pct(coverage: float) -> str:
+    """A coverage in words: whole percent, one decimal where under LEVEL (79.7%, not a rounded 80%)."""
+    return f"{100 * coverage:.0f}%" if coverage >= LEVEL else f"{100 * coverage:.1f}%"
+
+
 def pct(coverage: float) -> str:
-    """A coverage in words: whole percent, one decimal where under LEVEL (79.7%, not a rounded 80%), in bold."""
-    return f"{100 * coverage:.0f}%" if coverage >= LEVEL else f"**{100 * coverage:.1f}%**"
+    """plain_pct, in bold where under LEVEL (the README's and docs' tables)."""
+    return plain_pct(coverage) if coverage >= LEVEL else f"**{plain_pct(coverage)}**"
 
 
 def table_rows(intervals: list[Interval]) -> list[str]:

@@ -140,3 +140,10 @@ def test_the_interval_is_widened_in_quadrature_about_its_centre():
     assert interval.widened(p, (None, None), 0.25) == p
     from dataclasses import replace
     assert interval.widened(replace(p, itl_ms_pi80=None, interval=None), (9.0, 12.0), 0.25).itl_ms_pi80 is None
+
+
+def test_a_coverage_under_the_target_is_never_rounded_up_to_it():
+    from dataclasses import replace
+    iv = interval.Interval("vllm", "calibration_read", 0.77, 1.34, 1.05, 278, 22, 0.7986, 0.8022, "record")
+    assert "79.9% leave-one-machine-out coverage" in iv.words()
+    assert "81% leave-one-machine-out" in replace(iv, lomo_coverage=0.8077).words()

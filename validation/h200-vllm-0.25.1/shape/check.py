@@ -145,8 +145,8 @@ def calibrate_time(run: Path) -> dict | None:
 
 def noise(primary: list[dict]) -> dict | None:
     """Reported from run 15 on (no bar; computed for any run scored anew): the run's own repeat noise in the
-    nested/flat ratio (run 16: the deep/flat too, apart) (the SD of one repeat's log ratio about its point's mean, pooled over the six), what an
-    exact model would reach against it (the chance one ratio, and all six, land within the bar) and the model's
+    nested/flat ratio, and from run 16 the deep/flat's apart (the SD of one repeat's log ratio about its point's
+    mean, pooled over the six), what an exact model would reach against it (the chance one ratio, and all six, land within the bar) and the model's
     errors in its units (z = log(1 + error) / (SD / sqrt(repeats)); the sum of z^2 against chi2 with 6 degrees
     of freedom: posthoc/ratio_floor.txt)."""
     from scipy.stats import chi2, norm
@@ -206,8 +206,10 @@ def score(run: Path, profile: Path | None = None) -> None:
     res["itl"] = itl_score(pred["points"], meas)
     res["noise"] = noise(primary)
     deep = [r for r in rows if r["schema"] == "deep" and r["error_pct"] is not None]
-    if deep:  # run 16: deep alone measured; its ratio held to the same bar, apart from the primary
+    if deep:  # run 16 (and run 1): deep alone measured; its ratio held to the same bar, apart from the primary
         res["deep_scored"], res["deep_within_bar"] = len(deep), sum(abs(r["error_pct"]) <= BAR_PCT for r in deep)
+        res["deep_registered"] = sum(r["schema"] == "deep" for r in rows)
+        res["deep_bar_met"] = res["deep_scored"] == res["deep_registered"] and res["deep_within_bar"] == len(deep)
         res["noise_deep"] = noise(deep)
     if meas6:  # run 4: the core-count points, and the issue's bar (a) over every held-out point
         res["itl_cores6"] = itl_score(pred["cores6"], meas6)
@@ -241,7 +243,8 @@ def score(run: Path, profile: Path | None = None) -> None:
                  f"({len(scored)} measured); bar met: {res['bar_met']}; median |ratio error| "
                  + ", ".join(f"{s} {v:.1f}%" for s, v in res["median_abs_ratio_error_pct"].items()))
     if deep:
-        lines.append(f"deep/flat within {BAR_PCT:.0f}%: {res['deep_within_bar']} of {res['deep_scored']} measured")
+        lines.append(f"deep/flat within {BAR_PCT:.0f}%: {res['deep_within_bar']} of {res['deep_registered']} registered "
+                     f"({res['deep_scored']} measured); bar met: {res['deep_bar_met']}")
     for what, n in (("", res["noise"]), ("deep/flat: ", res.get("noise_deep"))):
         if not n:
             continue
