@@ -383,7 +383,7 @@ class Simulation:
         held = self.held
         append, api = self.steps.append, self.api
         n_active = self.scheduler.n_active
-        spin, fill = self._spin(S), self.engine.fill
+        spin, fill_at = self._spin(S), self._fill_at
         ran, t = 0, t0
         for i in range(J):
             fill_ms = adv_ms = 0.0
@@ -391,7 +391,7 @@ class Simulation:
                 fill_ms, adv_ms = fills[i], advs[i]
             forward_ms = fwd[i]
             c = step_clock(t, forward_ms, adv_ms, apply_ms, terms, grammar_cpu, async_on,
-                           functools.partial(fill, self, row_ms[i], fill_ms, False) if S else no_fill, spin)
+                           fill_at(row_ms[i], fill_ms, False) if S else no_fill, spin)
             fill_end, t_end = c.fill_end_ms, c.end_ms
             released = t + (fill_end - t) if held is not None and fill_end > t else t
             now = released + (t_end - released) if t_end > released else released
