@@ -127,6 +127,38 @@ def test_schemas_are_traced_in_turns_so_a_drifting_host_slows_each_alike(vocab, 
     assert got[nested.schema_id].tokens == alone.tokens and got[nested.schema_id].source == alone.source
 
 
+def test_a_schema_whose_mean_is_poorly_known_gets_more_of_its_outputs_traced(vocab, monkeypatch):
+    """EnoughTraces: past `least` outputs, a schema's tracing stops once its mean cost a token is known to +-rse;
+    one whose outputs' costs spread (a heavy tail) goes on to max_traces. The replay's times are set here: flat's
+    outputs each cost 10 us a fill (known at once), nested's 1 and 100 in turn (+-29% at twelve)."""
+    from maskcost.calibrate import fill
+    be = make_backend("xgrammar", vocab)
+    flat, nested = TIERS["flat"], TIERS["nested"]
+    outs = {e.schema_id: [vocab.encode(output_text(e.examples[0], be.separators))] * 12 for e in (flat, nested)}
+    turn = iter(range(10 ** 6))
+    def timed(backend, compiled, tokens, bitmask):
+        us = 10.0 if tokens[:-1] == outs[flat.schema_id][0] else (1.0, 100.0)[next(turn) % 2]
+        return [us] * len(tokens), [0.0] * len(tokens)
+    monkeypatch.setattr(fill, "_replay", timed)
+    got = fill.trace_interleaved(be, [(flat, outs[flat.schema_id]), (nested, outs[nested.schema_id])], 1, 12, 0, 0,
+                                 lambda *a: None, fill.EnoughTraces(least=4, rse=0.05))
+    assert len(got[flat.schema_id].traces) == 4 and len(got[nested.schema_id].traces) == 12
+    assert got[flat.schema_id].source.startswith("4 of 12 recorded outputs")
+    assert got[nested.schema_id].source.startswith("12 recorded outputs")
+    assert fill.mean_cost_spread(got[nested.schema_id].traces)[nested.schema_id][1] > 0.05
+    plain = fill.trace_interleaved(be, [(flat, outs[flat.schema_id])], 1, 6, 0, 0, lambda *a: None)
+    assert len(plain[flat.schema_id].traces) == 6  # without it: max_traces, as before
+
+
+def test_the_outputs_past_the_first_spread_come_in_a_seeded_order_across_the_points():
+    from maskcost.validate.server_outputs import spread, spread_rest
+    items = list(range(500))
+    first, rest = spread(items, 96), spread_rest(items, 96, seed=0)
+    assert sorted(first + rest) == items and rest == spread_rest(items, 96, seed=0) != spread_rest(items, 96, seed=1)
+    assert 150 < sum(rest[:100]) / 100 < 350 and max(rest[:100]) - min(rest[:100]) > 400  # a prefix lies across them
+    assert spread_rest(items[:50], 96, seed=0) == []
+
+
 def test_unsupported_schema_is_reported_and_skipped(vocab, tmp_path):
     bad = SchemaEntry("bad/not", "t", {"not": {"type": "string"}}, ({"a": 1},))
     wrong = SchemaEntry("bad/example", "t", {"type": "integer"}, ("text",))

@@ -318,7 +318,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     args = ["calibrate", "--base-url", None, "--schema", str(s), "--out", str(out), "--engine-from",
             str(default_profile_path()), "--concurrency", "1", "2", "4", "--speed-concurrency", "3", "2", "4",
             "--rounds", "2", "--min-requests", "6", "--off-tokens", "150", "--pool-rows", "16", "32",
-            "--outputs-per-schema", "8"]
+            "--outputs-per-schema", "8", "--outputs-max", "8"]  # (past 8: as many as timing noise asks)
     import maskcost.validate.server_calibration as sc
     import maskcost.validate.server_outputs as so
     order = []  # (sweep file, points measured) in the order they ran
@@ -377,7 +377,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
         assert got == pytest.approx(itl_ms(s_), rel=0.15), s_.concurrency
     tokens = {b: {len(t.fill_us) for t in p.backends[b].traces} for b in ("xgrammar", "guidance")}
     assert min(tokens["guidance"]) > max(tokens["xgrammar"])  # each its own server's outputs (a longer name there)
-    assert any(n.startswith("traces: the server's own valid outputs, up to 8 a schema") for n in p.provenance["notes"])
+    assert any(n.startswith("traces: the server's own valid outputs, up to 8 a schema (its") for n in p.provenance["notes"])
     assert {q.rows for q in p.backends["xgrammar"].pool} == {16, 32}  # --pool-rows
     assert len(p.forward.prefill_points) == 3 and p.forward.context_points
     assert p.backends["xgrammar"].engine_fill is not None  # the same-version in-engine factors, scaled
@@ -441,10 +441,18 @@ def test_the_default_plan_traces_more_outputs_in_the_former_trace_time():
     """96 outputs a schema replayed once cost the host phase what 32 replayed three times did (docs/validation.md
     finding 31); the outputs cost no point of their own unless the speed points' are short, and a trace repeat
     costs its replays."""
+    from dataclasses import replace
+
     from maskcost.validate.plan import LivePlan
-    new, former = LivePlan(), LivePlan(outputs_per_schema=32, outputs_concurrency=32, trace_repeats=3)
+    new, former = LivePlan(), LivePlan(outputs_per_schema=32, outputs_max=32, outputs_concurrency=32, trace_repeats=3)
     assert new.outputs_per_schema >= 3 * former.outputs_per_schema and new.trace_repeats == 1
-    assert new.estimate_s(3, 2)["host"] == pytest.approx(former.estimate_s(3, 2)["host"], rel=0.02)
+    at_least = replace(new, outputs_max=new.outputs_per_schema)  # (no outputs past the first 96 traced)
+    assert at_least.estimate_s(3, 2)["host"] == pytest.approx(former.estimate_s(3, 2)["host"], rel=0.02)
+    # past them, a share of the speed points' other outputs where a schema's mean is poorly known: host time only
+    assert new.outputs_past(3) == pytest.approx(0.9 * 512 - 96) and new.outputs_past(30) == 0
+    assert new.estimate_s(3, 2)["host"] > at_least.estimate_s(3, 2)["host"]
+    assert {k: v for k, v in new.estimate_s(3, 2).items() if k != "host"} == \
+        {k: v for k, v in at_least.estimate_s(3, 2).items() if k != "host"}
     # the outputs are the speed points' (1,536 requests: 512 a schema of three), a point of its own a schema only
     # where they are short (20 schemas: 76 a schema)
     assert new.estimate_s(3, 2)["outputs"] == 0 and LivePlan(outputs_per_schema=192).estimate_s(3, 2)["outputs"] == 0
@@ -472,7 +480,11 @@ def test_the_budget_trims_the_plan_in_order():
     assert less.context_concurrency == () and less.prefill_pads == full.prefill_pads
     least = fit_to_budget(full, 1.0, 3, 2)
     assert least.rounds == 2 and not least.frontend and least.prefill_pads == () and 32 not in least.forward_concurrency
-    assert least.outputs_per_schema == 32 and least.trace_repeats == 1  # the last trim: a third of the outputs
+    assert least.outputs_per_schema == least.outputs_max == 32 and least.trace_repeats == 1  # the last: a third
+    before = replace(full, context=False, prefill_pads=(), frontend=False, rounds=2,
+                     forward_concurrency=tuple(c for c in full.forward_concurrency if c not in (32, 192)))
+    past = fit_to_budget(full, sum(before.estimate_s(3, 2).values()) - 1, 3, 2)  # the outputs past the first
+    assert past == replace(before, outputs_max=96)  # 96 go after a round of each sweep, before a third of those
     few = LivePlan(outputs_per_schema=16, outputs_concurrency=16)  # never more outputs than asked
     assert fit_to_budget(few, 1.0, 3, 2).outputs_per_schema == 16
     many, fewer = full.estimate_s(30, 2), fit_to_budget(full, 1.0, 30, 2).estimate_s(30, 2)  # thirty schemas
@@ -631,6 +643,7 @@ def test_calibrate_traces_its_speed_points_outputs_and_tops_up_a_schema_short_of
     from maskcost.validate.plan import LivePlan
     from maskcost.validate.server_outputs import server_outputs, spread
     from maskcost.validate.sweep import PointSpec, read_summaries, run_sweep
+    from dataclasses import replace
     assert spread(list(range(10)), 4) == [1, 3, 6, 8] and spread([1, 2], 4) == [1, 2]
     eng = FakeEngine('{"name": "Al", "ok": true}', base_step_ms=1.0, per_request_ms=0.05)
     plain, any_ = SchemaEntry("plain", "user", PLAIN, ()), SchemaEntry("any", "user", {"type": "object"}, ())
@@ -640,7 +653,7 @@ def test_calibrate_traces_its_speed_points_outputs_and_tops_up_a_schema_short_of
     assert not said  # (no xgrammar server named: the traces say it later)
     compilable(vocab, [plain, bad, any_], ["xgrammar"], said.append, said_for={"xgrammar"})
     assert len(said) == 1 and said[0].startswith("calibrate: bad is not sent to the xgrammar server: invalid JSON")
-    plan = LivePlan(outputs_per_schema=4, outputs_concurrency=4, min_requests=2)
+    plan = LivePlan(outputs_per_schema=4, outputs_max=4, outputs_concurrency=4, min_requests=2)
     speed, own = tmp_path / "speed.jsonl", tmp_path / "o.jsonl"
     with FakeServer(eng) as srv:
         run_sweep(srv.url, [PointSpec("on", 3, 0, 6)], [plain], speed)  # the speed points: plain's only
@@ -649,9 +662,13 @@ def test_calibrate_traces_its_speed_points_outputs_and_tops_up_a_schema_short_of
         assert eng.served - served == 1 + 4 + 5  # one request a schema first; any's point of its own: 4 warm-up, 1.25 x 4; none for plain
         served = eng.served
         assert server_outputs(srv.url, vocab, [plain, any_], speed, own, plan, seed=0) == got
+        # past outputs_per_schema, every other output it has, after the same first four (the tracer stops among
+        # them where the mean is known: fill.EnoughTraces), and no request more
+        more = server_outputs(srv.url, vocab, [plain, any_], speed, own, replace(plan, outputs_max=512), seed=0)
         assert eng.served == served
     assert [p.config["schemas"] for p in read_summaries(own)] == [["any"]]
     assert {k: len(v) for k, v in got.items()} == {"plain": 4, "any": 4}
+    assert {k: len(v) for k, v in more.items()} == {"plain": 6, "any": 5} and all(more[k][:4] == got[k] for k in got)
     assert all(isinstance(x, list) and x for x in got["plain"])  # token ids, read back from the chunks
 
 
@@ -664,7 +681,7 @@ def test_calibrate_asks_no_outputs_of_a_schema_the_server_refused(vocab, tmp_pat
     from maskcost.validate.server_outputs import server_outputs
     from maskcost.validate.sweep import PointSpec, read_summaries, run_sweep
     plain, bad = SchemaEntry("plain", "user", PLAIN, ()), SchemaEntry("bad", "user", {**PLAIN, "x-fake-refuse": True}, ())
-    plan = LivePlan(outputs_per_schema=4, outputs_concurrency=4, min_requests=2)
+    plan = LivePlan(outputs_per_schema=4, outputs_max=4, outputs_concurrency=4, min_requests=2)
     speed, own = tmp_path / "speed.jsonl", tmp_path / "o.jsonl"
     with FakeServer(FakeEngine('{"name": "Al", "ok": true}', base_step_ms=1.0)) as srv:
         run_sweep(srv.url, [PointSpec("on", 3, 0, 8)], [plain, bad], speed, warmup=0)

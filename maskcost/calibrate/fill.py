@@ -227,14 +227,34 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
     return _finished(_tracing(backend, entry, texts, repeats, max_traces, sampled, seed, before_replay))
 
 
+@dataclass(frozen=True)
+class EnoughTraces:
+    """Where a schema's recorded outputs are many, how many to replay: at least `least`, then more until its mean
+    cost a token (fill and accept, mean_cost_spread) is known to +-`rse` or the outputs (at most max_traces) run
+    out. A fill's cost is heavy-tailed, and a schema whose cost sits in a few positions of some outputs (deep:
+    items in an array that is empty in half of them) needs several times the outputs of one whose every output
+    pays it (docs/validation.md finding 67)."""
+    least: int
+    rse: float
+
+    def reached(self, traces: list[FillTrace]) -> bool:
+        if len(traces) < self.least:
+            return False
+        (_, got), = mean_cost_spread(traces).values()
+        return got is not None and got <= self.rse
+
+
 def trace_interleaved(backend: Backend, jobs: list[tuple[SchemaEntry, list | None]], repeats: int, max_traces: int,
-                      sampled: int, seed: int, on_done: Callable[[str, TraceResult], None]) -> dict[str, TraceResult]:
+                      sampled: int, seed: int, on_done: Callable[[str, TraceResult], None],
+                      enough: EnoughTraces | None = None) -> dict[str, TraceResult]:
     """trace_schema of each (entry, its recorded outputs or None) in turns, one output of each schema a turn, so
     that a host whose speed moves while the replays run (seconds a schema) slows every schema alike (one schema
     after another, a move prices one against another: docs/validation.md finding 38). `max_traces` outputs of a schema
-    with recorded ones, else max(1, `sampled`) sampled under the mask; `on_done(schema_id, result)` as each ends."""
+    with recorded ones (with `enough`, fewer where its mean is known by then), else max(1, `sampled`) sampled
+    under the mask; `on_done(schema_id, result)` as each ends."""
     turns = {e.schema_id: _tracing(backend, e, texts, repeats, max_traces if texts else max(1, sampled),
-                                   0 if texts else sampled, seed, None) for e, texts in jobs}
+                                   0 if texts else sampled, seed, None, enough if texts else None)
+             for e, texts in jobs}
     results: dict[str, TraceResult] = {}
     while turns:
         for sid in list(turns):
@@ -257,7 +277,8 @@ def _finished(steps: Generator[None, None, TraceResult]) -> TraceResult:
 
 
 def _tracing(backend: Backend, entry: SchemaEntry, texts: list | None, repeats: int, max_traces: int, sampled: int,
-             seed: int, before_replay: Callable[[], None] | None) -> Generator[None, None, TraceResult]:
+             seed: int, before_replay: Callable[[], None] | None,
+             enough: EnoughTraces | None = None) -> Generator[None, None, TraceResult]:
     """trace_schema's work, a turn an output replayed (it yields after each; trace_interleaved takes turns)."""
     texts, sampled, max_traces, source = _what_to_replay(backend, entry, texts, sampled, seed, max_traces)
     problem = schema_problem(entry.schema)
@@ -277,7 +298,7 @@ def _tracing(backend: Backend, entry: SchemaEntry, texts: list | None, repeats: 
         [sample_under_mask(backend, compiled, seed * 7919 + i) for i in range(sampled)]
     rewrites = 0
     for i, tokens in enumerate(streams):
-        if len(traces) >= max_traces:
+        if len(traces) >= max_traces or (enough is not None and enough.reached(traces)):
             break
         if not tokens:
             last_error = "the grammar allows no token at the start (an empty or unsatisfiable schema)"
@@ -299,6 +320,8 @@ def _tracing(backend: Backend, entry: SchemaEntry, texts: list | None, repeats: 
         yield
     if not traces:
         return TraceResult((), None, last_error)
+    if texts and len(traces) < len(texts):
+        source = source.replace(f"{len(texts)} recorded", f"{len(traces)} of {len(texts)} recorded", 1)
     if rewrites:
         source += (f" ({rewrites} written by another backend's engine, re-written with this one's separators "
                    f"{backend.separators!r} and re-tokenized)")

@@ -14,8 +14,8 @@ from tqdm import tqdm
 
 from . import POOL_ROWS, POOL_WORKERS
 from .backends import make_backend
-from .fill import (TraceResult, compile_failed, median_fills, output_json, output_text, result_from_json,
-                   result_to_json, trace_interleaved)
+from .fill import (EnoughTraces, TraceResult, compile_failed, median_fills, output_json, output_text,
+                   result_from_json, result_to_json, trace_interleaved)
 from .host import cpu_model, package_versions
 from .pool import advanced_matchers, measure_batch_fill_saving, measure_llguidance_batched, measure_vllm_pool
 from ..profile import (ApplyCost, BackendCosts, ForwardCurve, HostInfo, Profile, schema_sha256,
@@ -91,11 +91,11 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
                        outputs_by_backend: dict[str, dict[str, list]] | None = None,
                        traces_per_schema: int = RECORDED_PER_SCHEMA,
                        pool_workers=POOL_WORKERS, pool_rows=POOL_ROWS, sampled: int = 0, seed: int = 0,
-                       log=print) -> dict[str, BackendCosts]:
+                       log=print, enough: EnoughTraces | None = None) -> dict[str, BackendCosts]:
     """Trace every schema on every backend (appending each result to `partial` so a rerun resumes),
     then measure the pools on distinct matchers in states taken from the traced outputs. A backend in
     `outputs_by_backend` replays those outputs (its engine's, or another's: trace_schema re-writes them), the others
-    `outputs`."""
+    `outputs`; up to traces_per_schema of a schema's, fewer where `enough` is reached first."""
     done: dict[tuple[str, str], TraceResult] = {}
     if partial.exists():
         for line in partial.read_text().splitlines():
@@ -120,7 +120,7 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
                 # recorded outputs: one trace per output (up to traces_per_schema); else `sampled` streams drawn
                 # under the mask; else the first example; the schemas in turns (trace_interleaved)
                 trace_interleaved(be, [(e, (outs or {}).get(e.schema_id)) for e in todo], repeats,
-                                  traces_per_schema, sampled, seed, traced)
+                                  traces_per_schema, sampled, seed, traced, enough)
             results: dict[str, TraceResult] = {e.schema_id: done[bname, e.schema_id] for e in entries}
             fails = tuple((sid, r.error) for sid, r in results.items() if r.error)
             for sid, err in fails:

@@ -173,6 +173,8 @@ def _server_request(args, vocab, entries: list, out: Path, command: tuple[str, .
                        usable_cores=args.server_cores or host_cpus, cpu_count=args.server_cpu_count or host_count)
     if args.outputs_per_schema < 1:
         raise UsageError(f"--outputs-per-schema {args.outputs_per_schema}: at least 1")
+    if args.outputs_max is not None and args.outputs_max < args.outputs_per_schema:
+        raise UsageError(f"--outputs-max {args.outputs_max}: at least --outputs-per-schema ({args.outputs_per_schema})")
     from ..calibrate.host import package_versions
     notes = list(args.note or [])
     for line in cfg.policy.pin_notes(package_versions(), "this host's traces"):  # kept in the profile's notes
@@ -180,7 +182,8 @@ def _server_request(args, vocab, entries: list, out: Path, command: tuple[str, .
         notes.append(line.removeprefix("note: "))
     plan = LivePlan(forward_concurrency=tuple(args.concurrency), rounds=args.rounds, min_requests=args.min_requests,
                     off_tokens=args.off_tokens, speed_concurrency=tuple(args.speed_concurrency),
-                    max_tokens=args.max_tokens, outputs_per_schema=args.outputs_per_schema)
+                    max_tokens=args.max_tokens, outputs_per_schema=args.outputs_per_schema,
+                    outputs_max=LivePlan.outputs_max if args.outputs_max is None else args.outputs_max)
     others = backend_urls(args.backend_url, args.server_backend, args.backend)
     servers = (args.server_backend, *others)  # each server's backend: its speed points' time
     plan = fit_to_budget(plan, args.budget_min * 60 if args.budget_min else None, len(entries), len(args.backend),
@@ -332,10 +335,15 @@ def _add_profile_args(u) -> None:
                         "own), each once in place "
                         "of outputs sampled under the mask; their lengths are the requests' "
                         f"(default: {LivePlan.outputs_per_schema})")
+    u.add_argument("--outputs-max", type=int, metavar="N",
+                   help="--base-url: where a schema's traced mean cost a token is still known worse than "
+                        f"+-{100 * LivePlan.trace_rse:.0f}%% after --outputs-per-schema outputs, more of its speed "
+                        f"points' outputs are traced, up to N (default: {LivePlan.outputs_max}, or "
+                        "--outputs-per-schema where that is more)")
     u.add_argument("--budget-min", type=float, help="--base-url: fit the measurement into about this many minutes "
                    "(drops, in turn: the context slope, the prefill points, the API-server fit, forward points, "
-                   "a round of each sweep, two thirds of the outputs a schema, each only where it shortens the "
-                   "estimate; default: the full plan)")
+                   "a round of each sweep, the outputs traced past --outputs-per-schema, two thirds of the outputs "
+                   "a schema, each only where it shortens the estimate; default: the full plan)")
 
 
 def _add_host_args(h) -> None:

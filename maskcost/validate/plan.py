@@ -15,11 +15,13 @@ from typing import Callable
 # API-server fit, the speed read, the profile); the share of schema-on requests whose output is valid JSON of its
 # schema (about 0.9: 455-469 of 512 a schema on the shape check's runs 4-7). Not in the record, a guess: the setup
 # before the first point (the apply, the compile check and each backend's tokenizer, which the host phase loaded
-# before).
+# before); the share of the outputs past outputs_per_schema that the tracer replays where it may (0.25: on shape runs
+# 8-16's spreads xgrammar's deep would take all of its ~510, nested about 90 more, flat and llguidance's few).
 POINT_S = 0.83
 ESTIMATE_FACTORS = {"schema_off": 0.89, "schema_on": 3.69, "context": 1.25, "prefill_request_s": 0.075,
                     "speed_read_s": 1.0, "frontend_s": 3.0, "setup_s": 5.0, "host_s": 10.0, "schema_s": 2.0,
-                    "replay_s": 0.033, "backend_s": 3.0, "valid_share": 0.9}
+                    "replay_s": 0.033, "backend_s": 3.0, "valid_share": 0.9,
+                    "extra_traced_share": 0.25}
 # a server's schema-on points against an xgrammar server's, by its backend: llguidance's outputs are shorter and its
 # fills cheaper (the shape check's runs 5-9, the same speed points on both: 13-20 s against 34-49 s, 0.38-0.43)
 SPEED_POINTS_BY_BACKEND = {"guidance": 0.40}
@@ -47,6 +49,12 @@ class LivePlan:
     outputs_per_schema: int = 96
     outputs_concurrency: int = 96
     trace_repeats: int = 1
+    # past outputs_per_schema, more of the speed points' outputs (up to outputs_max a schema: traced_max) where a schema's
+    # traced mean cost a token is still known worse than +-trace_rse (fill.EnoughTraces): xgrammar's deep schema,
+    # its cost in the items of an array empty in half its outputs, was known to +-12-14% from 96 and its mean
+    # off by up to 21% on shape runs 8-16, flat's and nested's to +-5-8% (docs/validation.md finding 67)
+    outputs_max: int = 512
+    trace_rse: float = 0.05
     # client processes a point of `clients` streams runs: 1 + clients // client_streams_per_proc, at most
     # client_procs_max. One Python client process kept 56-81% busy at 32 streams and 91-97% from 64 on the H200
     # hosts (schema-off, 5-14k tokens/s; 34% at 8), and the engine then ran fewer requests than offered (41-50 of
@@ -65,6 +73,8 @@ class LivePlan:
                      "trace_repeats", "client_streams_per_proc", "client_procs_max"):
             if getattr(self, name) < 1:
                 raise ValueError(f"--{name.replace('_', '-')} {getattr(self, name)}: must be >= 1")
+        if not 0 < self.trace_rse < 1:
+            raise ValueError(f"trace_rse {self.trace_rse}: must be in (0, 1)")
 
     def client_procs_at(self, clients: int) -> int:
         return min(self.client_procs_max, 1 + clients // self.client_streams_per_proc)
@@ -97,9 +107,24 @@ class LivePlan:
                     self.speed_concurrency) * (1 + 2 * (len(servers) - 1)),  # each point read; each other's fit too
                 "outputs": schemas * sum(sweep_s((min(self.outputs_concurrency, n),), 80, f, n) for f in on)
                 if n else 0.0,
-                "host": k["host_s"] + schemas * backends * (k["schema_s"] + k["replay_s"] * self.outputs_per_schema
-                                                            * self.trace_repeats),
+                "host": k["host_s"] + schemas * backends * (k["schema_s"] + k["replay_s"] * self.trace_repeats * (
+                    self.outputs_per_schema + k["extra_traced_share"] * self.outputs_past(schemas))),
                 "frontend": k["frontend_s"] if self.frontend else 0.0}
+
+    @property
+    def traced_max(self) -> int:
+        """The most outputs of a schema traced: outputs_max, never fewer than outputs_per_schema."""
+        return max(self.outputs_max, self.outputs_per_schema)
+
+    def _speed_requests(self, schemas: int) -> float:
+        """The speed points' requests of one schema (their schemas drawn at random)."""
+        return sum(max(self.min_requests, self.rounds * c) for c in self.speed_concurrency) / max(1, schemas)
+
+    def outputs_past(self, schemas: int) -> float:
+        """The speed points' valid outputs of a schema past outputs_per_schema, up to outputs_max: what the tracer
+        may replay more where the mean is poorly known."""
+        have = ESTIMATE_FACTORS["valid_share"] * self._speed_requests(schemas)
+        return max(0.0, min(self.traced_max, have) - self.outputs_per_schema)
 
     @property
     def outputs_enough(self) -> int:
@@ -111,7 +136,7 @@ class LivePlan:
     def outputs_short(self, schemas: int) -> int:
         """The requests of a schema's own outputs point where the speed points' valid outputs fall short of
         outputs_enough (their schemas drawn at random: two standard deviations below the mean), else 0."""
-        per = sum(max(self.min_requests, self.rounds * c) for c in self.speed_concurrency) / max(1, schemas)
+        per = self._speed_requests(schemas)
         have = ESTIMATE_FACTORS["valid_share"] * per - 2 * per ** 0.5
         short = self.outputs_per_schema - have
         return max(self.min_requests, round(1.25 * short)) if have < self.outputs_enough else 0
@@ -120,10 +145,10 @@ class LivePlan:
 def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends: int,
                   servers: tuple[str, ...] = ("xgrammar",)) -> LivePlan:
     """The plan, trimmed until its estimate fits `budget_s`: first the context slope, then the prefill
-    points, the API-server fit, two forward points, a round of every sweep, and the outputs a schema cut to a
-    third (to no fewer than 32, and never more than asked: each schema's mean cost a token then known about
-    sqrt(3) less well), each only where it lowers the estimate; the host phase, the forward curve's ends and
-    the speed sweep always stay."""
+    points, the API-server fit, two forward points, a round of every sweep, the outputs traced past
+    outputs_per_schema, and the outputs a schema cut to a third (to no fewer than 32, and never more than
+    asked: each schema's mean cost a token then known about sqrt(3) less well), each only where it lowers the
+    estimate; the host phase, the forward curve's ends and the speed sweep always stay."""
     if budget_s is None:
         return plan
     trims: list[Callable[[LivePlan], LivePlan]] = [
@@ -132,7 +157,9 @@ def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends
         lambda p: replace(p, frontend=False),
         lambda p: replace(p, forward_concurrency=tuple(c for c in p.forward_concurrency if c not in (32, 192))),
         lambda p: replace(p, rounds=2),
-        lambda p: replace(p, outputs_per_schema=min(p.outputs_per_schema, max(32, p.outputs_per_schema // 3)),
+        lambda p: replace(p, outputs_max=p.outputs_per_schema),
+        lambda p: replace(p, outputs_max=min(p.outputs_per_schema, max(32, p.outputs_per_schema // 3)),
+                          outputs_per_schema=min(p.outputs_per_schema, max(32, p.outputs_per_schema // 3)),
                           outputs_concurrency=min(p.outputs_concurrency, max(32, p.outputs_concurrency // 3))),
     ]
     def total(p: LivePlan) -> float:

@@ -40,7 +40,7 @@ from ..calibrate.engine import apply_or_copied, forward_from_summaries
 from ..calibrate.host import host_info
 from ..profile import Profile, load_profile, save_profile
 from ..calibrate import POOL_ROWS
-from ..calibrate.fill import spread_line
+from ..calibrate.fill import EnoughTraces, spread_line
 from ..calibrate.run import argv, build_profile, calibrate_backends, compilable
 from ..calibrate.schemas import SchemaEntry
 from ..calibrate.tokenizer import Vocab
@@ -94,8 +94,9 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         host = host_info(vocab)
         partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
         costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows,
-                                   traces_per_schema=plan.outputs_per_schema, repeats=plan.trace_repeats,
-                                   log=lambda m: tqdm.write(m), outputs_by_backend=outputs)
+                                   traces_per_schema=plan.traced_max, repeats=plan.trace_repeats,
+                                   log=lambda m: tqdm.write(m), outputs_by_backend=outputs,
+                                   enough=EnoughTraces(plan.outputs_per_schema, plan.trace_rse))
         costs = {b: replace(c, output_sources=tuple((sid, whose_outputs(src, b, cfg.backend, prov["base_url"], others))
                                                     for sid, src in c.output_sources)) for b, c in costs.items()}
         costs, forward = engine_side(base, base_note, host.bench_us, costs, forward, vocab, entries, outputs, notes)

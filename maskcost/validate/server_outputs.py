@@ -2,6 +2,7 @@
 spread over them, topped up with a point of its own for a schema short of them, and which server's they are."""
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,24 +26,37 @@ def all_outputs(speed: "SpeedSweeps", vocab: Vocab, entries: list[SchemaEntry], 
         mine = [e for e in entries if e in speed.on_entries.get(b, ())]
         got[b] = server_outputs(url, vocab, mine, speed.path(b), speed.side("outputs" if b == speed.backend
                                                                             else f"outputs-{b}"), plan, speed.seed)
-        said = outputs_note(mine, got[b], plan.outputs_per_schema)
+        said = outputs_note(mine, got[b], plan)
         notes.append(said if b == speed.backend else f"{b}: " + said.replace("the server's", f"its server's ({url})"))
     return {b: got.get(b, got[speed.backend]) for b in backends}
+
+
+def _spread_at(k: int, n: int) -> list[int]:
+    return list(range(k)) if k <= n else [(2 * i + 1) * k // (2 * n) for i in range(n)]
 
 
 def spread(items: list, n: int) -> list:
     """`n` of `items` evenly spaced over them (all of them where there are no more): a sweep's outputs
     sampled across its points (each point's outputs lie in its file in turn), the same on every run."""
-    if len(items) <= n:
-        return list(items)
-    return [items[(2 * i + 1) * len(items) // (2 * n)] for i in range(n)]
+    return [items[i] for i in _spread_at(len(items), n)]
+
+
+def spread_rest(items: list, n: int, seed: int) -> list:
+    """The `items` that spread(items, n) leaves out, in an order drawn with `seed` (the same on every run), so that
+    wherever the tracer stops among them (fill.EnoughTraces) the outputs it replayed lie across the points."""
+    first = set(_spread_at(len(items), n))
+    rest = [x for i, x in enumerate(items) if i not in first]
+    random.Random(seed).shuffle(rest)
+    return rest
 
 
 def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], speed_sweep: Path, path: Path,
                    plan: LivePlan, seed: int, rounds: int = 3) -> dict[str, list]:
-    """The server's valid schema-on outputs by schema id, plan.outputs_per_schema of each where it gives them,
+    """The server's valid schema-on outputs by schema id, up to plan.traced_max of each where it gives them,
     each the token stream the engine emitted (read from the streamed chunks): those of its speed points
-    (`speed_sweep`: the schemas mixed, at the loads its speed is read at), evenly spread over them; for a
+    (`speed_sweep`: the schemas mixed, at the loads its speed is read at), plan.outputs_per_schema of them evenly
+    spread over them first, the rest after (spread_rest: the tracer replays the first outputs_per_schema and
+    more only where the mean is still poorly known, LivePlan.trace_rse); for a
     schema with fewer than plan.outputs_enough of them, a point of its own at plan.outputs_concurrency for the
     rest (into `path`), then up to `rounds - 1` more while still short. A schema with none keeps outputs
     sampled under the mask (one the server refused at the speed points is not asked again)."""
@@ -63,8 +77,9 @@ def server_outputs(base_url: str, vocab: Vocab, entries: list[SchemaEntry], spee
         if not todo:
             break
     more = recorded_outputs(raw_records_path(path), vocab) if more else {}  # (counted above, read as tokens now)
-    both = {e.schema_id: spread(have.get(e.schema_id, []), want) + more.get(e.schema_id, []) for e in entries}
-    return {sid: outs[:want] for sid, outs in both.items() if outs}
+    both = {e.schema_id: spread(have.get(e.schema_id, []), want) + more.get(e.schema_id, [])
+            + spread_rest(have.get(e.schema_id, []), want, seed) for e in entries}
+    return {sid: outs[:plan.traced_max] for sid, outs in both.items() if outs}
 
 
 def whose_outputs(source: str, backend: str, server_backend: str, base_url: str, others: dict[str, str]) -> str:
@@ -80,11 +95,14 @@ def whose_outputs(source: str, backend: str, server_backend: str, base_url: str,
             f"another shape, so their lengths are a guess here (calibrate --backend-url {backend}=URL traces its own)")
 
 
-def outputs_note(entries: list[SchemaEntry], outputs: dict[str, list[str]], want: int) -> str:
+def outputs_note(entries: list[SchemaEntry], outputs: dict[str, list[str]], plan: LivePlan) -> str:
     """The profile's note of where each schema's traced outputs came from."""
+    want = plan.outputs_per_schema
     short = [f"{e.schema_id} ({len(outputs.get(e.schema_id, ()))})" for e in entries
              if len(outputs.get(e.schema_id, ())) < want]
-    return (f"traces: the server's own valid outputs, up to {want} a schema (its speed points', spread over them; a "
+    more = (f", more (up to {plan.traced_max}) where its mean cost a token is known worse than "
+            f"+-{100 * plan.trace_rse:.0f}%" if plan.traced_max > want else "")
+    return (f"traces: the server's own valid outputs, up to {want} a schema{more} (its speed points', spread over them; a "
             f"point of its own for a schema short of them), as the engine emitted their tokens (their lengths are "
             f"the requests' output lengths)" + (f"; short of {want}: {', '.join(short)} (none: sampled under the mask, "
                                   f"lengths a guess)" if short else ""))
