@@ -93,10 +93,9 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         # the host, while the server is idle
         host = host_info(vocab)
         partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
-        costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows,
+        costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows, log=tqdm.write,
                                    traces_per_schema=plan.traced_max, repeats=plan.trace_repeats,
-                                   log=lambda m: tqdm.write(m), outputs_by_backend=outputs,
-                                   enough=EnoughTraces(plan.outputs_per_schema, plan.trace_rse))
+                                   outputs_by_backend=outputs, enough=EnoughTraces(plan.outputs_per_schema, plan.trace_rse))
         costs = {b: replace(c, output_sources=tuple((sid, whose_outputs(src, b, cfg.backend, prov["base_url"], others))
                                                     for sid, src in c.output_sources)) for b, c in costs.items()}
         costs, forward = engine_side(base, base_note, host.bench_us, costs, forward, vocab, entries, outputs, notes)
