@@ -20,6 +20,12 @@ SCHEMAS, LOADS = ("flat", "nested", "deep"), (32, 128)
 STEP = "EngineCore.step_with_batch_queue"
 
 
+def profile_of(run: Path) -> Path:
+    """The machine's own profile, else (calibrate skipped: README) shape run 16's."""
+    own = run / "xg" / "host.json.gz"
+    return own if own.exists() else Path(__file__).parent.parent / "shape" / "run16" / "xg" / "host.json.gz"
+
+
 def one_repeat(run: Path, schema: str, repeat: int, tmp: Path) -> list[dict]:
     """The report rows of one schema's points of one repeat (one row a load)."""
     src = run / "xg" / f"{schema}.jsonl"
@@ -32,7 +38,7 @@ def one_repeat(run: Path, schema: str, repeat: int, tmp: Path) -> list[dict]:
     os.symlink(raw.resolve(), part.with_name(part.name.removesuffix(".jsonl") + ".raw.jsonl" + raw.suffix * (raw.suffix == ".gz")))
     out = tmp / f"rep-{schema}-r{repeat}"
     subprocess.run([sys.executable, "-m", "maskcost.cli", "report", "--sweep", str(part), "--probe", str(run / "probe"),
-                    "--profile", str(run / "xg" / "host.json.gz"), "--out", str(out)], check=True,
+                    "--profile", str(profile_of(run)), "--out", str(out)], check=True,
                    stdout=subprocess.DEVNULL)
     return json.loads((out / "report.json").read_text())["rows"]
 
