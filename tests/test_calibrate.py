@@ -128,26 +128,34 @@ def test_schemas_are_traced_in_turns_so_a_drifting_host_slows_each_alike(vocab, 
 
 
 def test_a_schema_whose_mean_is_poorly_known_gets_more_of_its_outputs_traced(vocab, monkeypatch):
-    """EnoughTraces: past `least` outputs, a schema's tracing stops once its mean cost a token is known to +-rse;
-    one whose outputs' costs spread (a heavy tail) goes on to max_traces. The replay's times are set here: flat's
-    outputs each cost 10 us a fill (known at once), nested's 1 and 100 in turn (+-29% at twelve)."""
+    """EnoughTraces: after a pilot, a schema's count is where its mean cost a token would be known to +-rse, at least
+    `least`; one whose outputs' costs spread (a heavy tail) goes on to all of them. Each turn goes to the schema least
+    far through its count, so the fewer replays of one spread over the whole run (a host's drift falls on both
+    alike). The replay's times are set here: flat's outputs each cost 10 us a fill (known at once), nested's 1 and
+    100 in turn (+-29% at twelve)."""
     from maskcost.calibrate import fill
     be = make_backend("xgrammar", vocab)
     flat, nested = TIERS["flat"], TIERS["nested"]
     outs = {e.schema_id: [vocab.encode(output_text(e.examples[0], be.separators))] * 12 for e in (flat, nested)}
-    turn = iter(range(10 ** 6))
+    turn, order = iter(range(10 ** 6)), []
     def timed(backend, compiled, tokens, bitmask):
-        us = 10.0 if tokens[:-1] == outs[flat.schema_id][0] else (1.0, 100.0)[next(turn) % 2]
+        is_flat = tokens[:-1] == outs[flat.schema_id][0]
+        order.append(flat.schema_id if is_flat else nested.schema_id)
+        us = 10.0 if is_flat else (1.0, 100.0)[next(turn) % 2]
         return [us] * len(tokens), [0.0] * len(tokens)
     monkeypatch.setattr(fill, "_replay", timed)
     got = fill.trace_interleaved(be, [(flat, outs[flat.schema_id]), (nested, outs[nested.schema_id])], 1, 12, 0, 0,
-                                 lambda *a: None, fill.EnoughTraces(least=4, rse=0.05))
-    assert len(got[flat.schema_id].traces) == 4 and len(got[nested.schema_id].traces) == 12
-    assert got[flat.schema_id].source.startswith("4 of 12 recorded outputs")
+                                 lambda *a: None, fill.EnoughTraces(least=6, rse=0.05, pilot=2))
+    assert len(got[flat.schema_id].traces) == 6 and len(got[nested.schema_id].traces) == 12
+    assert got[flat.schema_id].source.startswith("6 of 12 recorded outputs")
     assert got[nested.schema_id].source.startswith("12 recorded outputs")
     assert fill.mean_cost_spread(got[nested.schema_id].traces)[nested.schema_id][1] > 0.05
-    plain = fill.trace_interleaved(be, [(flat, outs[flat.schema_id])], 1, 6, 0, 0, lambda *a: None)
-    assert len(plain[flat.schema_id].traces) == 6  # without it: max_traces, as before
+    assert order[:4] == [flat.schema_id, nested.schema_id] * 2  # the pilot in turns
+    assert max(i for i, s in enumerate(order) if s == flat.schema_id) >= 12  # flat's six reach the run's end
+    assert fill.EnoughTraces(least=6, rse=0.05).target([], 12) == 6  # nothing traced yet: the least
+    order.clear()
+    plain = fill.trace_interleaved(be, [(flat, outs[flat.schema_id])], 1, 5, 0, 0, lambda *a: None)
+    assert len(plain[flat.schema_id].traces) == 5  # without it: max_traces, as before
 
 
 def test_the_outputs_past_the_first_spread_come_in_a_seeded_order_across_the_points():

@@ -3,6 +3,7 @@ for every emitted token, the row's fill and the token's accept, as the engine do
 from __future__ import annotations
 
 import json
+import math
 import random
 import statistics
 import time
@@ -229,41 +230,57 @@ def trace_schema(backend: Backend, entry: SchemaEntry, texts: list[str | list[in
 
 @dataclass(frozen=True)
 class EnoughTraces:
-    """Where a schema's recorded outputs are many, how many to replay: at least `least`, then more until its mean
-    cost a token (fill and accept, mean_cost_spread) is known to +-`rse` or the outputs (at most max_traces) run
-    out. A fill's cost is heavy-tailed, and a schema whose cost sits in a few positions of some outputs (deep:
-    items in an array that is empty in half of them) needs several times the outputs of one whose every output
-    pays it (docs/validation.md finding 67)."""
+    """Where a schema's recorded outputs are many, how many to replay: after a pilot of `pilot`, the number at which
+    its mean cost a token (fill and accept, mean_cost_spread) would be known to +-`rse` (the pilot's spread, narrowing
+    as 1 / sqrt(outputs)), at least `least`, at most its outputs (or max_traces). A fill's cost is heavy-tailed, and
+    a schema whose cost sits in a few positions of some outputs (deep: the items of an array empty in half of them)
+    needs several times the outputs of one whose every output pays it (docs/validation.md finding 67)."""
     least: int
     rse: float
+    pilot: int = 32
 
-    def reached(self, traces: list[FillTrace]) -> bool:
-        if len(traces) < self.least:
-            return False
-        (_, got), = mean_cost_spread(traces).values()
-        return got is not None and got <= self.rse
+    def target(self, traces: list[FillTrace], most: int) -> int:
+        """The outputs to trace, from the pilot's `traces`, within [min(least, most), most]."""
+        floor = min(self.least, most)
+        spread = mean_cost_spread(traces).get(traces[0].schema_id, (0, None))[1] if traces else None
+        if spread is None:
+            return floor
+        return max(floor, min(most, math.ceil(len(traces) * (spread / self.rse) ** 2)))
 
 
 def trace_interleaved(backend: Backend, jobs: list[tuple[SchemaEntry, list | None]], repeats: int, max_traces: int,
                       sampled: int, seed: int, on_done: Callable[[str, TraceResult], None],
                       enough: EnoughTraces | None = None) -> dict[str, TraceResult]:
-    """trace_schema of each (entry, its recorded outputs or None) in turns, one output of each schema a turn, so
-    that a host whose speed moves while the replays run (seconds a schema) slows every schema alike (one schema
-    after another, a move prices one against another: docs/validation.md finding 38). `max_traces` outputs of a schema
-    with recorded ones (with `enough`, fewer where its mean is known by then), else max(1, `sampled`) sampled
-    under the mask; `on_done(schema_id, result)` as each ends."""
+    """trace_schema of each (entry, its recorded outputs or None) in turns, so that a host whose speed moves while the
+    replays run (seconds a schema) slows every schema alike (one schema after another, a move prices one against
+    another: docs/validation.md finding 38). `max_traces` outputs of a schema with recorded ones, else max(1,
+    `sampled`) sampled under the mask; with `enough`, a schema with recorded ones gets, after its pilot, its own
+    count (EnoughTraces.target). Each turn goes to the schema least far through its count, so each schema's replays
+    spread over the whole run however many it takes; `on_done(schema_id, result)` as each ends."""
+    def count(e: SchemaEntry, texts: list | None) -> int:  # what _tracing will replay, as _what_to_replay picks
+        t, n, most, _ = _what_to_replay(backend, e, texts, 0 if texts else sampled, seed,
+                                        max_traces if texts else max(1, sampled))
+        return max(1, min(most, len(t) or n))
+    caps = {e.schema_id: [count(e, texts)] for e, texts in jobs}
+    kept: dict[str, list[FillTrace]] = {e.schema_id: [] for e, _ in jobs}
+    planned = {e.schema_id for e, texts in jobs if not texts or enough is None}  # (their count stays as asked)
     turns = {e.schema_id: _tracing(backend, e, texts, repeats, max_traces if texts else max(1, sampled),
-                                   0 if texts else sampled, seed, None, enough if texts else None)
+                                   0 if texts else sampled, seed, None,
+                                   None if e.schema_id in planned else caps[e.schema_id], kept[e.schema_id])
              for e, texts in jobs}
     results: dict[str, TraceResult] = {}
     while turns:
-        for sid in list(turns):
-            try:
-                next(turns[sid])
-            except StopIteration as done:
-                results[sid] = done.value
-                del turns[sid]
-                on_done(sid, done.value)
+        sid = min(turns, key=lambda s: len(kept[s]) / caps[s][0])
+        try:
+            next(turns[sid])
+        except StopIteration as done:
+            results[sid] = done.value
+            del turns[sid]
+            on_done(sid, done.value)
+            continue
+        if sid not in planned and enough is not None and len(kept[sid]) >= min(enough.pilot, caps[sid][0]):
+            caps[sid][0] = enough.target(kept[sid], caps[sid][0])
+            planned.add(sid)
     return results
 
 
@@ -277,9 +294,10 @@ def _finished(steps: Generator[None, None, TraceResult]) -> TraceResult:
 
 
 def _tracing(backend: Backend, entry: SchemaEntry, texts: list | None, repeats: int, max_traces: int, sampled: int,
-             seed: int, before_replay: Callable[[], None] | None,
-             enough: EnoughTraces | None = None) -> Generator[None, None, TraceResult]:
-    """trace_schema's work, a turn an output replayed (it yields after each; trace_interleaved takes turns)."""
+             seed: int, before_replay: Callable[[], None] | None, cap: list[int] | None = None,
+             traces: list[FillTrace] | None = None) -> Generator[None, None, TraceResult]:
+    """trace_schema's work, a turn an output replayed (it yields after each; trace_interleaved takes turns, and may
+    lower `cap`, one count it reads before each replay, in place of max_traces; `traces`: the list it fills)."""
     texts, sampled, max_traces, source = _what_to_replay(backend, entry, texts, sampled, seed, max_traces)
     problem = schema_problem(entry.schema)
     if problem:
@@ -291,14 +309,14 @@ def _tracing(backend: Backend, entry: SchemaEntry, texts: list | None, repeats: 
     vocab = backend.vocab
     bitmask = backend.bitmask(1)
     last_error = "no output replayed"
-    traces: list[FillTrace] = []
+    traces = [] if traces is None else traces
     replayed: list[tuple[int, ...]] = []
     # a recorded output is its text (re-tokenized) or the token ids the engine emitted (Vocab.engine_tokens)
     streams = [(list(t) if isinstance(t, (list, tuple)) else vocab.encode(t)) + [vocab.eos_id] for t in texts] or \
         [sample_under_mask(backend, compiled, seed * 7919 + i) for i in range(sampled)]
     rewrites = 0
     for i, tokens in enumerate(streams):
-        if len(traces) >= max_traces or (enough is not None and enough.reached(traces)):
+        if len(traces) >= (max_traces if cap is None else min(max_traces, cap[0])):
             break
         if not tokens:
             last_error = "the grammar allows no token at the start (an empty or unsatisfiable schema)"

@@ -95,7 +95,7 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
     """Trace every schema on every backend (appending each result to `partial` so a rerun resumes),
     then measure the pools on distinct matchers in states taken from the traced outputs. A backend in
     `outputs_by_backend` replays those outputs (its engine's, or another's: trace_schema re-writes them), the others
-    `outputs`; up to traces_per_schema of a schema's, fewer where `enough` is reached first."""
+    `outputs`; up to traces_per_schema of a schema's, or with `enough` the count its pilot asks for."""
     done: dict[tuple[str, str], TraceResult] = {}
     if partial.exists():
         for line in partial.read_text().splitlines():

@@ -336,10 +336,11 @@ def _add_profile_args(u) -> None:
                         "of outputs sampled under the mask; their lengths are the requests' "
                         f"(default: {LivePlan.outputs_per_schema})")
     u.add_argument("--outputs-max", type=int, metavar="N",
-                   help="--base-url: where a schema's traced mean cost a token is still known worse than "
-                        f"+-{100 * LivePlan.trace_rse:.0f}%% after --outputs-per-schema outputs, more of its speed "
-                        f"points' outputs are traced, up to N (default: {LivePlan.outputs_max}, or "
-                        "--outputs-per-schema where that is more)")
+                   help="--base-url: where a schema's traced mean cost a token would be known worse than "
+                        f"+-{100 * LivePlan.trace_rse:.0f}%% from --outputs-per-schema outputs (its first few "
+                        "replays say), more of its speed points' outputs are traced, up to N: host time only, a few "
+                        "seconds a schema; give N = --outputs-per-schema to trace no more (default: "
+                        f"{LivePlan.outputs_max}, or --outputs-per-schema where that is more)")
     u.add_argument("--budget-min", type=float, help="--base-url: fit the measurement into about this many minutes "
                    "(drops, in turn: the context slope, the prefill points, the API-server fit, forward points, "
                    "a round of each sweep, the outputs traced past --outputs-per-schema, two thirds of the outputs "

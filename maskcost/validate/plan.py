@@ -49,10 +49,11 @@ class LivePlan:
     outputs_per_schema: int = 96
     outputs_concurrency: int = 96
     trace_repeats: int = 1
-    # past outputs_per_schema, more of the speed points' outputs (up to outputs_max a schema: traced_max) where a schema's
-    # traced mean cost a token is still known worse than +-trace_rse (fill.EnoughTraces): xgrammar's deep schema,
-    # its cost in the items of an array empty in half its outputs, was known to +-12-14% from 96 and its mean
-    # off by up to 21% on shape runs 8-16, flat's and nested's to +-5-8% (docs/validation.md finding 67)
+    # past outputs_per_schema, more of the speed points' outputs (up to outputs_max a schema: traced_max) where a
+    # schema's traced mean cost a token would be known worse than +-trace_rse (fill.EnoughTraces): xgrammar's deep
+    # schema, its cost in the items of an array empty in half its outputs, was known to +-12-14% from 96 and its
+    # mean x0.72-1.21 of all its outputs' on shape runs 8-16, flat's and nested's to +-5-8% (docs/validation.md
+    # finding 67)
     outputs_max: int = 512
     trace_rse: float = 0.05
     # client processes a point of `clients` streams runs: 1 + clients // client_streams_per_proc, at most
