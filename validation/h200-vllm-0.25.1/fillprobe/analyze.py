@@ -82,8 +82,10 @@ def main(run: Path) -> None:
     by = {(x["schema"], x["concurrency"], x["repeat"]): x for x in rows}
     q = {f"{s}/flat c{c}": against_flat(by, s, c, "fill_speed") for s in SCHEMAS[1:] for c in LOADS}
     rest = {f"{s}/flat c{c}": against_flat(by, s, c, "rest_ratio") for s in SCHEMAS[1:] for c in LOADS}
-    (run / "reading.json").write_text(json.dumps({"points": rows, "q": q, "rest": rest}, indent=1) + "\n")
-    md = ["| schema | clients | repeat | running | ITL ms engine / model | fill ms a step engine / model | fill speed | "
+    profile = str(profile_of(run))
+    (run / "reading.json").write_text(json.dumps({"profile": profile, "points": rows, "q": q, "rest": rest},
+                                                 indent=1) + "\n")
+    md = [f"The model on {profile}.", "", "| schema | clients | repeat | running | ITL ms engine / model | fill ms a step engine / model | fill speed | "
           "step ms engine / model | rest r | ITL/step engine / model |", "|---|---|---|---|---|---|---|---|---|---|"]
     f = lambda v, d=2: "" if v is None else f"{v:.{d}f}"
     for x in rows:

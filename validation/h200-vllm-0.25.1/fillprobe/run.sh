@@ -6,7 +6,7 @@
 # each engine-thread call timed); `calibrate --base-url` against it (the three shape schemas mixed), then each
 # schema alone at 32 and 128 clients, two repeats, the repeat outermost, so the host's drift falls on every
 # schema alike. Stops starting sweeps after $DEADLINE s of this call; results packed into $OUT/fillprobe.tar.gz
-# after every step.
+# after calibrate and after every sweep.
 set -u
 T0=$(date +%s); ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/shape; R=${FILLPROBE:-/tmp/fillprobe}
 mkdir -p $R/xg $R/probe
@@ -18,7 +18,8 @@ late() { [ $(( $(date +%s) - T0 )) -gt "${DEADLINE:-540}" ]; }
   nvidia-smi --query-gpu=name,driver_version --format=csv; ls .device-stage/w; } > $R/host.txt 2>&1
 if ! curl -sf http://127.0.0.1:8000/health >/dev/null; then
   pkill -f vllm.entrypoints.cli.main && sleep 10
-  python3 -m maskcost.cli probe-site /tmp/probe-site --engine vllm --engine-version 0.25.1 > $R/probe-site.log 2>&1
+  python3 -m maskcost.cli probe-site /tmp/probe-site --engine vllm --engine-version 0.25.1 > $R/probe-site.log 2>&1 \
+    || { echo "$(date +%T) probe-site failed" >> $R/steps.txt; pack; exit 1; }
   # the probe on the server's path only: calibrate's own replays stay unpatched
   PYTHONPATH=/tmp/probe-site:$PYTHONPATH MASKCOST_PROBE_DIR=$R/probe serve xg 8000 0-15
   up xg 8000 >> $R/steps.txt || { pack; exit 1; }
@@ -40,11 +41,11 @@ one() {  # SCHEMA CONC REPEAT: schema on, that schema alone (a sweep resumes: on
   timeout 150 python3 -m maskcost.cli sweep --base-url http://127.0.0.1:8000 --out "$R/xg/$1.jsonl" --arms on \
     --concurrency "$2" --repeats "$3" --schema "$D/schemas/$1.json" --rounds $rounds --client-procs $([ $2 = 32 ] && echo 2 || echo 4) \
     --label "xg-$1" >> "$R/sweep.log" 2>&1
-  echo "$(date +%T) xg $1 c$2 repeats $3 rc=$?" >> $R/steps.txt
+  local rc=$?; echo "$(date +%T) xg $1 c$2 repeats $3 rc=$rc" >> $R/steps.txt; pack
 }
 for r in 1 2; do for c in 32 128; do for s in flat nested deep; do
   late && { echo "$(date +%T) deadline: stopped before $s c$c r$r" >> $R/steps.txt; pack; exit 0; }
   one $s $c $r
-done; done; pack; done
+done; done; done
 echo "$(date +%T) done" >> $R/steps.txt; pack
 cat $R/steps.txt
