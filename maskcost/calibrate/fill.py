@@ -250,13 +250,15 @@ class EnoughTraces:
 
 def trace_interleaved(backend: Backend, jobs: list[tuple[SchemaEntry, list | None]], repeats: int, max_traces: int,
                       sampled: int, seed: int, on_done: Callable[[str, TraceResult], None],
-                      enough: EnoughTraces | None = None) -> dict[str, TraceResult]:
+                      enough: EnoughTraces | None = None,
+                      before_replay: Callable[[], None] | None = None) -> dict[str, TraceResult]:
     """trace_schema of each (entry, its recorded outputs or None) in turns, so that a host whose speed moves while the
     replays run (seconds a schema) slows every schema alike (one schema after another, a move prices one against
     another: docs/validation.md finding 38). `max_traces` outputs of a schema with recorded ones, else max(1,
     `sampled`) sampled under the mask; with `enough`, a schema with recorded ones gets, after its pilot, its own
     count (EnoughTraces.target). Each turn goes to the schema least far through its count, so each schema's replays
-    spread over the whole run however many it takes; `on_done(schema_id, result)` as each ends."""
+    spread over the whole run however many it takes; `on_done(schema_id, result)` as each ends; `before_replay`
+    before every replay (host.SpreadBench)."""
     def count(e: SchemaEntry, texts: list | None) -> int:  # what _tracing will replay, as _what_to_replay picks
         t, n, most, _ = _what_to_replay(backend, e, texts, 0 if texts else sampled, seed,
                                         max_traces if texts else max(1, sampled))
@@ -265,7 +267,7 @@ def trace_interleaved(backend: Backend, jobs: list[tuple[SchemaEntry, list | Non
     kept: dict[str, list[FillTrace]] = {e.schema_id: [] for e, _ in jobs}
     planned = {e.schema_id for e, texts in jobs if not texts or enough is None}  # (their count stays as asked)
     turns = {e.schema_id: _tracing(backend, e, texts, repeats, max_traces if texts else max(1, sampled),
-                                   0 if texts else sampled, seed, None,
+                                   0 if texts else sampled, seed, before_replay,
                                    None if e.schema_id in planned else caps[e.schema_id], kept[e.schema_id])
              for e, texts in jobs}
     results: dict[str, TraceResult] = {}

@@ -9,6 +9,7 @@ import time
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
 
 from tqdm import tqdm
 
@@ -91,11 +92,13 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
                        outputs_by_backend: dict[str, dict[str, list]] | None = None,
                        traces_per_schema: int = RECORDED_PER_SCHEMA,
                        pool_workers=POOL_WORKERS, pool_rows=POOL_ROWS, sampled: int = 0, seed: int = 0,
-                       log=print, enough: EnoughTraces | None = None) -> dict[str, BackendCosts]:
+                       log=print, enough: EnoughTraces | None = None,
+                       before_replay: Callable[[], None] | None = None) -> dict[str, BackendCosts]:
     """Trace every schema on every backend (appending each result to `partial` so a rerun resumes),
     then measure the pools on distinct matchers in states taken from the traced outputs. A backend in
     `outputs_by_backend` replays those outputs (its engine's, or another's: trace_schema re-writes them), the others
-    `outputs`; up to traces_per_schema of a schema's, or with `enough` the count its pilot asks for."""
+    `outputs`; up to traces_per_schema of a schema's, or with `enough` the count its pilot asks for. `before_replay`:
+    called before every replay (host.SpreadBench: the host's bench taken as the traces replay)."""
     done: dict[tuple[str, str], TraceResult] = {}
     if partial.exists():
         for line in partial.read_text().splitlines():
@@ -120,7 +123,7 @@ def calibrate_backends(vocab: Vocab, entries: list[SchemaEntry], backends: list[
                 # recorded outputs: one trace per output (up to traces_per_schema); else `sampled` streams drawn
                 # under the mask; else the first example; the schemas in turns (trace_interleaved)
                 trace_interleaved(be, [(e, (outs or {}).get(e.schema_id)) for e in todo], repeats,
-                                  traces_per_schema, sampled, seed, traced, enough)
+                                  traces_per_schema, sampled, seed, traced, enough, before_replay)
             results: dict[str, TraceResult] = {e.schema_id: done[bname, e.schema_id] for e in entries}
             fails = tuple((sid, r.error) for sid, r in results.items() if r.error)
             for sid, err in fails:

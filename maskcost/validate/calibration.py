@@ -119,7 +119,7 @@ class SweepsCalibration:
 
     def run(self, log: Log = _stderr) -> Profile:
         from ..calibrate.engine import apply_or_copied
-        from ..calibrate.host import host_info
+        from ..calibrate.host import SpreadBench, host_info
         from ..calibrate.run import build_profile, calibrate_backends
         from ..profile import load_profile, save_profile
         vocab, notes = self.vocab, list(self.notes)
@@ -129,11 +129,14 @@ class SweepsCalibration:
         apply = apply_or_copied(vocab.size, base, notes)
         if self.sweeps.forward is None:
             notes.append(f"forward curve copied from {self.engine_from}")
-        host = host_info(vocab)
+        bench = SpreadBench(vocab)  # the host's bench taken as the traces replay (the two over the same minute)
         partial = self.out.with_name(self.out.name + ".partial.jsonl")
         backends = calibrate_backends(vocab, list(self.entries), list(self.backends), partial, self.outputs,
                                       repeats=self.repeats_fill, traces_per_schema=self.traces_per_schema,
-                                      sampled=self.sampled, seed=self.seed, pool_rows=self.pool_rows, log=log)
+                                      sampled=self.sampled, seed=self.seed, pool_rows=self.pool_rows, log=log,
+                                      before_replay=bench)
+        host = host_info(vocab, bench)
+        notes.append(bench.words())
         sampled = sorted({sid for c in backends.values() for sid, src in c.output_sources if "sampled" in src})
         if sampled:
             notes.append(f"outputs sampled under the mask (seed {self.seed}) for {len(sampled)} schemas without "

@@ -37,7 +37,7 @@ from typing import Any, Callable
 from tqdm import tqdm
 
 from ..calibrate.engine import apply_or_copied, forward_from_summaries
-from ..calibrate.host import host_info
+from ..calibrate.host import SpreadBench, host_info
 from ..profile import Profile, load_profile, save_profile
 from ..calibrate import POOL_ROWS
 from ..calibrate.fill import EnoughTraces, spread_line
@@ -91,11 +91,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         outputs = all_outputs(speed, vocab, entries, backends, notes)
         done("outputs")
         # the host, while the server is idle
-        host = host_info(vocab)
         partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
-        costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows, log=tqdm.write,
-                                   traces_per_schema=plan.traced_max, repeats=plan.trace_repeats,
-                                   outputs_by_backend=outputs, enough=EnoughTraces(plan.outputs_per_schema, plan.trace_rse))
+        host, costs = host_side(vocab, entries, backends, partial, plan, outputs, seed, pool_rows, notes)
         costs = {b: replace(c, output_sources=tuple((sid, whose_outputs(src, b, cfg.backend, prov["base_url"], others))
                                                     for sid, src in c.output_sources)) for b, c in costs.items()}
         costs, forward = engine_side(base, base_note, host.bench_us, costs, forward, vocab, entries, outputs, notes)
@@ -121,6 +118,21 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     load_profile(out)  # what --check reads: the file as written
     partial.unlink(missing_ok=True)
     return p
+
+
+def host_side(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path, plan: LivePlan,
+              outputs: dict[str, dict[str, list]], seed: int, pool_rows: tuple[int, ...], notes: list[str]):
+    """(this host, each backend's costs): the servers' `outputs` traced (calibrate_backends; `partial` keeps them
+    as they end), this host's bench taken as they replay (host.SpreadBench: the two over the same minute; said in
+    `notes`)."""
+    bench = SpreadBench(vocab)
+    costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows, log=tqdm.write,
+                               traces_per_schema=plan.traced_max, repeats=plan.trace_repeats,
+                               outputs_by_backend=outputs, enough=EnoughTraces(plan.outputs_per_schema, plan.trace_rse),
+                               before_replay=bench)
+    host = host_info(vocab, bench)
+    notes.append(bench.words())
+    return host, costs
 
 
 class _Progress:
