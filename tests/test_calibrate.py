@@ -129,23 +129,26 @@ def test_schemas_are_traced_in_turns_so_a_drifting_host_slows_each_alike(vocab, 
 
 def test_the_host_bench_is_taken_as_the_traces_replay(vocab, monkeypatch, tmp_path):
     """SpreadBench: one benchmark round before a replay at most every every_s seconds, so the profile's bench and its
-    traces see the host over the same minute (finding 68: one moment read a host x1.99 where its traces ran x1.07);
-    topped up to `least` rounds at the end; the median."""
+    traces see the host over the same stretch (finding 68); topped up to `least` rounds at the end; the median; one
+    bench of 30 rounds back to back kept beside it for the record."""
     from maskcost.calibrate import host
     taken = iter(range(1, 1000))
-    monkeypatch.setattr(host, "bench_us", lambda vocab, rounds=30, be=None: float(next(taken)))
+    monkeypatch.setattr(host, "bench_us", lambda vocab, rounds=30, be=None: float(next(taken)) * (rounds == 1 or 100))
+    monkeypatch.setattr(host, "omp_spin_ms", lambda: None)
     hourly = host.SpreadBench(vocab, every_s=3600.0, least=5)
     for _ in range(3):
         hourly()
     assert hourly.rounds == [1.0]  # the rest came within the hour
-    assert hourly.bench_us() == 3.0 and hourly.rounds == [1.0, 2.0, 3.0, 4.0, 5.0]  # topped up, the median
-    assert host.host_info(vocab, hourly).bench_us == 3.0 and "median of 5 one-round benches, 1 of them" in \
-        hourly.words()
+    assert host.host_info(vocab, hourly).bench_us == 3.0 and hourly.rounds == [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert hourly.moment_us == 600.0 and hourly.bench_us() == 3.0 and len(hourly.rounds) == 5  # (once)
+    assert "median of 5 one-round benches, 1 of them taken as its traces replayed" in hourly.words()
+    assert "their median 1 us" in hourly.words() and "for the record: 600 us" in hourly.words()
     calls = []
     res = calibrate_backends(vocab, [TIERS["flat"], TIERS["nested"]], ["xgrammar"], tmp_path / "p.jsonl", repeats=2,
                              pool_workers=(1,), pool_rows=(16,), log=lambda m: None,
                              before_replay=lambda: calls.append(1))
     assert len(calls) == 2 * len(res["xgrammar"].traces) > 0  # before every timed replay (two repeats a trace)
+
 
 def test_a_schema_whose_mean_is_poorly_known_gets_more_of_its_outputs_traced(vocab, monkeypatch):
     """EnoughTraces: after a pilot, a schema's count is where its mean cost a token would be known to +-rse, at least

@@ -87,6 +87,7 @@ def test_a_local_profile_keeps_the_in_engine_side_of_the_profile_it_starts_from(
     assert mine is not None and mine.serial_factor == pytest.approx(ef.serial_factor, rel=0.35)
     assert p.engine_speeds == base.engine_speeds and p.forward.points == base.forward.points
     assert any("in-engine factors from" in n for n in p.provenance["notes"])
+    assert any(n.startswith("the host's bench_us the median of") for n in p.provenance["notes"])  # (its bench spread)
 
 
 def test_an_invalid_schema_is_named_as_such(vocab):
@@ -378,6 +379,7 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
     tokens = {b: {len(t.fill_us) for t in p.backends[b].traces} for b in ("xgrammar", "guidance")}
     assert min(tokens["guidance"]) > max(tokens["xgrammar"])  # each its own server's outputs (a longer name there)
     assert any(n.startswith("traces: the server's own valid outputs, up to 8 a schema (its") for n in p.provenance["notes"])
+    assert any(n.startswith("the host's bench_us the median of") for n in p.provenance["notes"])  # (host_side's bench)
     assert {q.rows for q in p.backends["xgrammar"].pool} == {16, 32}  # --pool-rows
     assert len(p.forward.prefill_points) == 3 and p.forward.context_points
     assert p.backends["xgrammar"].engine_fill is not None  # the same-version in-engine factors, scaled

@@ -122,23 +122,29 @@ def bench_us(vocab, rounds: int = 30, be=None) -> float:
 
 
 class SpreadBench:
-    """bench_us as a calibration's replays run: one round (one fresh-matcher replay of the benchmark's instance) at
-    most every `every_s` seconds, called before each replay (calibrate_backends' before_replay), topped up to `least`
-    rounds at the end (a run resumed, or short); its median. The profile's bench and its traces then see the host
-    over the same minute, where one moment of a second read a host twice as slow as its traces ran
-    (docs/validation.md finding 68); cache.cached_trace measures the local side of that ratio the same way."""
+    """bench_us as a calibration's traces replay: one round (one fresh-matcher replay of the benchmark's instance)
+    at most every `every_s` seconds, called before each replay (calibrate_backends' before_replay), topped up to
+    `least` rounds at the end (after the pools; a run resumed or short has fewer spread), its median; beside it, for
+    the record only, one bench taken the old way (30 rounds back to back: `moment_us`), so that a profile's notes show
+    where one moment and the replays' minute disagree (docs/validation.md finding 68). cache.cached_trace measures a
+    user's schema likewise (a round between replays, their median). The embedded profiles' bench_us and speed_vs's
+    reading are one moment's."""
 
     def __init__(self, vocab, every_s: float = 1.0, least: int = 30) -> None:
         self.vocab, self.every_s, self.least = vocab, every_s, least
         self.rounds: list[float] = []
         self.spread: int | None = None  # the rounds taken before the top-up (bench_us)
+        self.moment_us: float | None = None
         self._last_s = -math.inf
         self._be = None
 
-    def _round(self) -> None:
+    def _backend(self):
         from .backends import XGrammarBackend
         self._be = self._be or XGrammarBackend(self.vocab)
-        self.rounds.append(bench_us(self.vocab, rounds=1, be=self._be))
+        return self._be
+
+    def _round(self) -> None:
+        self.rounds.append(bench_us(self.vocab, rounds=1, be=self._backend()))
         self._last_s = time.monotonic()
 
     def __call__(self) -> None:
@@ -148,13 +154,17 @@ class SpreadBench:
     def bench_us(self) -> float:
         if self.spread is None:
             self.spread = len(self.rounds)
-        while len(self.rounds) < self.least:
-            self._round()
+            while len(self.rounds) < self.least:
+                self._round()
+            self.moment_us = bench_us(self.vocab, be=self._backend())
         return statistics.median(self.rounds)
 
     def words(self) -> str:
+        spread = statistics.median(self.rounds[:self.spread]) if self.spread else None
         return (f"the host's bench_us the median of {len(self.rounds)} one-round benches, {self.spread or 0} of them "
-                f"taken as its traces replayed, one a {self.every_s:g} s at most (calibrate.host.SpreadBench)")
+                f"taken as its traces replayed (one a {self.every_s:g} s at most"
+                f"{f'; their median {spread:.0f} us' if spread else ''}), the rest after; one bench of 30 rounds back "
+                f"to back, for the record: {self.moment_us or 0:.0f} us (calibrate.host.SpreadBench)")
 
 
 def bench_batch_row_us(vocab, rows: int = 64, steps: int = 8, be=None, state: dict | None = None) -> float:
@@ -229,7 +239,8 @@ def omp_spin_ms(copies: int = 25, gap_ms: float = 30.0) -> float | None:
 
 def host_info(vocab, bench: SpreadBench | None = None) -> HostInfo:
     """This host; its bench_us `bench`'s (taken as the traces replayed), else one moment's (bench_us)."""
+    bench_here_us = bench.bench_us() if bench is not None else bench_us(vocab)
     return HostInfo(cpu_model=cpu_model(), nproc=usable_cpus(), os_cpu_count=multiprocessing.cpu_count(),
-                    bench_us=bench.bench_us() if bench is not None else bench_us(vocab), platform=f"{platform.system()} {platform.release()} "
-                                                      f"Python {platform.python_version()}",
+                    bench_us=bench_here_us, platform=f"{platform.system()} {platform.release()} "
+                                                     f"Python {platform.python_version()}",
                     omp_spin_ms=omp_spin_ms())

@@ -128,8 +128,8 @@ def host_side(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], par
     bench = SpreadBench(vocab)
     costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows, log=tqdm.write,
                                traces_per_schema=plan.traced_max, repeats=plan.trace_repeats,
-                               outputs_by_backend=outputs, enough=EnoughTraces(plan.outputs_per_schema, plan.trace_rse),
-                               before_replay=bench)
+                               outputs_by_backend=outputs, before_replay=bench,
+                               enough=EnoughTraces(plan.outputs_per_schema, plan.trace_rse))
     host = host_info(vocab, bench)
     notes.append(bench.words())
     return host, costs
