@@ -126,8 +126,8 @@ CHECKS = (
     Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "a fresh machine a run (H200 and H100 "
           "hosts), 2 schemas alone at 32, 128, 256, 3 on run 16 (the shape check)", r"vllm/shape/run\d+",
           "calibrate --base-url"),
-    Check("vLLM 0.25.1, calibrate's trace counts planned from a pilot", "a fresh H100 machine, the shape check's "
-          "3 schemas alone at 32 and 128 on one xgrammar server (the fill probe)", r"vllm/fillprobe/run\d+",
+    Check("vLLM 0.25.1, the fill probe", "a fresh H100 machine, the shape check's 3 schemas alone at 32 and 128 on "
+          "one xgrammar server, calibrate's trace counts planned from a pilot", r"vllm/fillprobe/run\d+",
           "calibrate --base-url"),
     Check("vLLM 0.25.1, replicas and CPU quotas", "two replicas on one GPU and 8 cores, a cgroup quota against a "
           "cpuset, the OpenMP team (six machines, runs 1-7)", r"vllm/replicas/run\d+",
