@@ -135,7 +135,7 @@ def test_the_host_bench_is_taken_as_the_traces_replay(vocab, monkeypatch, tmp_pa
     taken = iter(range(1, 1000))
     monkeypatch.setattr(host, "bench_us", lambda vocab, rounds=30, be=None: float(next(taken)) * (rounds == 1 or 100))
     monkeypatch.setattr(host, "omp_spin_ms", lambda: None)
-    hourly = host.SpreadBench(vocab, every_s=3600.0, least=5)
+    hourly = host.SpreadBench(vocab, every_s=3600.0, least=5, moment=True)
     for _ in range(3):
         hourly()
     assert hourly.rounds == [1.0]  # the rest came within the hour
@@ -143,6 +143,8 @@ def test_the_host_bench_is_taken_as_the_traces_replay(vocab, monkeypatch, tmp_pa
     assert hourly.moment_us == 600.0 and hourly.bench_us() == 3.0 and len(hourly.rounds) == 5  # (once)
     assert "median of 5 one-round benches, 1 of them taken as its traces replayed" in hourly.words()
     assert "their median 1 us" in hourly.words() and "for the record: 600 us" in hourly.words()
+    plain = host.SpreadBench(vocab, least=2)
+    assert plain.bench_us() == 7.5 and plain.moment_us is None and "for the record" not in plain.words()
     calls = []
     res = calibrate_backends(vocab, [TIERS["flat"], TIERS["nested"]], ["xgrammar"], tmp_path / "p.jsonl", repeats=2,
                              pool_workers=(1,), pool_rows=(16,), log=lambda m: None,

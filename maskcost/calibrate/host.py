@@ -124,14 +124,14 @@ def bench_us(vocab, rounds: int = 30, be=None) -> float:
 class SpreadBench:
     """bench_us as a calibration's traces replay: one round (one fresh-matcher replay of the benchmark's instance)
     at most every `every_s` seconds, called before each replay (calibrate_backends' before_replay), topped up to
-    `least` rounds at the end (after the pools; a run resumed or short has fewer spread), its median; beside it, for
-    the record only, one bench taken the old way (30 rounds back to back: `moment_us`), so that a profile's notes show
-    where one moment and the replays' minute disagree (docs/validation.md finding 68). cache.cached_trace measures a
-    user's schema likewise (a round between replays, their median). The embedded profiles' bench_us and speed_vs's
-    reading are one moment's."""
+    `least` rounds at the end (after the pools; a run resumed or short has fewer spread), its median; with `moment`,
+    beside it for the record only, one bench taken the old way (30 rounds back to back: `moment_us`), so that a
+    profile's notes show where one moment and the replays' stretch disagree (docs/validation.md finding 68).
+    cache.cached_trace measures a user's schema likewise (a round between replays, their median). The embedded
+    profiles' bench_us and speed_vs's reading are one moment's."""
 
-    def __init__(self, vocab, every_s: float = 1.0, least: int = 30) -> None:
-        self.vocab, self.every_s, self.least = vocab, every_s, least
+    def __init__(self, vocab, every_s: float = 1.0, least: int = 30, moment: bool = False) -> None:
+        self.vocab, self.every_s, self.least, self.moment = vocab, every_s, least, moment
         self.rounds: list[float] = []
         self.spread: int | None = None  # the rounds taken before the top-up (bench_us)
         self.moment_us: float | None = None
@@ -156,15 +156,20 @@ class SpreadBench:
             self.spread = len(self.rounds)
             while len(self.rounds) < self.least:
                 self._round()
-            self.moment_us = bench_us(self.vocab, be=self._backend())
+            self.moment_us = bench_us(self.vocab, be=self._backend()) if self.moment else None
         return statistics.median(self.rounds)
 
     def words(self) -> str:
         spread = statistics.median(self.rounds[:self.spread]) if self.spread else None
         return (f"the host's bench_us the median of {len(self.rounds)} one-round benches, {self.spread or 0} of them "
                 f"taken as its traces replayed (one a {self.every_s:g} s at most"
-                f"{f'; their median {spread:.0f} us' if spread else ''}), the rest after; one bench of 30 rounds back "
-                f"to back, for the record: {self.moment_us or 0:.0f} us (calibrate.host.SpreadBench)")
+                f"{f'; their median {spread:.0f} us' if spread else ''}), the rest after{self._moment_words()}"
+                f" (calibrate.host.SpreadBench)")
+
+    def _moment_words(self) -> str:
+        if self.moment_us is None:
+            return ""
+        return f"; one bench of 30 rounds back to back, for the record: {self.moment_us:.0f} us"
 
 
 def bench_batch_row_us(vocab, rows: int = 64, steps: int = 8, be=None, state: dict | None = None) -> float:

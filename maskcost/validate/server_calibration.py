@@ -123,9 +123,9 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
 def host_side(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path, plan: LivePlan,
               outputs: dict[str, dict[str, list]], seed: int, pool_rows: tuple[int, ...], notes: list[str]):
     """(this host, each backend's costs): the servers' `outputs` traced (calibrate_backends; `partial` keeps them
-    as they end), this host's bench taken as they replay (host.SpreadBench: the two over the same minute; said in
-    `notes`)."""
-    bench = SpreadBench(vocab)
+    as they end), this host's bench taken as they replay (host.SpreadBench: the two over the same stretch; said in
+    `notes`, with one bench taken the old way beside it)."""
+    bench = SpreadBench(vocab, moment=True)  # (the old one-moment bench beside it: finding 68's question)
     costs = calibrate_backends(vocab, entries, backends, partial, seed=seed, pool_rows=pool_rows, log=tqdm.write,
                                traces_per_schema=plan.traced_max, repeats=plan.trace_repeats,
                                outputs_by_backend=outputs, before_replay=bench,
