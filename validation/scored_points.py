@@ -458,9 +458,9 @@ def vllm_shape_rows() -> list[dict]:
     calibrate with the forward curve that joins a batch read twice, three repeats a point. Run 15, a fifteenth (an H200
     host): run 14's model and calibrate, four repeats a point, 16 cores only. Run 16, a sixteenth: run 15's model and
     calibrate with the deep schema alone too, three repeats a point. Run 17: run 16's with calibrate's trace counts
-    planned from a pilot, two repeats a point. The fill probe's run 1 (fillprobe/README.md,
-    an H100 host): the same check on its xgrammar server alone at 32 and 128 clients, twice, its profile from
-    calibrate at 5cad3cb (each schema's trace count from a pilot), scored by check.py score."""
+    planned from a pilot, two repeats a point. The fill probe's run 1 (fillprobe/README.md, an H100 host): the same
+    check on its xgrammar server alone at 32 and 128 clients, twice, its profile from calibrate at 5cad3cb (each
+    schema's trace count from a pilot), scored by check.py score."""
     rows, runs = [], []
     for run, mode, made in (("run1", "read", "run1"), ("run2", "bench", "run1"), ("run3", "read", "run3"),
                             ("run4", "read", "run4"), ("run5", "read", "run5"),

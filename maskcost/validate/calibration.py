@@ -129,7 +129,7 @@ class SweepsCalibration:
         apply = apply_or_copied(vocab.size, base, notes)
         if self.sweeps.forward is None:
             notes.append(f"forward curve copied from {self.engine_from}")
-        bench = SpreadBench(vocab)  # the host's bench taken as the traces replay (the two over the same minute)
+        bench = SpreadBench(vocab)  # the host's bench taken as the traces replay (the two over the same stretch)
         partial = self.out.with_name(self.out.name + ".partial.jsonl")
         backends = calibrate_backends(vocab, list(self.entries), list(self.backends), partial, self.outputs,
                                       repeats=self.repeats_fill, traces_per_schema=self.traces_per_schema,
