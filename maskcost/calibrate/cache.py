@@ -19,13 +19,11 @@ from typing import Any
 
 from .backends import XGrammarBackend
 from .fill import TraceResult, result_from_json, result_to_json, trace_schema
-from .host import CACHE_VERSION, bench_us, cache_dir, host_key
+from .host import CACHE_VERSION, SpreadBench, cache_dir, host_key
 from .schemas import TIERS, SchemaEntry
 
 # a user's schema, traced for predict: fresh-matcher replays per output (median per position)
 LOCAL_REPEATS = 7
-# bench_us rounds before each replay (their median over the whole trace is the host's bench)
-BENCH_ROUNDS_PER_REPLAY = 1
 # the grammars whose compile times carry a user schema's compile to a profile's host (local.py): the
 # built-in tiers a profile calibrates on, all but the bounded tier (seconds to compile), each compiled
 # cold this often
@@ -74,12 +72,11 @@ def cached_trace(backend_name: str, vocab, entry: SchemaEntry, get_backend,
             pass
     backend = get_backend()
     bench_be = backend if isinstance(backend, XGrammarBackend) else XGrammarBackend(vocab)
-    benches: list[float] = []
-    r = trace_schema(backend, entry, repeats=LOCAL_REPEATS,
-                     before_replay=lambda: benches.append(bench_us(vocab, BENCH_ROUNDS_PER_REPLAY, be=bench_be)))
-    here = statistics.median(benches) if benches else 0.0
+    bench = SpreadBench(vocab, every_s=0.0, least=0, be=bench_be)  # a round before every replay, their median
+    r = trace_schema(backend, entry, repeats=LOCAL_REPEATS, before_replay=bench)
+    here = bench.bench_us() if bench.rounds else 0.0
     _write(path, {**result_to_json(r, entry.schema_id, backend=backend.name), "bench_us": here,
-                  "bench_runs": len(benches), "host": host_key()})
+                  "bench_runs": len(bench.rounds), "host": host_key()})
     return r, here, False
 
 

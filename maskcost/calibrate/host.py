@@ -127,16 +127,17 @@ class SpreadBench:
     `least` rounds at the end (after the pools; a run resumed or short has fewer spread), its median; with `moment`,
     beside it for the record only, one bench taken the old way (30 rounds back to back: `moment_us`), so that a
     profile's notes show where one moment and the replays' stretch disagree (docs/validation.md finding 68).
-    cache.cached_trace measures a user's schema likewise (a round between replays, their median). The embedded
-    profiles' bench_us and speed_vs's reading are one moment's."""
+    cache.cached_trace measures a user's schema with it (every_s 0, least 0: a round before every replay, their
+    median; `be`: its tracing backend where that is xgrammar's). The embedded profiles' bench_us and speed_vs's
+    reading are one moment's."""
 
-    def __init__(self, vocab, every_s: float = 1.0, least: int = 30, moment: bool = False) -> None:
+    def __init__(self, vocab, every_s: float = 1.0, least: int = 30, moment: bool = False, be=None) -> None:
         self.vocab, self.every_s, self.least, self.moment = vocab, every_s, least, moment
         self.rounds: list[float] = []
         self.spread: int | None = None  # the rounds taken before the top-up (bench_us)
         self.moment_us: float | None = None
         self._last_s = -math.inf
-        self._be = None
+        self._be = be
 
     def _backend(self):
         from .backends import XGrammarBackend

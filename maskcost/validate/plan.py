@@ -143,6 +143,14 @@ class LivePlan:
         return max(self.min_requests, round(1.25 * short)) if have < self.outputs_enough else 0
 
 
+def _outputs_cut_to_a_third(p: LivePlan) -> LivePlan:
+    """fit_to_budget's last trim: the outputs a schema (traced, and the most traced) and those of its own point
+    cut to a third, to no fewer than 32, never more than asked."""
+    n = min(p.outputs_per_schema, max(32, p.outputs_per_schema // 3))
+    return replace(p, outputs_max=n, outputs_per_schema=n,
+                   outputs_concurrency=min(p.outputs_concurrency, max(32, p.outputs_concurrency // 3)))
+
+
 def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends: int,
                   servers: tuple[str, ...] = ("xgrammar",)) -> LivePlan:
     """The plan, trimmed until its estimate fits `budget_s`: first the context slope, then the prefill
@@ -159,9 +167,7 @@ def fit_to_budget(plan: LivePlan, budget_s: float | None, schemas: int, backends
         lambda p: replace(p, forward_concurrency=tuple(c for c in p.forward_concurrency if c not in (32, 192))),
         lambda p: replace(p, rounds=2),
         lambda p: replace(p, outputs_max=p.outputs_per_schema),
-        lambda p: replace(p, outputs_max=min(p.outputs_per_schema, max(32, p.outputs_per_schema // 3)),
-                          outputs_per_schema=min(p.outputs_per_schema, max(32, p.outputs_per_schema // 3)),
-                          outputs_concurrency=min(p.outputs_concurrency, max(32, p.outputs_concurrency // 3))),
+        _outputs_cut_to_a_third,
     ]
     def total(p: LivePlan) -> float:
         return sum(p.estimate_s(schemas, backends, servers).values())
