@@ -458,9 +458,9 @@ def vllm_shape_rows() -> list[dict]:
     calibrate with the forward curve that joins a batch read twice, three repeats a point. Run 15, a fifteenth (an H200
     host): run 14's model and calibrate, four repeats a point, 16 cores only. Run 16, a sixteenth: run 15's model and
     calibrate with the deep schema alone too, three repeats a point. Run 17: run 16's with calibrate's trace counts
-    planned from a pilot, two repeats a point. The fill probe's run 1 (fillprobe/README.md, an H100 host): the same
-    check on its xgrammar server alone at 32 and 128 clients, twice, its profile from calibrate at 5cad3cb (each
-    schema's trace count from a pilot), scored by check.py score."""
+    planned from a pilot, two repeats a point. Run 18: run 17's again on a fresh machine. The fill probe's run 1
+    (fillprobe/README.md, an H100 host): the same check on its xgrammar server alone at 32 and 128 clients, twice, its
+    profile from calibrate at 5cad3cb (each schema's trace count from a pilot), scored by check.py score."""
     rows, runs = [], []
     for run, mode, made in (("run1", "read", "run1"), ("run2", "bench", "run1"), ("run3", "read", "run3"),
                             ("run4", "read", "run4"), ("run5", "read", "run5"),
@@ -468,7 +468,7 @@ def vllm_shape_rows() -> list[dict]:
                             ("run9", "read", "run9"), ("run10", "read", "run10"), ("run11", "read", "run11"),
                             ("run12", "read", "run12"), ("run13", "read", "run13"),
                             ("run14", "read", "run14"), ("run15", "read", "run15"), ("run16", "read", "run16"),
-                            ("run17", "read", "run17")):
+                            ("run17", "read", "run17"), ("run18", "read", "run18")):
         runs.append((f"shape/{run}", mode, f"shape/{made}", run))
     runs.append(("fillprobe/run1", "read", "fillprobe/run1", None))  # (its xg/ alone; no 6-core points)
     for name, mode, made, run in runs:

@@ -29,7 +29,7 @@ CORES6_LOADS = (128,)  # run 4: flat and nested with the servers on 6 cores (xg6
 # most of the GPU gap)
 SWEEP_PROMPTS = {"flat": (109, 96), "nested": (163, 160), "deep": (189, 176)}  # (prompt tokens, of them cached)
 SWEEP_REQUEST_RUNS = ("run5", "run6", "run7", "run8", "run9", "run10", "run11", "run12", "run13",
-                      "run14", "run15", "run16", "run17")  # (and the GPU bar)
+                      "run14", "run15", "run16", "run17", "run18")  # (and the GPU bar)
 # runs whose 6-core points are predicted with the OpenMP team the servers really kept: started on 16 cores, moved
 # to 6 by taskset -a (run.sh), a team of 16 (EngineConfig.omp_threads; docs/validation.md finding 27)
 TEAM16_RUNS = ("run7", "run8", "run9", "run10", "run11", "run12", "run13", "run14")
@@ -95,6 +95,7 @@ def measured(run: Path, suffix: str = "") -> dict[tuple[str, str, int], list[dic
                 if e.get("itl_ms") and not r.get("errors"):
                     got.setdefault((backend, s, r["concurrency"]), []).append({
                         "repeat": r["repeat"], "itl_ms": e["itl_ms"], "running": e.get("running_mean"),
+                        "step_ms": e.get("step_ms"),
                         "output_tokens": r.get("output_tokens_mean"),
                         "server_cpu": (e.get("server_cpu") or {}).get("cpus"), "client_pct": r.get("client_cpu_pct"),
                         "gpu_busy": (e.get("gpu_busy") or {}).get("fraction")})
@@ -120,7 +121,20 @@ def itl_score(points: dict, meas: dict) -> dict:
     med = lambda es: 100 * statistics.median(abs(e) for e in es) if es else None  # noqa: E731
     return {"points": len(errs), "median_abs_pct": med(errs), "model_too_fast": sum(e < 0 for e in errs),
             "inside_interval": inside, "median_abs_pct_by_backend": {b: med(es) for b, es in by.items()},
-            "errors_pct": [100 * e for e in errs], "gpu_busy": gpu}
+            "errors_pct": [100 * e for e in errs], "gpu_busy": gpu, "step_split": step_split(points, meas)}
+
+
+def step_split(points: dict, meas: dict) -> list[dict]:
+    """Run 18 on, reported (finding 72): where each point's ITL miss lies, the engine's step (the model's mean step
+    over the engine's, its repeats' mean) or beyond it (the model's ITL over its step against the engine's)."""
+    out = []
+    for (b, s, c), pts in sorted(meas.items()):
+        p, steps = points[s][b][str(c)], [x["step_ms"] for x in pts if x.get("step_ms")]
+        if steps and p.get("step_ms"):
+            m_step, m_itl = statistics.fmean(steps), statistics.fmean(x["itl_ms"] for x in pts)
+            out.append({"backend": b, "schema": s, "load": c, "step_error_pct": 100 * (p["step_ms"] / m_step - 1),
+                        "itl_over_step_engine": m_itl / m_step, "itl_over_step_model": p["itl_ms"] / p["step_ms"]})
+    return out
 
 
 def respeed(run: Path) -> list[dict]:
@@ -260,6 +274,10 @@ def score(run: Path, profile: Path | None = None) -> None:
                  f"{it['inside_interval']} of {it['points']}")
     by = it["median_abs_pct_by_backend"]
     lines.append("by backend: " + ", ".join(f"{b} {v:.1f}%" for b, v in by.items() if v is not None))
+    if it["step_split"]:
+        lines.append("the step split (finding 72; step error, ITL/step engine -> model): " + ", ".join(
+            f"{x['backend'][:2]} {x['schema']} {x['load']}: {x['step_error_pct']:+.0f}%, {x['itl_over_step_engine']:.2f} -> "
+            f"{x['itl_over_step_model']:.2f}" for x in it["step_split"]))
     if "itl_cores6" in res:
         c6, al = res["itl_cores6"], res["itl_all"]
         lines.append(f"6 cores, 128 clients: median |ITL error| {f(c6['median_abs_pct'], '{:.1f}')}% over {c6['points']} ("
