@@ -462,13 +462,9 @@ def vllm_shape_rows() -> list[dict]:
     (fillprobe/README.md, an H100 host): the same check on its xgrammar server alone at 32 and 128 clients, twice, its
     profile from calibrate at 5cad3cb (each schema's trace count from a pilot), scored by check.py score."""
     rows, runs = [], []
-    for run, mode, made in (("run1", "read", "run1"), ("run2", "bench", "run1"), ("run3", "read", "run3"),
-                            ("run4", "read", "run4"), ("run5", "read", "run5"),
-                            ("run6", "read", "run6"), ("run7", "read", "run7"), ("run8", "read", "run8"),
-                            ("run9", "read", "run9"), ("run10", "read", "run10"), ("run11", "read", "run11"),
-                            ("run12", "read", "run12"), ("run13", "read", "run13"),
-                            ("run14", "read", "run14"), ("run15", "read", "run15"), ("run16", "read", "run16"),
-                            ("run17", "read", "run17"), ("run18", "read", "run18")):
+    # each run scored on its own profile (speed read), but run 2: run 1's profile, nothing read there
+    for run, mode, made in (("run1", "read", "run1"), ("run2", "bench", "run1"),
+                            *((f"run{n}", "read", f"run{n}") for n in range(3, 19))):
         runs.append((f"shape/{run}", mode, f"shape/{made}", run))
     runs.append(("fillprobe/run1", "read", "fillprobe/run1", None))  # (its xg/ alone; no 6-core points)
     for name, mode, made, run in runs:
