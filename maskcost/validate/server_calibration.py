@@ -28,9 +28,11 @@ engine_base (what it takes from a base profile), server_fits (the fits on its sw
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -72,6 +74,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     traces replay (an engine writes outputs of another shape with each backend: docs/validation.md
     findings 17, 18); the others replay `base_url`'s. `command`: what the provenance keeps (default: sys.argv)."""
     t_start, prov = time.monotonic(), server_provenance(base_url.rstrip("/"))  # no server: one line, here
+    given = (base_url, sorted((backend_urls or {}).items()), [(e.schema_id, e.schema) for e in entries], backends,
+             name, list(notes))  # (what the profile is made from, besides the sweeps' outputs: inputs_key)
     other_prov = {b: server_provenance(u.rstrip("/")) for b, u in (backend_urls or {}).items()}
     others = {b: pv["base_url"] for b, pv in other_prov.items()}
     cfg = _served_version(cfg, prov)
@@ -90,6 +94,10 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         # the servers' own outputs (the speed points', topped up where short): what the host's traces replay
         outputs = all_outputs(speed, vocab, entries, backends, notes)
         done("outputs")
+        key = inputs_key(given, outputs, cfg, plan, engine_from, seed, pool_rows)
+        if (was := finished(out, key)) is not None:  # the same inputs, all on disk: the same profile, not re-drawn
+            done.write(f"{out}: already calibrated from these sweeps and flags (remove it to trace the host again)")
+            return was
         # the host, while the server is idle
         partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
         host, costs = host_side(vocab, entries, backends, partial, plan, outputs, seed, pool_rows, notes)
@@ -104,20 +112,45 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         on = [s for b in (cfg.backend, *others) for s in speed.got.get(b, ())]  # (its loop: a queued API server's)
         p = with_frontend(p, fwd, on if cfg.api_server_queue else [], plan.frontend)
         done("frontend")
-        # each backend's traces at the mean all its server's speed-point outputs imply, then the speed read
-        p = string_value_scaled(p, vocab, {b: speed.path(b) for b in (cfg.backend, *others)})
-        p = replace(p, measured_speed=read_speed(p, cfg, speed.got[cfg.backend], speed.path(cfg.backend).name))
-        for b, u in others.items():
-            if speed.got.get(b):
-                p = fit_backend_fill(p, cfg, b, speed.got[b], u)
+        p = speeds_read(p, cfg, vocab, speed)
         done("speed", ended=False)  # (the speed read, as estimate_s counts it)
         p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1), **done.provenance(),
+                                   "inputs_sha256": key,
                                    **({"resumed": True} if resumed else {}),
                                    "server_engine": served_engine(cfg, prov, other_prov)})
     save_profile(p, out)
     load_profile(out)  # what --check reads: the file as written
     partial.unlink(missing_ok=True)
     return p
+
+
+def speeds_read(p: Profile, cfg: EngineConfig, vocab: Vocab, speed: "SpeedSweeps") -> Profile:
+    """`p` with each backend's traces at the mean all its server's speed-point outputs imply, then the server's
+    speed read on them (Profile.measured_speed) and each other backend's fill factor fitted on its own server."""
+    p = string_value_scaled(p, vocab, {b: speed.path(b) for b in (cfg.backend, *speed.others)})
+    p = replace(p, measured_speed=read_speed(p, cfg, speed.got[cfg.backend], speed.path(cfg.backend).name))
+    for b, u in speed.others.items():
+        if speed.got.get(b):
+            p = fit_backend_fill(p, cfg, b, speed.got[b], u)
+    return p
+
+
+def inputs_key(*parts: Any) -> str:
+    """A digest of what a live calibration's profile is made from (its flags, schemas and the servers' outputs
+    it traces): the profile keeps it, and a second run of the same command whose sweeps all lie on disk finds it."""
+    def plain(x: Any) -> Any:
+        return asdict(x) if is_dataclass(x) and not isinstance(x, type) else repr(x)
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=plain).encode()).hexdigest()
+
+
+def finished(out: Path, key: str) -> Profile | None:
+    """The profile at `out` where a finished run made it from the inputs `key` digests (else None: made again):
+    its host side (traces, pools, bench) was measured once, and a rerun gives it unchanged rather than re-drawn."""
+    try:
+        p = load_profile(out)
+    except Exception:  # (none yet, or unreadable: it is written again)
+        return None
+    return p if p.provenance.get("inputs_sha256") == key else None
 
 
 def host_side(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path, plan: LivePlan,
