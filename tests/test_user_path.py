@@ -302,7 +302,7 @@ def test_saved_profile_round_trips_through_gzip(tmp_path):
         load_profile(tmp_path / "y.json.gz")
 
 
-def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
+def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path, capsys):
     """calibrate --base-url: host traces and pools, the forward curve, prefill, context and the server's own
     speed in one command; predict then runs at that speed with no flag; a second run resumes (measures no
     sweep point twice) and, finished, gives the same profile. --backend-url: the other backend's traces replay its own
@@ -336,8 +336,10 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path):
             args += ["--backend-url", f"guidance={gd.url}"]
             assert main(args) == 0
             served, made = (eng.served, other.served), out.read_bytes()
+            assert f"\nwrote {out}: " in "\n" + capsys.readouterr().out
             assert main(args) == 0 and (eng.served, other.served) == served  # all on disk: nothing measured again
             assert out.read_bytes() == made  # and the host's traces not re-drawn: the same profile
+            assert f"\nkept {out}: a finished calibration" in "\n" + capsys.readouterr().out
     finally:
         sc.run_sweep = so.run_sweep = real
     # the speed points spread over the run: one after the forward sweep, one after the prefill, the last at the end

@@ -510,6 +510,33 @@ def test_an_sglang_servers_version_picks_its_mechanisms():
     assert engine_version(argparse.Namespace(engine_version=None), p, "vllm")[0] == "0.25.1"
 
 
+def test_a_finished_live_calibration_is_kept_only_for_the_same_inputs(tmp_path):
+    """calibrate --base-url's rerun: the profile at OUT is kept where its digest of inputs is this run's; a changed
+    note, sweep file or unhashable input makes it again (or says so), never reuses it."""
+    from dataclasses import replace
+
+    from maskcost.model.config import EngineConfig
+    from maskcost.profile import default_profile_path, load_profile, save_profile
+    from maskcost.validate.server_calibration import files_digest, finished, inputs_key
+    out = tmp_path / "host.json.gz"
+    (tmp_path / "host.speed-sweep.jsonl").write_text('{"concurrency": 8}\n')
+    (tmp_path / "host.json.gz.partial.jsonl").write_text("a trace cut short\n")  # (not an input)
+    key = inputs_key(("http://h:1", ["note"]), EngineConfig(), files_digest(out))
+    assert key == inputs_key(("http://h:1", ["note"]), EngineConfig(), files_digest(out))  # the same, again
+    assert key != inputs_key(("http://h:1", ["other note"]), EngineConfig(), files_digest(out))
+    assert finished(out, key) is None  # no profile yet
+    p = load_profile(default_profile_path())
+    save_profile(replace(p, provenance={**p.provenance, "inputs_sha256": key}), out)
+    assert finished(out, key).provenance["kept"] is True and "kept" not in load_profile(out).provenance
+    assert finished(out, key[::-1]) is None
+    (tmp_path / "host.json.gz.partial.jsonl").write_text("another\n")
+    assert inputs_key(("http://h:1", ["note"]), EngineConfig(), files_digest(out)) == key
+    (tmp_path / "host.speed-sweep.jsonl").write_text('{"concurrency": 16}\n')  # a sweep measured again
+    assert inputs_key(("http://h:1", ["note"]), EngineConfig(), files_digest(out)) != key
+    with pytest.raises(TypeError, match="no stable digest"):
+        inputs_key(object())
+
+
 def test_server_cpu_of_a_local_server_by_its_port(tmp_path):
     """The server's processes found by the port it listens on (here the fake server: this test's own
     process), a busy child of it counted, and the CPUs they kept busy recorded with each sweep point."""

@@ -74,8 +74,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     traces replay (an engine writes outputs of another shape with each backend: docs/validation.md
     findings 17, 18); the others replay `base_url`'s. `command`: what the provenance keeps (default: sys.argv)."""
     t_start, prov = time.monotonic(), server_provenance(base_url.rstrip("/"))  # no server: one line, here
-    given = (base_url, sorted((backend_urls or {}).items()), [(e.schema_id, e.schema) for e in entries], backends,
-             name, list(notes))  # (what the profile is made from, besides the sweeps' outputs: inputs_key)
+    given = (base_url, sorted((backend_urls or {}).items()), entries, backends, name, list(notes), vocab.sha256,
+             engine_from, default_path)  # (what the profile is made from besides its sweeps and flags: inputs_key)
     other_prov = {b: server_provenance(u.rstrip("/")) for b, u in (backend_urls or {}).items()}
     others = {b: pv["base_url"] for b, pv in other_prov.items()}
     cfg = _served_version(cfg, prov)
@@ -94,9 +94,8 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         # the servers' own outputs (the speed points', topped up where short): what the host's traces replay
         outputs = all_outputs(speed, vocab, entries, backends, notes)
         done("outputs")
-        key = inputs_key(given, outputs, cfg, plan, engine_from, seed, pool_rows)
+        key = inputs_key(given, outputs, cfg, plan, seed, pool_rows, files_digest(out))
         if (was := finished(out, key)) is not None:  # the same inputs, all on disk: the same profile, not re-drawn
-            done.write(f"{out}: already calibrated from these sweeps and flags (remove it to trace the host again)")
             return was
         # the host, while the server is idle
         partial = out.with_name(out.name + ".partial.jsonl")  # the traces so far: an interrupted run resumes
@@ -136,21 +135,43 @@ def speeds_read(p: Profile, cfg: EngineConfig, vocab: Vocab, speed: "SpeedSweeps
 
 
 def inputs_key(*parts: Any) -> str:
-    """A digest of what a live calibration's profile is made from (its flags, schemas and the servers' outputs
-    it traces): the profile keeps it, and a second run of the same command whose sweeps all lie on disk finds it."""
+    """A digest of what a live calibration's profile is made from (its flags, schemas, tokenizer, the servers'
+    outputs it traces; files_digest: its sweeps, the base profiles and maskcost's own code): the profile keeps it,
+    and a second run of the same command whose sweeps all lie on disk finds it (finished)."""
     def plain(x: Any) -> Any:
-        return asdict(x) if is_dataclass(x) and not isinstance(x, type) else repr(x)
+        if is_dataclass(x) and not isinstance(x, type):
+            return asdict(x)
+        if isinstance(x, Path):  # (a file's content counts: files_digest)
+            return [str(x), _sha256(x) if x.is_file() else None]
+        if isinstance(x, (set, frozenset)):
+            return sorted(x)
+        raise TypeError(f"inputs_key: {type(x).__name__} has no stable digest")
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=plain).encode()).hexdigest()
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def files_digest(out: Path) -> list[tuple[str, str]]:
+    """The sweeps beside the profile `out` (every OUT-stem.*.jsonl but the traces' partial file) and maskcost's own
+    code, each file's name and sha256: a sweep measured again, or another maskcost, makes the profile again."""
+    sweeps = [f for f in sorted(out.parent.glob(f"{out.name.split('.')[0]}.*.jsonl"))
+              if not f.name.endswith(".partial.jsonl")]
+    pkg = Path(__file__).resolve().parent.parent  # (the maskcost package)
+    code = sorted(pkg.rglob("*.py"))
+    return [(f.name, _sha256(f)) for f in sweeps] + [(str(f.relative_to(pkg)), _sha256(f)) for f in code]
 
 
 def finished(out: Path, key: str) -> Profile | None:
     """The profile at `out` where a finished run made it from the inputs `key` digests (else None: made again):
-    its host side (traces, pools, bench) was measured once, and a rerun gives it unchanged rather than re-drawn."""
+    its host side (traces, pools, bench) was measured once, and a rerun gives it unchanged rather than re-drawn.
+    The one returned says so in its provenance ("kept": summary_line), not on disk."""
     try:
         p = load_profile(out)
     except Exception:  # (none yet, or unreadable: it is written again)
         return None
-    return p if p.provenance.get("inputs_sha256") == key else None
+    return replace(p, provenance={**p.provenance, "kept": True}) if p.provenance.get("inputs_sha256") == key else None
 
 
 def host_side(vocab: Vocab, entries: list[SchemaEntry], backends: list[str], partial: Path, plan: LivePlan,
@@ -300,6 +321,9 @@ def schema_off_forward(base_url: str, plan: LivePlan, cfg: EngineConfig, prov: d
 
 def summary_line(p: Profile, out: Path) -> str:
     m = p.measured_speed
+    if p.provenance.get("kept"):  # (finished: a rerun of a finished calibration)
+        return (f"kept {out}: a finished calibration made from these sweeps, flags and maskcost; remove it to "
+                f"measure the host again (the server's speed {m.words()})")
     return (f"wrote {out}: {', '.join(f'{b}: {len(c.compiles)} schemas traced, {len(c.failures)} skipped' for b, c in p.backends.items())}; "
             f"forward {len(p.forward.points)} points, prefill {len(p.forward.prefill_points)}, context "
             f"{p.forward.context_us_per_ktoken:.1f} us per 1k tokens; the server's speed {m.words()} "
