@@ -75,7 +75,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     findings 17, 18); the others replay `base_url`'s. `command`: what the provenance keeps (default: sys.argv)."""
     t_start, prov = time.monotonic(), server_provenance(base_url.rstrip("/"))  # no server: one line, here
     given = (base_url, sorted((backend_urls or {}).items()), entries, backends, name, list(notes), vocab.sha256,
-             engine_from, default_path)  # (what the profile is made from besides its sweeps and flags: inputs_key)
+             engine_from and Path(engine_from), default_path)  # (what the profile is made from, but sweeps and flags)
     other_prov = {b: server_provenance(u.rstrip("/")) for b, u in (backend_urls or {}).items()}
     others = {b: pv["base_url"] for b, pv in other_prov.items()}
     cfg = _served_version(cfg, prov)
