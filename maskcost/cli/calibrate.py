@@ -298,7 +298,9 @@ def _add_profile_args(u) -> None:
     from ..model.config import DEFAULT_ENGINE
     from ..model.engines import ENGINES
     u.add_argument("--check", metavar="PROFILE", help="validate a profile and say what is wrong")
-    u.add_argument("--out", metavar="PROFILE", help="profile to write (.json or .json.gz)")
+    u.add_argument("--out", metavar="PROFILE", help="profile to write (.json or .json.gz); with --base-url, its sweeps "
+                   "go beside it (a rerun resumes them), and a finished profile made from the same inputs is kept, "
+                   "not measured again")
     u.add_argument("--tokenizer", "--vocab", default="llama3",
                    help=f"bundled vocabulary ({', '.join(BUNDLED)}) or a Hugging Face tokenizer folder")
     _add_schema_args(u, None)
