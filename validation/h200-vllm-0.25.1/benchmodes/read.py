@@ -1,0 +1,27 @@
+"""The bench modes' reading (README.md here, its rule written before the run): python3 read.py RUN_DIR"""
+import json
+import statistics
+import sys
+from pathlib import Path
+
+rows = [json.loads(x) for x in (Path(sys.argv[1]) / "bench.jsonl").read_text().splitlines() if x.strip()]
+by = lambda pre: [r["us"] for r in rows if r["phase"].startswith(pre)]  # noqa: E731
+med = statistics.median
+spread = by("spread-a") + by("spread-b")
+b2b = [med([r["us"] for r in rows if r["phase"] == p]) for p in sorted({r["phase"] for r in rows if r["phase"].startswith("b2b")})]
+sus = [r for r in rows if r["phase"] == "sustained"]
+t0 = sus[0]["t_s"]
+first = [r["us"] for r in sus if r["t_s"] - t0 <= 10]
+last = [r["us"] for r in sus if r["t_s"] - t0 >= sus[-1]["t_s"] - t0 - 30]
+idle = by("spread-a") + by("spread-c")
+print(f"rounds: {len(rows)}; one a second (phases a, b) median {med(spread):.0f} us over {len(spread)}; "
+      f"{len(b2b)} back-to-back benches, their medians {min(b2b):.0f}-{max(b2b):.0f} us")
+print(f"R_b2b (back-to-back benches' median over one-a-second rounds'): {med(b2b) / med(spread):.2f}")
+print(f"R_sust (a sustained minute and a half: its last 30 s over its first 10 s): {med(last) / med(first):.2f} "
+      f"({med(first):.0f} -> {med(last):.0f} us; {len(sus)} rounds)")
+print(f"R_load (one a second beside 12 busy processes over idle one a second, phases a and c): "
+      f"{med(by('loaded')) / med(idle):.2f}")
+print(f"drift: phase c over phase a (one a second, idle, about 5 min apart): {med(by('spread-c')) / med(by('spread-a')):.2f}")
+print("10-s windows, median us: " + ", ".join(
+    f"{int(w) * 10}s {med([r['us'] for r in rows if int(r['t_s'] // 10) == w]):.0f}"
+    for w in sorted({int(r["t_s"] // 10) for r in rows})))
