@@ -1,10 +1,13 @@
 """The bench modes' reading (README.md here, its rule written before the run): python3 read.py RUN_DIR"""
+import gzip
 import json
 import statistics
 import sys
 from pathlib import Path
 
-rows = [json.loads(x) for x in (Path(sys.argv[1]) / "bench.jsonl").read_text().splitlines() if x.strip()]
+f = Path(sys.argv[1]) / "bench.jsonl"
+text = f.read_text() if f.exists() else gzip.decompress(f.with_name("bench.jsonl.gz").read_bytes()).decode()
+rows = [json.loads(x) for x in text.splitlines() if x.strip()]
 by = lambda pre: [r["us"] for r in rows if r["phase"].startswith(pre)]  # noqa: E731
 med = statistics.median
 spread = by("spread-a") + by("spread-b")
