@@ -28,3 +28,22 @@ print(f"drift: phase c over phase a (one a second, idle, about 5 min apart): {me
 print("10-s windows, median us: " + ", ".join(
     f"{int(w) * 10}s {med([r['us'] for r in rows if int(r['t_s'] // 10) == w]):.0f}"
     for w in sorted({int(r["t_s"] // 10) for r in rows})))
+# post hoc (added after run 1, finding 75; the rule above unchanged): the rounds' two speeds, a round over SLOW_US slow
+SLOW_US = 70000
+slow, fast = [r["us"] for r in rows if r["us"] > SLOW_US], [r["us"] for r in rows if r["us"] <= SLOW_US]
+secs = {}
+for r in rows:
+    secs.setdefault(int(r["t_s"]), []).append(r["us"])
+slow_s = [k for k in sorted(secs) if med(secs[k]) > SLOW_US]
+runs, start, last_k = [], None, None
+for k in slow_s:
+    if start is None or k != last_k + 1:
+        if start is not None:
+            runs.append(last_k + 1 - start)
+        start = k
+    last_k = k
+if start is not None:
+    runs.append(last_k + 1 - start)
+print(f"post hoc: rounds over {SLOW_US} us: {len(slow)} of {len(rows)}, median {med(slow):.0f} us against the rest's "
+      f"{med(fast):.0f} (x{med(slow) / med(fast):.2f}); seconds whose median is over it: {len(slow_s)} of {len(secs)}, "
+      f"in {len(runs)} episodes of {min(runs)}-{max(runs)} s")
