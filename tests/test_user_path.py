@@ -356,7 +356,6 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path, c
         assert [s_.warmup_requests for s_ in read_summaries(out.with_name(f"host.{w}.jsonl"))] == [4, 0, 0]
     assert [s_.warmup_requests for s_ in read_summaries(out.with_name("host.forward-sweep.jsonl"))] == [4, 0, 0]
     p = load_profile(out)
-    carried = load_profile(default_profile_path()).backends["guidance"].engine_fill
     m = p.measured_speed
     assert m is not None and m.backend == "xgrammar" and [c for c, _ in m.points] == [2, 3, 4]
     assert 0.2 < m.cpu_speed < 5.0 and m.cpu_speed == pytest.approx(sorted(x for _, x in m.points)[1], abs=1e-3)
@@ -370,16 +369,27 @@ def test_calibrate_against_a_server_in_one_command_carries_its_speed(tmp_path, c
     took = p.provenance["phases_s"]  # each phase's seconds beside calibrate's estimate of them
     assert set(took) == set(p.provenance["phases_estimate_s"]) and took["speed"] > 0 and took["forward"] > 0
     assert sum(took.values()) <= p.provenance["wall_s"] + 0.5
-    # guidance's fill factor read on its own server: the model at the paired speeds meets its points
+    # guidance's fill factor read on its own server: the model at the paired speeds meets its points at the factor
+    # fitted, which the profile carries drawn halfway toward the record's (--backend-fill-prior record, the default)
+    import re
+    from dataclasses import replace
+
+    from maskcost.validate.engine_base import fill_scaled
+    from maskcost.validate.server_fits import FILL_PRIORS
     ef = p.backends["guidance"].engine_fill
-    assert "fitted at calibration on its own server's" in ef.method
-    assert ef.serial_factor > 1.2 * carried.serial_factor  # its server's rows cost 3.5 ms against the other's 1.5
+    assert "fitted at calibration on its own server's" in ef.method and "drawn toward the record's" in ef.method
+    k, k_pool = map(float, re.search(r"^x([0-9.]+) serial, x([0-9.]+) pool", ef.method.rsplit("; then ", 1)[1]).groups())
+    assert k > 1.2  # its server's rows cost 3.5 ms against the other's 1.5
+    drawn = FILL_PRIORS["guidance"].drawn(k, k_pool)
+    assert ef.method.endswith(f"x{drawn[0]:.3f} serial, x{drawn[1]:.3f} pool (calibrate --backend-fill-prior)")
+    fit = replace(p, backends={**p.backends, "guidance": replace(p.backends["guidance"], engine_fill=fill_scaled(
+        ef, k / drawn[0], k_pool / drawn[1]))})
     from maskcost.model.config import EngineConfig
     from maskcost.records import itl_ms
     from maskcost.validate.report import compare
     for s_ in read_summaries(out.with_name("host.speed-sweep-guidance.jsonl")):
         cfg = EngineConfig(backend="guidance", cpu_speed=dict(m.points)[s_.concurrency], max_num_seqs=256)
-        got = compare(p, cfg, [s_])[0]["metrics"]["ITL ms"]["predicted"]
+        got = compare(fit, cfg, [s_])[0]["metrics"]["ITL ms"]["predicted"]
         assert got == pytest.approx(itl_ms(s_), rel=0.15), s_.concurrency
     tokens = {b: {len(t.fill_us) for t in p.backends[b].traces} for b in ("xgrammar", "guidance")}
     assert min(tokens["guidance"]) > max(tokens["xgrammar"])  # each its own server's outputs (a longer name there)

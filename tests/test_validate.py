@@ -656,3 +656,65 @@ def test_a_backend_whose_modelled_fill_takes_no_factor_is_not_fitted():
     got = fit_backend_fill(p, cfg, "guidance", point, "http://gd")
     assert got.backends["guidance"] == p.backends["guidance"]
     assert "does not take the in-engine factors" in got.provenance["notes"][-1]
+
+
+def test_a_backend_fill_factor_fitted_on_its_server_is_drawn_toward_the_record(monkeypatch):
+    """calibrate --backend-url's fill factor for llguidance: the factor at which the model meets each of its
+    server's points (here a model whose ITL is linear in it), medians serial and pool, then each drawn halfway in
+    the log toward the record's (server_fits.FILL_PRIORS); the profile's note gives the fit and the drawn factor."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    import maskcost.validate.server_fits as sf
+    from maskcost.model.config import EngineConfig
+    from maskcost.profile import MeasuredSpeed, load_default_profile
+    from maskcost.records import itl_ms
+    p = load_default_profile()
+    pts = read_summaries(Path(__file__).parent / "data" / "session-e-off-sweep.jsonl")  # (their ITL the targets)
+    p = replace(p, measured_speed=MeasuredSpeed(1.0, "xgrammar", "test", tuple((s.concurrency, 1.0) for s in pts)))
+    carried = p.backends["guidance"].engine_fill
+
+    def model(q, cfg, summaries):  # the model's ITL: half the measured at the carried factor, linear in the factor
+        k = q.backends["guidance"].engine_fill.serial_factor / carried.serial_factor
+        return [{"metrics": {"ITL ms": {"predicted": itl_ms(summaries[0]) * 0.5 * (1 + 0.5 * k)}}}]
+    monkeypatch.setattr(sf, "compare", model)
+    cfg = EngineConfig(backend="xgrammar", max_num_seqs=256)
+    fitted = sf.fit_backend_fill(p, cfg, "guidance", pts, "http://gd")
+    assert fitted.backends["guidance"].engine_fill.serial_factor == pytest.approx(2.0 * carried.serial_factor, rel=1e-3)
+    prior = sf.FILL_PRIORS["guidance"]
+    drawn = sf.fit_backend_fill(p, cfg, "guidance", pts, "http://gd", prior)
+    ef = drawn.backends["guidance"].engine_fill
+    assert ef.serial_factor == pytest.approx(carried.serial_factor * (2.0 * prior.serial) ** 0.5, rel=1e-3)
+    assert ef.pool_factor == pytest.approx(carried.pool_factor * (2.0 * prior.pool) ** 0.5, rel=1e-3)
+    note = drawn.provenance["notes"][-1]
+    assert "x2.000 serial" in note and f"drawn toward the record's x{prior.serial:.3f} serial" in note
+
+
+def test_the_record_fill_prior_is_the_record_and_only_over_the_embedded_profile(tmp_path):
+    """FILL_PRIORS' llguidance medians are those of the factors fitted on shape runs 5-18 (their profiles' notes),
+    over the embedded profile as it is; fill_priors gives them only where the factors are carried from it."""
+    import gzip
+    import hashlib
+    import re
+    import statistics
+    from pathlib import Path
+
+    from maskcost.profile import default_profile_path
+    from maskcost.validate.server_calibration import fill_priors
+    from maskcost.validate.server_fits import FILL_PRIORS
+    prior = FILL_PRIORS["guidance"]
+    assert hashlib.sha256(default_profile_path().read_bytes()).hexdigest() == prior.profile_sha256
+    shape = Path(__file__).parent.parent / "validation" / "h200-vllm-0.25.1" / "shape"
+    ks = []
+    for r in range(5, 19):
+        notes = json.loads(gzip.open(shape / f"run{r}" / "xg" / "host.json.gz").read())["provenance"]["notes"]
+        ks.append(next(tuple(map(float, m)) for n in notes
+                       for m in re.findall(r"in-engine fill x([0-9.]+) serial, x([0-9.]+) pool", n)))
+    assert prior.serial == pytest.approx(statistics.median(k for k, _ in ks), abs=6e-4)
+    assert prior.pool == pytest.approx(statistics.median(k for _, k in ks), abs=6e-4)
+    notes: list[str] = []
+    assert fill_priors(default_profile_path(), {"guidance": "u"}, notes) == {"guidance": prior} and not notes
+    other = tmp_path / "other.json.gz"
+    other.write_bytes(gzip.compress(b"{}"))
+    assert fill_priors(other, {"guidance": "u"}, notes) == {} and "kept as fitted" in notes[0]
+    assert fill_priors(other, {"xgrammar": "u"}, []) == {}

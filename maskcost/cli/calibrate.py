@@ -195,7 +195,7 @@ def _server_request(args, vocab, entries: list, out: Path, command: tuple[str, .
               file=sys.stderr)
     return ServerCalibration(args.base_url, out, vocab, tuple(entries), tuple(args.backend), cfg, plan,
                              tuple(others.items()), args.engine_from, args.name, tuple(notes), args.seed,
-                             tuple(args.pool_rows), command)
+                             tuple(args.pool_rows), command, args.backend_fill_prior == "record")
 
 
 def backend_urls(given: list[str], server_backend: str, calibrated: list[str]) -> dict[str, str]:
@@ -317,6 +317,11 @@ def _add_profile_args(u) -> None:
                         "run at once after --base-url's at the same load (default: every backend replays "
                         "--base-url's outputs, whose lengths are then a guess for the other backend, and keeps "
                         "the fill factors of --engine-from); repeat for more")
+    u.add_argument("--backend-fill-prior", choices=["record", "none"], default="record",
+                   help="--backend-url: the fill factor fitted on that server's points drawn halfway (in the log) "
+                        "toward the median of those fitted on the validation record's hosts, where the record has "
+                        "one for that backend and the factors are carried from the embedded profile (record), or "
+                        "kept as fitted (none); default: record")
     live = sorted(n for n, e in ENGINES.items() if e.calibrates_live)  # (model/engines.py Engine.calibrates_live)
     u.add_argument("--server-engine", default=DEFAULT_ENGINE, choices=live,
                    help="--base-url: the engine the server runs, whose mechanisms read its speed")

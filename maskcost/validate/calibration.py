@@ -73,6 +73,7 @@ class ServerCalibration:
     seed: int = 0
     pool_rows: tuple[int, ...] = POOL_ROWS
     command: tuple[str, ...] = ()
+    fill_prior: bool = True  # another backend's fitted fill factor drawn toward the record's (server_fits.FillPrior)
 
     def __post_init__(self) -> None:
         check_pool_rows(self.pool_rows)
@@ -88,7 +89,7 @@ class ServerCalibration:
                               self.out, self.plan, self.cfg, self.engine_from, default_profile_path(),
                               profile_name(self.out, self.name), list(self.notes), seed=self.seed, log=log,
                               pool_rows=self.pool_rows, backend_urls=dict(self.backend_urls),
-                              command=_command(self.command))
+                              command=_command(self.command), fill_prior=self.fill_prior)
 
 
 @dataclass(frozen=True)

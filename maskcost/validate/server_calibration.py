@@ -52,7 +52,7 @@ from .plan import LivePlan
 from .sweep import PointSpec, run_sweep, server_provenance
 from .engine_base import engine_side, engine_side_base, reported_version
 from .server_outputs import all_outputs, whose_outputs
-from .server_fits import fit_backend_fill, read_speed, string_value_scaled, with_frontend
+from .server_fits import FILL_PRIORS, FillPrior, fit_backend_fill, read_speed, string_value_scaled, with_frontend
 
 
 def _served_version(cfg: EngineConfig, prov: dict[str, Any]) -> EngineConfig:
@@ -68,14 +68,16 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
                    plan: LivePlan, cfg: EngineConfig, engine_from: str | None, default_path: Path,
                    name: str, notes: list[str], seed: int = 0, log: Callable[[str], None] = print,
                    pool_rows: tuple[int, ...] = POOL_ROWS, backend_urls: dict[str, str] | None = None,
-                   command: list[str] | None = None) -> Profile:
+                   command: list[str] | None = None, fill_prior: bool = True) -> Profile:
     """Measure everything (module doc) and write the profile to `out`; returns it. `backend_urls`: a
     server of the same engine for another backend (backend -> URL), whose own outputs that backend's
     traces replay (an engine writes outputs of another shape with each backend: docs/validation.md
-    findings 17, 18); the others replay `base_url`'s. `command`: what the provenance keeps (default: sys.argv)."""
+    findings 17, 18), and whose fill factor is fitted on its own points, drawn toward the record's where
+    `fill_prior` (fill_priors); the others replay `base_url`'s. `command`: what the provenance keeps (default:
+    sys.argv)."""
     t_start, prov = time.monotonic(), server_provenance(base_url.rstrip("/"))  # no server: one line, here
     given = (base_url, sorted((backend_urls or {}).items()), entries, backends, name, list(notes), vocab.sha256,
-             engine_from and Path(engine_from), default_path)  # (what the profile is made from, but sweeps and flags)
+             engine_from and Path(engine_from), default_path, fill_prior)  # (what it is made from, but sweeps, flags)
     other_prov = {b: server_provenance(u.rstrip("/")) for b, u in (backend_urls or {}).items()}
     others = {b: pv["base_url"] for b, pv in other_prov.items()}
     cfg = _served_version(cfg, prov)
@@ -111,7 +113,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         on = [s for b in (cfg.backend, *others) for s in speed.got.get(b, ())]  # (its loop: a queued API server's)
         p = with_frontend(p, fwd, on if cfg.api_server_queue else [], plan.frontend)
         done("frontend")
-        p = speeds_read(p, cfg, vocab, speed)
+        p = speeds_read(p, cfg, vocab, speed, fill_priors(Path(engine_from or default_path), others, notes, fill_prior))
         done("speed", ended=False)  # (the speed read, as estimate_s counts it)
         p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1), **done.provenance(),
                                    "inputs_sha256": key,
@@ -123,15 +125,30 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     return p
 
 
-def speeds_read(p: Profile, cfg: EngineConfig, vocab: Vocab, speed: "SpeedSweeps") -> Profile:
+def speeds_read(p: Profile, cfg: EngineConfig, vocab: Vocab, speed: "SpeedSweeps",
+                priors: dict[str, FillPrior] | None = None) -> Profile:
     """`p` with each backend's traces at the mean all its server's speed-point outputs imply, then the server's
-    speed read on them (Profile.measured_speed) and each other backend's fill factor fitted on its own server."""
+    speed read on them (Profile.measured_speed) and each other backend's fill factor fitted on its own server
+    (drawn toward `priors`' where it has one)."""
     p = string_value_scaled(p, vocab, {b: speed.path(b) for b in (cfg.backend, *speed.others)})
     p = replace(p, measured_speed=read_speed(p, cfg, speed.got[cfg.backend], speed.path(cfg.backend).name))
     for b, u in speed.others.items():
         if speed.got.get(b):
-            p = fit_backend_fill(p, cfg, b, speed.got[b], u)
+            p = fit_backend_fill(p, cfg, b, speed.got[b], u, (priors or {}).get(b))
     return p
+
+
+def fill_priors(base: Path, others: dict[str, str], notes: list[str], wanted: bool = True) -> dict[str, FillPrior]:
+    """The record's fill factors (server_fits.FILL_PRIORS) for each --backend-url backend that has them, where
+    `wanted` and the factors are carried from the profile they were fitted over (`base`, by content); noted where
+    they are not."""
+    got = {b: FILL_PRIORS[b] for b in others if b in FILL_PRIORS and wanted}
+    if got and not (base.is_file() and _sha256(base) == next(iter(got.values())).profile_sha256):
+        notes.append(f"{', '.join(got)}: the fill factor fitted on its own server kept as fitted: the record's factors "
+                     f"(calibrate --backend-fill-prior) are over the embedded profile's, and these are carried from "
+                     f"{base}")
+        return {}
+    return got
 
 
 def inputs_key(*parts: Any) -> str:

@@ -3,8 +3,9 @@ server's costs, each backend's traces at the string-value share its outputs impl
 schema-on points, and another backend's in-engine fill factor on its own server's points."""
 from __future__ import annotations
 
+import math
 import statistics
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,41 @@ from .client import ServerError
 from .hostspeed import attach_itl_speeds, solve_factor
 from .report import compare
 from .engine_base import fill_scaled
+
+
+@dataclass(frozen=True)
+class FillPrior:
+    """What the record says of a backend's in-engine fill factors as fit_backend_fill reads them: the median of
+    the factors (over those the embedded profile carries) fitted by calibrate --backend-url on the record's fresh
+    hosts, serial and pool, and the weight a fit's own factor gives way to them, in the log. Only where the
+    profile the factors are carried from is `profile_sha256` (the embedded one they were fitted over)."""
+    serial: float
+    pool: float
+    weight: float
+    profile_sha256: str
+    source: str
+
+    def drawn(self, k_serial: float, k_pool: float) -> tuple[float, float]:
+        """(serial, pool) fitted factors drawn toward the record's: each fit^(1 - weight) x median^weight."""
+        w = self.weight
+        return (math.exp((1 - w) * math.log(k_serial) + w * math.log(self.serial)),
+                math.exp((1 - w) * math.log(k_pool) + w * math.log(self.pool)))
+
+    def words(self, k_serial: float, k_pool: float) -> str:
+        """What a fit's note says of the factors drawn, (k_serial, k_pool)."""
+        return (f"; drawn toward the record's x{self.serial:.3f} serial, x{self.pool:.3f} pool, {self.source}, weight "
+                f"{self.weight:g} in the log: x{k_serial:.3f} serial, x{k_pool:.3f} pool (calibrate --backend-fill-prior)")
+
+
+# llguidance's factors fitted by calibrate --backend-url on vLLM 0.25.1's shape check, runs 5-18 (14 fresh H100 and
+# H200 hosts, validation/h200-vllm-0.25.1/shape/run*/xg/host.json.gz): x0.40-x1.33 serial, x0.29-x0.87 pool, the fit
+# of one server's four points as noisy as the hosts' spread; drawn halfway toward the other runs' median, llguidance's
+# median |ITL error| a run 12.2% against the fit's 14.7% (better on 9 of 14: docs/validation.md finding 74).
+# tests/test_validate.py recomputes the medians from those profiles.
+FILL_PRIORS = {"guidance": FillPrior(
+    serial=0.674, pool=0.699, weight=0.5,
+    profile_sha256="ef78909dcdf31ebda0655946ac51f6bdddf2dc514c2d8fe267a9a6be9d2120c2",
+    source="the median of shape runs 5-18's fitted factors (docs/validation.md finding 74)")}
 
 
 def with_frontend(p: Profile, fwd: list[SweepSummary], on: list[SweepSummary], ttft_fit: bool = True) -> Profile:
@@ -68,7 +104,8 @@ def read_speed(p: Profile, cfg: EngineConfig, on: list[SweepSummary], sweep_name
     return measured_speed(pts, on, cfg, sweep_name)
 
 
-def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[SweepSummary], url: str) -> Profile:
+def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[SweepSummary], url: str,
+                     prior: FillPrior | None = None) -> Profile:
     """The profile with `backend`'s in-engine fill factors fitted on its own server's schema-on points
     (calibrate --backend-url), the host at the --base-url server's speed: at each point the factor k on
     that backend's fills at which the model's ITL equals the engine's, the host at the speed the
@@ -77,7 +114,8 @@ def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[Sweep
     times the median k of the points whose fill is serial, the pool's times that of the pool points (both
     by the one regime that ran, where only one did). What the
     embedded profile's factors carry (fitted on another machine's engine: docs/validation.md finding 18)
-    is thereby read on this one. Unchanged, with a note, where no point gives a k."""
+    is thereby read on this one; with `prior`, both factors then drawn toward the record's (FillPrior.drawn).
+    Unchanged, with a note, where no point gives a k."""
     ms = p.measured_speed
     paired = dict(ms.points)
     cfg_b = replace(cfg, backend=backend)
@@ -119,6 +157,9 @@ def fit_backend_fill(p: Profile, cfg: EngineConfig, backend: str, on: list[Sweep
     k_pool = statistics.median(ks[True] or ks[False])
     what = (f"x{k_serial:.3f} serial, x{k_pool:.3f} pool over the factors carried, fitted at calibration on {where}, "
             f"the host at the {ms.backend} server's speed (calibrate --backend-url)")
+    if prior is not None:
+        k_serial, k_pool = prior.drawn(k_serial, k_pool)
+        what += prior.words(k_serial, k_pool)
     fitted = fill_scaled(ef, k_serial, k_pool, method=f"{ef.method}; then {what}" if ef else what)
     p = replace(p, backends={**p.backends, backend: replace(p.backends[backend], engine_fill=fitted)})
     return _noted(p, f"{backend}: in-engine fill {what}")
