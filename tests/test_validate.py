@@ -692,7 +692,8 @@ def test_a_backend_fill_factor_fitted_on_its_server_is_drawn_toward_the_record(m
 
 def test_the_record_fill_prior_is_the_record_and_only_over_the_embedded_profile(tmp_path):
     """FILL_PRIORS' llguidance medians are those of the factors fitted on shape runs 5-18 (their profiles' notes),
-    over the embedded profile as it is; fill_priors gives them only where the factors are carried from it."""
+    over the embedded profile as it is; fill_priors gives them only where wanted and the factors are carried from
+    it, and says so where not."""
     import gzip
     import hashlib
     import re
@@ -713,8 +714,14 @@ def test_the_record_fill_prior_is_the_record_and_only_over_the_embedded_profile(
     assert prior.serial == pytest.approx(statistics.median(k for k, _ in ks), abs=6e-4)
     assert prior.pool == pytest.approx(statistics.median(k for _, k in ks), abs=6e-4)
     notes: list[str] = []
-    assert fill_priors(default_profile_path(), {"guidance": "u"}, notes) == {"guidance": prior} and not notes
+    said: list[str] = []
+    assert fill_priors(default_profile_path(), {"guidance": "u"}, notes, log=said.append) == {"guidance": prior}
+    assert not notes and not said
+    assert fill_priors(default_profile_path(), {"guidance": "u"}, notes, wanted=False) == {} and not notes  # (none)
     other = tmp_path / "other.json.gz"
     other.write_bytes(gzip.compress(b"{}"))
-    assert fill_priors(other, {"guidance": "u"}, notes) == {} and "kept as fitted" in notes[0]
-    assert fill_priors(other, {"xgrammar": "u"}, []) == {}
+    assert fill_priors(other, {"guidance": "u"}, notes, log=said.append) == {}
+    assert "kept as fitted" in notes[0] and f"carried from {other}" in notes[0] and said == [f"calibrate: {notes[0]}"]
+    assert fill_priors(None, {"guidance": "u"}, notes, log=said.append) == {}  # (no factors carried: a fit over 1.0)
+    assert "no in-engine factors are carried" in notes[1]
+    assert fill_priors(other, {"xgrammar": "u"}, [], log=said.append) == {}

@@ -71,10 +71,9 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
                    command: list[str] | None = None, fill_prior: bool = True) -> Profile:
     """Measure everything (module doc) and write the profile to `out`; returns it. `backend_urls`: a
     server of the same engine for another backend (backend -> URL), whose own outputs that backend's
-    traces replay (an engine writes outputs of another shape with each backend: docs/validation.md
-    findings 17, 18), and whose fill factor is fitted on its own points, drawn toward the record's where
-    `fill_prior` (fill_priors); the others replay `base_url`'s. `command`: what the provenance keeps (default:
-    sys.argv)."""
+    traces replay (an engine writes outputs of another shape with each backend: docs/validation.md findings 17,
+    18) and whose fill factor is fitted on its own points, drawn toward the record's where `fill_prior`
+    (fill_priors); the others replay `base_url`'s. `command`: what the provenance keeps (default: sys.argv)."""
     t_start, prov = time.monotonic(), server_provenance(base_url.rstrip("/"))  # no server: one line, here
     given = (base_url, sorted((backend_urls or {}).items()), entries, backends, name, list(notes), vocab.sha256,
              engine_from and Path(engine_from), default_path, fill_prior)  # (what it is made from, but sweeps, flags)
@@ -82,6 +81,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
     others = {b: pv["base_url"] for b, pv in other_prov.items()}
     cfg = _served_version(cfg, prov)
     base, base_note = engine_side_base(engine_from, prov.get("version"), default_path)
+    priors = fill_priors(Path(engine_from or default_path) if base else None, others, notes, fill_prior, log)
     side = lambda what: out.with_name(f"{out.name.split('.')[0]}.{what}.jsonl")  # noqa: E731  (beside the profile)
     resumed = side("forward-sweep").exists()  # (the phases' seconds are then this invocation's only)
     with _Progress(plan.estimate_s(len(entries), len(backends), (cfg.backend, *others)), log) as done:
@@ -113,7 +113,7 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
         on = [s for b in (cfg.backend, *others) for s in speed.got.get(b, ())]  # (its loop: a queued API server's)
         p = with_frontend(p, fwd, on if cfg.api_server_queue else [], plan.frontend)
         done("frontend")
-        p = speeds_read(p, cfg, vocab, speed, fill_priors(Path(engine_from or default_path), others, notes, fill_prior))
+        p = speeds_read(p, cfg, vocab, speed, priors)
         done("speed", ended=False)  # (the speed read, as estimate_s counts it)
         p = replace(p, provenance={**p.provenance, "wall_s": round(time.monotonic() - t_start, 1), **done.provenance(),
                                    "inputs_sha256": key,
@@ -138,15 +138,19 @@ def speeds_read(p: Profile, cfg: EngineConfig, vocab: Vocab, speed: "SpeedSweeps
     return p
 
 
-def fill_priors(base: Path, others: dict[str, str], notes: list[str], wanted: bool = True) -> dict[str, FillPrior]:
+def fill_priors(carried_from: Path | None, others: dict[str, str], notes: list[str], wanted: bool = True,
+                log: Callable[[str], None] = print) -> dict[str, FillPrior]:
     """The record's fill factors (server_fits.FILL_PRIORS) for each --backend-url backend that has them, where
-    `wanted` and the factors are carried from the profile they were fitted over (`base`, by content); noted where
-    they are not."""
+    `wanted` and the in-engine factors are carried from the profile they were fitted over (`carried_from`, by
+    content; None: no factors carried); where they are not, said (`log`) and noted (`notes`, the profile's)."""
     got = {b: FILL_PRIORS[b] for b in others if b in FILL_PRIORS and wanted}
-    if got and not (base.is_file() and _sha256(base) == next(iter(got.values())).profile_sha256):
-        notes.append(f"{', '.join(got)}: the fill factor fitted on its own server kept as fitted: the record's factors "
-                     f"(calibrate --backend-fill-prior) are over the embedded profile's, and these are carried from "
-                     f"{base}")
+    if got and not (carried_from is not None and carried_from.is_file()
+                    and _sha256(carried_from) == next(iter(got.values())).profile_sha256):
+        whence = f"these are carried from {carried_from}" if carried_from else "no in-engine factors are carried"
+        note = (f"{', '.join(got)}: the fill factor fitted on its own server kept as fitted: the record's factors "
+                f"(calibrate --backend-fill-prior) are over the embedded profile's, and {whence}")
+        notes.append(note)
+        log(f"calibrate: {note}")
         return {}
     return got
 

@@ -51,8 +51,8 @@ class FillPrior:
 
 # llguidance's factors fitted by calibrate --backend-url on vLLM 0.25.1's shape check, runs 5-18 (14 fresh H100 and
 # H200 hosts, validation/h200-vllm-0.25.1/shape/run*/xg/host.json.gz): x0.40-x1.33 serial, x0.29-x0.87 pool, the fit
-# of one server's four points as noisy as the hosts' spread; drawn halfway toward the other runs' median, llguidance's
-# median |ITL error| a run 12.2% against the fit's 14.7% (better on 9 of 14: docs/validation.md finding 74).
+# of one server's four points as noisy as the hosts' spread; drawn halfway toward the other runs' median, better on
+# 9 of 14 runs post hoc (docs/validation.md finding 74) and on 9 of 15 with run 19, registered with it (finding 76).
 # tests/test_validate.py recomputes the medians from those profiles.
 FILL_PRIORS = {"guidance": FillPrior(
     serial=0.674, pool=0.699, weight=0.5,
