@@ -144,15 +144,14 @@ def fill_priors(carried_from: Path | None, others: dict[str, str], notes: list[s
     `wanted` and the in-engine factors are carried from the profile they were fitted over (`carried_from`, by
     content; None: no factors carried); where they are not, said (`log`) and noted (`notes`, the profile's)."""
     got = {b: FILL_PRIORS[b] for b in others if b in FILL_PRIORS and wanted}
-    if got and not (carried_from is not None and carried_from.is_file()
-                    and _sha256(carried_from) == next(iter(got.values())).profile_sha256):
+    sha = _sha256(carried_from) if got and carried_from is not None and carried_from.is_file() else None
+    if refused := [b for b, pr in got.items() if pr.profile_sha256 != sha]:
         whence = f"these are carried from {carried_from}" if carried_from else "no in-engine factors are carried"
-        note = (f"{', '.join(got)}: the fill factor fitted on its own server kept as fitted: the record's factors "
-                f"(calibrate --backend-fill-prior) are over the embedded profile's, and {whence}")
+        note = (f"{', '.join(refused)}: the fill factor fitted on its own server kept as fitted: the record's "
+                f"factors (calibrate --backend-fill-prior) are over the embedded profile's, and {whence}")
         notes.append(note)
         log(f"calibrate: {note}")
-        return {}
-    return got
+    return {b: pr for b, pr in got.items() if b not in refused}
 
 
 def inputs_key(*parts: Any) -> str:
