@@ -10,7 +10,7 @@ import gzip
 import hashlib
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -253,11 +253,36 @@ class ForwardCurve:
     # the schema-on points); then a structured request's own cost is frontend_structured_ms (0 from calibrate.api_cpu)
     # and frontend_request_ms a schema-off one's; 0 = one frontend_token_us for every token
     frontend_structured_token_us: float = 0.0
+    # the CPU speed (on the profile's scale) of the host whose API server these four costs are the time of: the
+    # model prices them x frontend_read_speed / the speed it runs at. 1.0: the profile host's (a fit on the TTFT);
+    # calibrate --base-url, where it read them from the server's process (calibrate.api_cpu), the speed it then
+    # read on that server (Profile.measured_speed.cpu_speed), so that they are priced as read there
+    # (docs/validation.md finding 77). 0.0 only inside calibrate, while that speed is read: as read on whatever
+    # host is modelled (AS_READ_HERE); a profile file's is > 0.
+    frontend_read_speed: float = 1.0
     # a prefill step the engine runs without its CUDA graph (SGLang: one new token, model/engines.py
     # Sglang0517.eager_prefill), over one that replays it: TTFT at concurrency 1 of a prompt the prefix
     # cache holds but for its last token, minus TTFT of a fresh prompt of the same length
     # (calibrate.engine.eager_prefill_ms); 0 = not measured (no term)
     eager_prefill_ms: float = 0.0
+
+    def frontend_scale(self, cpu_scale: float) -> float:
+        """What the API server's costs are multiplied by on a host whose CPU work takes cpu_scale times the
+        profile host's (Costs.cpu_scale)."""
+        return cpu_scale * self.frontend_read_speed if self.frontend_read_speed != AS_READ_HERE else 1.0
+
+    def frontend_at_profile_speed(self) -> "ForwardCurve":
+        """The curve with its API server's costs at the profile host's speed (frontend_read_speed 1.0), for a fit
+        that carries some of them beside costs of its own."""
+        k = self.frontend_read_speed
+        if k in (1.0, AS_READ_HERE):
+            return self
+        return replace(self, frontend_read_speed=1.0, **{f: getattr(self, f) * k for f in FRONTEND_COSTS})
+
+
+# ForwardCurve's API-server costs, priced together at frontend_read_speed
+FRONTEND_COSTS = ("frontend_token_us", "frontend_request_ms", "frontend_structured_ms", "frontend_structured_token_us")
+AS_READ_HERE = 0.0  # ForwardCurve.frontend_read_speed inside calibrate: the costs as read, on whatever host is modelled
 
 
 @dataclass(frozen=True)
@@ -615,9 +640,13 @@ def _forward(fw: dict, v: int, where: str) -> ForwardCurve:
                                tuple(sorted(pre, key=lambda p: p.tokens)),
                                _nonneg(_req(fw, "context_ref_tokens", fwhere, float), fwhere),
                                _nonneg(_req(fw, "context_us_per_ktoken", fwhere, float), fwhere), ctx,
-                               *(_nonneg(_req(fw, k, fwhere, float), f"{fwhere}.{k}") if k in fw else 0.0  # optional:
-                                 for k in ("frontend_token_us", "frontend_request_ms", "frontend_structured_ms",
-                                           "frontend_structured_token_us", "eager_prefill_ms")))  # absent = 0
+                               **{k: _nonneg(_req(fw, k, fwhere, float), f"{fwhere}.{k}")  # optional: absent = 0
+                                  for k in (*FRONTEND_COSTS, "eager_prefill_ms") if k in fw})
+        if "frontend_read_speed" in fw:  # optional: absent = 1.0
+            read = _req(fw, "frontend_read_speed", fwhere, float)
+            if not read > 0:
+                raise ProfileError(f"{fwhere}.frontend_read_speed: must be > 0, got {read}")
+            forward = replace(forward, frontend_read_speed=read)
         if forward.context_us_per_ktoken and not forward.context_ref_tokens:
             raise ProfileError(f"{fwhere}.context_ref_tokens: needed (> 0) with a context slope")
     if not forward.points:

@@ -628,7 +628,7 @@ def test_a_server_of_two_api_processes_is_noted_and_no_loop_read():
     assert not [n for n in one.provenance.get("notes", []) if "API server processes" in n]
 
 
-def test_api_cpu_fit_on_real_calibrations_prices_each_streams_token():
+def test_api_cpu_fit_on_real_calibrations_prices_each_streams_token(tmp_path):
     """Shape runs 9 and 12's calibrations (H100 hosts, vLLM 0.25.1, the servers on this machine): the schema-off sweep
     (128 tokens a request) and both servers' schema-on speed points (25-41 tokens). Run 12's record marks the listening
     process: its CPU is read, a structured token more than twice a schema-off one's, within 15% at the median; run 9's
@@ -658,6 +658,7 @@ def test_api_cpu_fit_on_real_calibrations_prices_each_streams_token():
     assert fw.ttft_fixed_ms == pytest.approx(max(0.0, base.forward.ttft_fixed_ms - got.token_us / 1e3))
     assert "process CPU" in fw.source and fw.points == base.forward.points
     assert any("read from its CPU" in n for n in p.provenance["notes"])
+    _priced_as_read_at_the_speed_read(p, tmp_path)
     xg = fit_api_cpu(fwd + read_summaries(DATA / "api-cpu-run12" / "host.speed-sweep.jsonl"))  # one server's points
     assert xg.read_on == "process" and 100 < xg.structured_token_us < got.structured_token_us
     fwd9, on9 = records(DATA / "api-cpu")  # validation/h200-vllm-0.25.1/shape/run9/xg/host.*.jsonl: no mark
@@ -665,6 +666,38 @@ def test_api_cpu_fit_on_real_calibrations_prices_each_streams_token():
     # no server CPU in the records (a server elsewhere) and no TTFT fit asked for: the profile as it was
     bare = [replace(s, engine=replace(s.engine, server_cpu=None)) for s in fwd + on]
     assert with_frontend(base, bare[:len(fwd)], bare[len(fwd):], ttft_fit=False) == base
+
+
+def _priced_as_read_at_the_speed_read(p, tmp_path):
+    """Costs read from the server's process are that host's time (finding 77): with_frontend marks them as read here
+    (AS_READ_HERE) until the speed is read, at_speed_read then marks them read at that speed, which the profile file
+    keeps; a file never holds the mark (0) nor a speed <= 0, one without the field is at the profile host's speed
+    (1.0); a fit that carries them beside its own brings them to the profile host's speed."""
+    from dataclasses import replace
+
+    from maskcost.profile import AS_READ_HERE, FRONTEND_COSTS, MeasuredSpeed, ProfileError, load_profile, save_profile
+    from maskcost.validate.server_fits import at_speed_read
+    assert p.forward.frontend_read_speed == AS_READ_HERE
+    assert at_speed_read(p) == p  # no speed read yet: nothing to mark
+    read = at_speed_read(replace(p, measured_speed=MeasuredSpeed(0.72, "xgrammar", "test", ((192, 0.72),))))
+    assert read.forward.frontend_read_speed == 0.72
+    assert at_speed_read(read) == read
+    save_profile(read, tmp_path / "p.json.gz")
+    assert load_profile(tmp_path / "p.json.gz").forward.frontend_read_speed == 0.72
+    norm = read.forward.frontend_at_profile_speed()
+    assert norm.frontend_read_speed == 1.0
+    assert [getattr(norm, f) for f in FRONTEND_COSTS] == pytest.approx([getattr(read.forward, f) * 0.72
+                                                                        for f in FRONTEND_COSTS])
+    for bad, why in ((AS_READ_HERE, "must be > 0"), (-1.0, "must be > 0"), ("fast", "expected float")):
+        save_profile(replace(read, forward=replace(read.forward, frontend_read_speed=bad)), tmp_path / "bad.json.gz")
+        with pytest.raises(ProfileError, match=f"frontend_read_speed: {why}"):
+            load_profile(tmp_path / "bad.json.gz")
+    import gzip
+    import json
+    d = json.loads(gzip.open(tmp_path / "p.json.gz", "rt").read())
+    del d["forward"]["frontend_read_speed"]
+    (tmp_path / "old.json").write_text(json.dumps(d))
+    assert load_profile(tmp_path / "old.json").forward.frontend_read_speed == 1.0
 
 
 def test_calibration_is_an_api_a_request_run_returns_the_profile_it_wrote(tmp_path):

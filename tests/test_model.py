@@ -283,6 +283,15 @@ def test_api_server_queue_delays_first_tokens_and_caps_streaming():
     wl = Workload(concurrency=1, requests=4, output_tokens=3, structured_fraction=0.0, prompt_tokens=1)
     slow = summarize(Simulation(Costs(fe, "xgrammar", 0.5), EngineConfig(cpu_speed=0.5), wl).run())
     assert slow["ttft_ms_p50"] == pytest.approx(9.0, rel=1e-9)
+    # costs read on a host at speed 0.5 (frontend_read_speed, finding 77): priced as read there (admit 1 ms, stream
+    # 1 ms: TTFT 7 ms), at twice that speed half as dear (6 ms), and while calibrate reads the speed (AS_READ_HERE)
+    # as read whatever the speed (7 ms)
+    from maskcost.profile import AS_READ_HERE
+    at_half = replace(fe, forward=replace(fe.forward, frontend_read_speed=0.5))
+    here = replace(fe, forward=replace(fe.forward, frontend_read_speed=AS_READ_HERE))
+    for q, speed, ttft in ((at_half, 0.5, 7.0), (at_half, 1.0, 6.0), (here, 0.5, 7.0), (here, 2.0, 7.0)):
+        got = summarize(Simulation(Costs(q, "xgrammar", speed), EngineConfig(cpu_speed=speed), wl).run())
+        assert got["ttft_ms_p50"] == pytest.approx(ttft, rel=1e-9), (speed, ttft)
     # a structured stream's token read apart (3 ms), its request's whole cost 1 ms (frontend_structured_ms, no
     # frontend_request_ms beside it): a schema-off request streams at the other's 1 ms, a structured one its first
     # token 2 ms later than with one cost for both; a structured request's whole cost 4 ms: 3 ms later again

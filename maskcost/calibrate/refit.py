@@ -56,7 +56,9 @@ def new_forward(base: ForwardCurve, sweeps: ServerSweeps, frontend_refit: bool) 
     """The forward curve from the new forward sweep; what these sweeps do not re-measure (prefill points,
     context slope, the API server unless `frontend_refit`, eager prefill, sync points) stays the base's."""
     fw = forward_from_summaries(sweeps.forward, _source(sweeps), (), sweeps.prefill, sweeps.context, sweeps.eager)
-    keep: dict[str, Any] = {}
+    if frontend_refit:  # (the refit's costs are at the profile host's speed: the base's it keeps brought to it)
+        base = base.frontend_at_profile_speed()
+    keep: dict[str, Any] = {"frontend_read_speed": base.frontend_read_speed}
     if not sweeps.prefill:
         keep["prefill_points"] = base.prefill_points
     if not sweeps.context:

@@ -2,7 +2,7 @@
 asyncio loop, first come first served, for admissions and streamed outputs. A single server with known
 job times, so a job ends at max(now, when the one before it ends) + its time. Its times are host work and
 scale with the CPU speed like the rest (Costs.cpu_scale; validation/h200-vllm-0.25.1/y: a slow host's
-loop saturates sooner)."""
+loop saturates sooner), from the speed of the host they were read on (ForwardCurve.frontend_read_speed)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Callable
@@ -32,10 +32,10 @@ class ApiServer:
         if self.apart:
             token_us += structured_fraction * (fw.frontend_structured_token_us - token_us)
         self.token_us, self.request_ms, self.structured_ms = \
-            token_us, fw.frontend_request_ms, fw.frontend_structured_ms  # at the profile host's speed
-        # (those read from the server's CPU were measured at the calibrated server's own speed and are scaled all
-        # the same: scaling them back by its speed read did worse on the shape check, docs/validation.md finding 39)
-        self.cpu_scale = costs.cpu_scale
+            token_us, fw.frontend_request_ms, fw.frontend_structured_ms  # at fw.frontend_read_speed
+        # so priced as read on the host they were read on, scaled by the speed from there (ForwardCurve.frontend_scale;
+        # docs/validation.md finding 77: those read from a server's process are that host's time at the speed read)
+        self.scale = fw.frontend_scale(costs.cpu_scale)
         self.event = event  # the trace's span writer, where one is recorded
         self.free_at = 0.0  # when the job queued last ends
         self.busy_ms = 0.0  # its host CPU time (model/host_share.py reads it)
@@ -70,8 +70,8 @@ class ApiServer:
         """A request's admission (parse, template, tokenize; a schema: validate); the delay until it is done."""
         ms = (self.structured_ms if self.apart else self.request_ms + self.structured_ms) if structured \
             else self.request_ms
-        return self.job("admit request", ms * self.cpu_scale, now)
+        return self.job("admit request", ms * self.scale, now)
 
     def stream(self, tokens: int, now: float) -> float:
         """Streaming a step's `tokens`; the delay until it is done."""
-        return self.job("stream step outputs", tokens * self.token_us * self.cpu_scale / 1e3, now)
+        return self.job("stream step outputs", tokens * self.token_us * self.scale / 1e3, now)

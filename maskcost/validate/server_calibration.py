@@ -52,7 +52,8 @@ from .plan import LivePlan
 from .sweep import PointSpec, run_sweep, server_provenance
 from .engine_base import engine_side, engine_side_base, reported_version
 from .server_outputs import all_outputs, whose_outputs
-from .server_fits import FILL_PRIORS, FillPrior, fit_backend_fill, read_speed, string_value_scaled, with_frontend
+from .server_fits import (FILL_PRIORS, FillPrior, at_speed_read, fit_backend_fill, read_speed, string_value_scaled,
+                          with_frontend)
 
 
 def _served_version(cfg: EngineConfig, prov: dict[str, Any]) -> EngineConfig:
@@ -128,10 +129,12 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
 def speeds_read(p: Profile, cfg: EngineConfig, vocab: Vocab, speed: "SpeedSweeps",
                 priors: dict[str, FillPrior] | None = None) -> Profile:
     """`p` with each backend's traces at the mean all its server's speed-point outputs imply, then the server's
-    speed read on them (Profile.measured_speed) and each other backend's fill factor fitted on its own server
+    speed read on them (Profile.measured_speed; the API server's costs read from its process then priced as read
+    at it: at_speed_read) and each other backend's fill factor fitted on its own server
     (drawn toward `priors`' where it has one)."""
     p = string_value_scaled(p, vocab, {b: speed.path(b) for b in (cfg.backend, *speed.others)})
-    p = replace(p, measured_speed=read_speed(p, cfg, speed.got[cfg.backend], speed.path(cfg.backend).name))
+    p = at_speed_read(replace(p, measured_speed=read_speed(p, cfg, speed.got[cfg.backend],
+                                                           speed.path(cfg.backend).name)))
     for b, u in speed.others.items():
         if speed.got.get(b):
             p = fit_backend_fill(p, cfg, b, speed.got[b], u, (priors or {}).get(b))

@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from ..calibrate.engine import fit_frontend, with_api_server
 from ..calibrate.api_cpu import api_server_processes, fit_api_cpu
-from ..profile import MeasuredSpeed, Profile
+from ..profile import AS_READ_HERE, MeasuredSpeed, Profile
 from ..calibrate.fill import in_string_value, string_value_scales
 from ..calibrate.run import recorded_outputs
 from ..calibrate.tokenizer import Vocab
@@ -62,7 +62,8 @@ FILL_PRIORS = {"guidance": FillPrior(
 
 def with_frontend(p: Profile, fwd: list[SweepSummary], on: list[SweepSummary], ttft_fit: bool = True) -> Profile:
     """The profile with the API server's costs read from its process's CPU over the forward sweep and the
-    schema-on points `on` (calibrate.api_cpu; no server time) where the server runs here, else, where
+    schema-on points `on` (calibrate.api_cpu; no server time) where the server runs here, as read on this host
+    (frontend_read_speed AS_READ_HERE, until its speed is read: at_speed_read), else, where
     `ttft_fit` (LivePlan.frontend), its queue fitted on the forward sweep's TTFT and running counts; without
     them (noted) where too few loads allow no fit. A server of several API processes (--api-server-count) is
     noted, and no loop's CPU read: the model has one API server queue."""
@@ -78,8 +79,10 @@ def with_frontend(p: Profile, fwd: list[SweepSummary], on: list[SweepSummary], t
         p = replace(p, forward=with_api_server(p.forward, got.token_us, got.request_ms,
                                                frontend_structured_ms=got.structured_ms,
                                                frontend_structured_token_us=got.structured_token_us,
+                                               frontend_read_speed=AS_READ_HERE,  # (speeds_read: the speed read)
                                                source=f"{p.forward.source} API server: {got.words()}."))
-        return _noted(p, f"the API server's costs read from its CPU (calibrate.api_cpu): {got.words()}")
+        return _noted(p, f"the API server's costs read from its CPU (calibrate.api_cpu): {got.words()}; priced as "
+                         f"read, at the speed then read on this server (ForwardCurve.frontend_read_speed)")
     if not ttft_fit:
         return p
     try:
@@ -89,6 +92,14 @@ def with_frontend(p: Profile, fwd: list[SweepSummary], on: list[SweepSummary], t
     return replace(p, forward=replace(fw, source=f"{fw.source} API server: {fw.frontend_token_us:.0f} us per "
                                                  f"streamed token, {fw.frontend_request_ms:.2f} ms per request, "
                                                  f"fitted on the forward sweep (calibrate.engine.fit_frontend)."))
+
+
+def at_speed_read(p: Profile) -> Profile:
+    """`p` with API-server costs read as on this host (with_frontend) marked as read at the speed read on it
+    (Profile.measured_speed.cpu_speed), so that predict prices them as read here and scales them on another host."""
+    if p.forward.frontend_read_speed != AS_READ_HERE or p.measured_speed is None:
+        return p
+    return replace(p, forward=replace(p.forward, frontend_read_speed=p.measured_speed.cpu_speed))
 
 
 def read_speed(p: Profile, cfg: EngineConfig, on: list[SweepSummary], sweep_name: str) -> MeasuredSpeed:
