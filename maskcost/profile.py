@@ -273,9 +273,12 @@ class ForwardCurve:
 
     def frontend_at_profile_speed(self) -> "ForwardCurve":
         """The curve with its API server's costs at the profile host's speed (frontend_read_speed 1.0), for a fit
-        that carries some of them beside costs of its own."""
+        that carries some of them beside costs of its own; ValueError while they are marked AS_READ_HERE (their
+        speed not read yet)."""
         k = self.frontend_read_speed
-        if k in (1.0, AS_READ_HERE):
+        if k == AS_READ_HERE:
+            raise ValueError("the API server's costs are marked as read here, their speed not read yet")
+        if k == 1.0:
             return self
         return replace(self, frontend_read_speed=1.0, **{f: getattr(self, f) * k for f in FRONTEND_COSTS})
 

@@ -709,18 +709,30 @@ def test_calibration_is_an_api_a_request_run_returns_the_profile_it_wrote(tmp_pa
     from maskcost.cli.calibrate import calibration_request
     from maskcost.profile import default_profile_path
     from maskcost.validate.calibration import SweepsCalibration
+    from maskcost.profile import save_profile
+    # the engine side from a profile whose API server's costs were read at speed 0.5 (frontend_read_speed): the
+    # curve it copies keeps them, brought to its profile host's speed (x0.5), its structured request's cost the bench
+    # ratio's too (engine_base.engine_side), so neither is priced at 0.5 twice
+    from dataclasses import replace
+    d = load_profile(default_profile_path())
+    base = tmp_path / "base.json.gz"
+    save_profile(replace(d, forward=replace(d.forward, frontend_read_speed=0.5)), base)
     out = tmp_path / "p.json.gz"
     req = SweepsCalibration(out, load_vocab("llama3"), (TIERS["flat"],), ("xgrammar",), ServerSweeps(),
-                            engine_from=str(default_profile_path()), traces_per_schema=2, repeats_fill=1,
+                            engine_from=str(base), traces_per_schema=2, repeats_fill=1,
                             pool_rows=(16,), command=("my", "notebook"))
     p = req.run(log=lambda m: None)
     q = load_profile(out)
     assert q.provenance == p.provenance and p.provenance["command"] == "my notebook"
     assert list(q.backends) == ["xgrammar"]
-    assert any(n == f"forward curve copied from {default_profile_path()}" for n in p.provenance["notes"])
-    assert p.forward.points == load_profile(default_profile_path()).forward.points
+    assert any(n == f"forward curve copied from {base}" for n in p.provenance["notes"])
+    assert p.forward.points == d.forward.points
+    ratio = float(next(n for n in p.provenance["notes"] if "this host's bench_us" in n).split("scaled x")[1].split()[0])
+    assert p.forward.frontend_read_speed == 1.0
+    assert p.forward.frontend_token_us == pytest.approx(0.5 * d.forward.frontend_token_us)
+    assert p.forward.frontend_structured_ms == pytest.approx(0.5 * ratio * d.forward.frontend_structured_ms, rel=2e-3)
     flags = _parse(["calibrate", "--out", str(out), "--tier", "flat", "--backend", "xgrammar", "--engine-from",
-                    str(default_profile_path()), "--traces-per-schema", "2", "--repeats-fill", "1",
+                    str(base), "--traces-per-schema", "2", "--repeats-fill", "1",
                     "--pool-rows", "16"])
     got = calibration_request(flags)
     # a request built in code checks its own fields, in one line

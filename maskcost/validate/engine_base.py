@@ -98,5 +98,6 @@ def engine_side(base: Profile | None, base_note: str, bench_us: float, costs: di
     costs, ratio = scaled_engine_side(base, bench_us, costs, k)
     notes.append(f"{base_note}, scaled x{ratio:.3f} (this host's bench_us / its); the band (engine_speeds) from it too")
     fw_base = base.forward.frontend_at_profile_speed()  # (at its profile host's speed, as the bench ratio takes them)
+    forward = forward.frontend_at_profile_speed()  # (the base's own curve, where no forward sweep replaced it)
     return costs, replace(forward, frontend_structured_ms=fw_base.frontend_structured_ms * ratio,
                           frontend_structured_token_us=fw_base.frontend_structured_token_us * ratio)

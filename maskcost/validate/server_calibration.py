@@ -129,16 +129,15 @@ def calibrate_live(base_url: str, vocab: Vocab, entries: list[SchemaEntry], back
 def speeds_read(p: Profile, cfg: EngineConfig, vocab: Vocab, speed: "SpeedSweeps",
                 priors: dict[str, FillPrior] | None = None) -> Profile:
     """`p` with each backend's traces at the mean all its server's speed-point outputs imply, then the server's
-    speed read on them (Profile.measured_speed; the API server's costs read from its process then priced as read
-    at it: at_speed_read) and each other backend's fill factor fitted on its own server
-    (drawn toward `priors`' where it has one)."""
+    speed read on them (Profile.measured_speed) and each other backend's fill factor fitted on its own server
+    (drawn toward `priors`' where it has one); the API server's costs read from its process then marked read at the
+    speed read (at_speed_read)."""
     p = string_value_scaled(p, vocab, {b: speed.path(b) for b in (cfg.backend, *speed.others)})
-    p = at_speed_read(replace(p, measured_speed=read_speed(p, cfg, speed.got[cfg.backend],
-                                                           speed.path(cfg.backend).name)))
+    p = replace(p, measured_speed=read_speed(p, cfg, speed.got[cfg.backend], speed.path(cfg.backend).name))
     for b, u in speed.others.items():
         if speed.got.get(b):
             p = fit_backend_fill(p, cfg, b, speed.got[b], u, (priors or {}).get(b))
-    return p
+    return at_speed_read(p)  # (the speed read and the fill fits price the API server as read at every speed)
 
 
 def fill_priors(carried_from: Path | None, others: dict[str, str], notes: list[str], wanted: bool = True,

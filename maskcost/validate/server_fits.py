@@ -96,7 +96,8 @@ def with_frontend(p: Profile, fwd: list[SweepSummary], on: list[SweepSummary], t
 
 def at_speed_read(p: Profile) -> Profile:
     """`p` with API-server costs read as on this host (with_frontend) marked as read at the speed read on it
-    (Profile.measured_speed.cpu_speed), so that predict prices them as read here and scales them on another host."""
+    (Profile.measured_speed.cpu_speed), so that predict prices them as read here where the fill is serial, scales
+    them on another host, and, on vLLM's fill pool, by that regime's speed read (pool_speed) against it."""
     if p.forward.frontend_read_speed != AS_READ_HERE or p.measured_speed is None:
         return p
     return replace(p, forward=replace(p.forward, frontend_read_speed=p.measured_speed.cpu_speed))
