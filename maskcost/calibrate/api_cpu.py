@@ -10,17 +10,17 @@ where the API server binds it is the process that is full (0.97-1.08 CPU, the lo
 findings 50 and 53); the model's queue (model/api_server.py) runs its jobs one at a time up to a full CPU, so its costs
 are the process's. In records from before servercpu marked the listening process, the loop thread's (loop_cpus).
 
-Why a token and no request: where the process binds, the engines served llguidance's flat and nested schemas (25.6 and
-35.7 tokens a request) at the same tokens a second (shape runs 10-12, 256 clients): a request's length did not change
-what it served. A fit that prices a structured request apart from its tokens (calibrate's before, on two servers'
-points of unlike lengths) confounds the backends' request costs with their lengths and made the shorter schema's
-token a fifth dearer, and the model then let one schema bind the process and not the other: llguidance's nested/flat
-ITL at 256 clients +27% to +34% where the engines ran them 0-5% apart. Priced by its tokens alone the ratio held within
-10% at every point of runs 10-12, with the costs a tenth dearer or cheaper too (docs/validation.md finding 54).
-Against it (finding 57): across schemas of unlike lengths a structured request does cost the process about 4 ms of its
-own (transfer run 2's 100-token outputs 103-114 us a token, shape run 12's 28-41-token ones 149-234 us); on transfer
-run 2's records this fit reads its held-out points 11.6% off at the median, the fit it replaced 11.3% (both on the
-model since finding 46; 7.0% as registered).
+Why a token and no request: a fit that prices a structured request apart from its tokens (calibrate's before, on two
+servers' points of unlike lengths) confounds the backends' request costs with their lengths and made the shorter
+schema's token a fifth dearer, and the model then let one schema bind the process and not the other: llguidance's
+nested/flat ITL at 256 clients +27% to +34% on shape runs 10-12. Priced by its tokens alone the ratio held within 10%
+at every point of those runs (docs/validation.md finding 54). The reason finding 54 gave, that the engines served
+flat and nested at the same tokens a second there, does not hold: by the engine's own token counter nested served
+1.05-1.24 times flat's tokens a second (median 1.14) on every one of shape runs 5-20, the process full on both where it was read, so a
+structured request does cost the process something of its own (finding 57: about 4 ms across schemas of unlike
+lengths). Priced so (a request worth 8 or 16 of its tokens, the token fitted again on calibrate's points) the record's
+ratios come no nearer (finding 79): where the process binds, the model's ITL moves by a tenth or more for a tenth
+more or less in its price, and the token alone stays the fit as the one the runs were registered with.
 
 Not modelled: vLLM's --api-server-count > 1 (several loops, each a child process VLLM::APIServer, the parent holding
 the socket: the model has one queue; api_server_processes counts them, and calibrate then reads no loop's CPU and says

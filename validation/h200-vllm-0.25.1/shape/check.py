@@ -29,7 +29,7 @@ CORES6_LOADS = (128,)  # run 4: flat and nested with the servers on 6 cores (xg6
 # most of the GPU gap)
 SWEEP_PROMPTS = {"flat": (109, 96), "nested": (163, 160), "deep": (189, 176)}  # (prompt tokens, of them cached)
 SWEEP_REQUEST_RUNS = ("run5", "run6", "run7", "run8", "run9", "run10", "run11", "run12", "run13",
-                      "run14", "run15", "run16", "run17", "run18", "run19", "run20")  # (and the GPU bar)
+                      "run14", "run15", "run16", "run17", "run18", "run19", "run20", "run21")  # (and the GPU bar)
 # runs whose 6-core points are predicted with the OpenMP team the servers really kept: started on 16 cores, moved
 # to 6 by taskset -a (run.sh), a team of 16 (EngineConfig.omp_threads; docs/validation.md finding 27)
 TEAM16_RUNS = ("run7", "run8", "run9", "run10", "run11", "run12", "run13", "run14")

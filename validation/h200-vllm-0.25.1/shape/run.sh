@@ -38,6 +38,7 @@
 #       fitted fill factor halfway toward the record's)
 #   bash validation/h200-vllm-0.25.1/shape/run.sh run20   (run 20: run 17's steps, with the API server's costs priced as
 #       read at the speed read: ForwardCurve.frontend_read_speed)
+#   bash validation/h200-vllm-0.25.1/shape/run.sh run21   (run 21: run 20's steps again on a fresh machine, a replicate)
 #   bash validation/h200-vllm-0.25.1/shape/run.sh run4    (run 4: calibrate with --backend-url, which now also fits
 #       llguidance's in-engine fill factor on that server's own speed points; run 2's points; then both servers
 #       moved to cores 0-5 (taskset on every process of each, cpu_count stays 16), flat and nested at 128
@@ -48,7 +49,7 @@
 # host's drift over minutes falls on every schema alike. Stops starting sweeps after $DEADLINE s
 # (default 540) of this call; results packed into $OUT/shape.tar.gz after every step.
 set -u
-RUN=${1:-run1}; MODE=$RUN; case "$MODE" in run5|run6|run7|run8|run9|run10|run11|run12|run13|run14|run15|run16|run17|run18|run19|run20) MODE=run4 ;; esac  # runs 5-20: run 4's
+RUN=${1:-run1}; MODE=$RUN; case "$MODE" in run5|run6|run7|run8|run9|run10|run11|run12|run13|run14|run15|run16|run17|run18|run19|run20|run21) MODE=run4 ;; esac  # runs 5-21: run 4's
 T0=$(date +%s); ROOT=$PWD; D=$ROOT/validation/h200-vllm-0.25.1/shape; R=${SHAPE:-/tmp/shape}; mkdir -p $R/xg $R/gd
 pack() { for n in xg gd; do [ -f $R/$n.log ] && gzip -c $R/$n.log > $R/$n.log.gz; done
   tar -C "$(dirname $R)" --exclude=xg.log --exclude=gd.log -czf "$OUT/shape.tar.gz" "$(basename $R)"; }
@@ -95,8 +96,8 @@ probe() {  # SERVER: its process tree's CPU by thread over 6 s of a point, and t
 one() {  # SERVER PORT SCHEMA CONC REPEATS: schema on, that schema alone (a sweep resumes: only the repeat not yet run)
   local procs=1 rounds=3; [ "$4" -ge 128 ] && procs=2
   # run 12: 4 processes from 128 clients (runs 9-11: llguidance's 2 at 256 were 83-102% busy each, the client the limit)
-  { [ $RUN = run12 ] || [ $RUN = run13 ] || [ $RUN = run14 ] || [ $RUN = run15 ] || [ $RUN = run16 ] || [ $RUN = run17 ] || [ $RUN = run18 ] || [ $RUN = run19 ] || [ $RUN = run20 ]; } && [ "$4" -ge 128 ] && procs=4
-  { [ $RUN = run16 ] || [ $RUN = run17 ] || [ $RUN = run18 ] || [ $RUN = run19 ] || [ $RUN = run20 ]; } && [ "$4" = 32 ] && procs=2  # runs 16-20: deep's stream at 32 clients kept run 1's one process 75% busy
+  { [ $RUN = run12 ] || [ $RUN = run13 ] || [ $RUN = run14 ] || [ $RUN = run15 ] || [ $RUN = run16 ] || [ $RUN = run17 ] || [ $RUN = run18 ] || [ $RUN = run19 ] || [ $RUN = run20 ] || [ $RUN = run21 ]; } && [ "$4" -ge 128 ] && procs=4
+  { [ $RUN = run16 ] || [ $RUN = run17 ] || [ $RUN = run18 ] || [ $RUN = run19 ] || [ $RUN = run20 ] || [ $RUN = run21 ]; } && [ "$4" = 32 ] && procs=2  # runs 16-21: deep's stream at 32 clients kept run 1's one process 75% busy
   [ $MODE != run1 ] && rounds=$(case $4 in 32) echo 12;; 128) echo 4;; *) echo 3;; esac)
   [ $MODE = run3 ] && [ $3 = flat ] && [ $4 = 128 ] && [ ! -f $R/threads-$1.txt ] && probe $1 &
   timeout 150 taskset -c "${CLIENT_CORES:-0-15}" python3 -m maskcost.cli sweep --base-url "http://127.0.0.1:$2" --out "$R/$1/$3.jsonl" --arms on \
@@ -108,16 +109,16 @@ one() {  # SERVER PORT SCHEMA CONC REPEATS: schema on, that schema alone (a swee
 # short leaves every load with as many repeats)
 # run 15: four, and no 6-core points; run 16: three, the deep schema too, no 6-core points
 LOOPS="c r"; NREP=2; [ $RUN = run14 ] && { NREP=3; LOOPS="r c"; }; [ $RUN = run15 ] && { NREP=4; LOOPS="r c"; }
-[ $RUN = run16 ] && { NREP=3; LOOPS="r c"; }; { [ $RUN = run17 ] || [ $RUN = run18 ] || [ $RUN = run19 ] || [ $RUN = run20 ]; } && { NREP=2; LOOPS="r c"; }  # (runs 17-20: one session's device time)
+[ $RUN = run16 ] && { NREP=3; LOOPS="r c"; }; { [ $RUN = run17 ] || [ $RUN = run18 ] || [ $RUN = run19 ] || [ $RUN = run20 ] || [ $RUN = run21 ]; } && { NREP=2; LOOPS="r c"; }  # (runs 17-21: one session's device time)
 for i in $(for a in 32 128 256; do for b in $(seq $NREP); do [ "$LOOPS" = "c r" ] && echo $a:$b || echo $b:$a; done; done | sort -t: -k1,1n -s); do
   c=${i%%:*}; r=${i##*:}; [ "$LOOPS" = "r c" ] && { r=${i%%:*}; c=${i##*:}; }
-  for s in $({ [ $MODE = run1 ] || [ $RUN = run16 ] || [ $RUN = run17 ] || [ $RUN = run18 ] || [ $RUN = run19 ] || [ $RUN = run20 ]; } && echo flat nested deep || echo flat nested); do
+  for s in $({ [ $MODE = run1 ] || [ $RUN = run16 ] || [ $RUN = run17 ] || [ $RUN = run18 ] || [ $RUN = run19 ] || [ $RUN = run20 ] || [ $RUN = run21 ]; } && echo flat nested deep || echo flat nested); do
   for srv in xg gd; do
     late && { echo "$(date +%T) deadline: stopped before $srv $s c$c r$r" >> $R/steps.txt; pack; exit 0; }
     one $srv $([ $srv = xg ] && echo 8000 || echo 8001) $s $c $r
   done
 done; pack; done
-if [ $MODE = run4 ] && [ $RUN != run15 ] && [ $RUN != run16 ] && [ $RUN != run17 ] && [ $RUN != run18 ] && [ $RUN != run19 ] && [ $RUN != run20 ]; then  # the core count calibrate did not use: both servers on cores 0-5, the clients on 6-15
+if [ $MODE = run4 ] && [ $RUN != run15 ] && [ $RUN != run16 ] && [ $RUN != run17 ] && [ $RUN != run18 ] && [ $RUN != run19 ] && [ $RUN != run20 ] && [ $RUN != run21 ]; then  # the core count calibrate did not use: both servers on cores 0-5, the clients on 6-15
   mkdir -p $R/xg6 $R/gd6
   for srv in xg gd; do for p in $(pgrep -s "$(cat $R/$srv.pid)"); do taskset -a -p -c 0-5 $p; done; done > $R/taskset.txt 2>&1
   for s in flat nested; do for srv in xg gd; do
