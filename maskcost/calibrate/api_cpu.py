@@ -13,14 +13,15 @@ are the process's. In records from before servercpu marked the listening process
 Why a token and no request: a fit that prices a structured request apart from its tokens (calibrate's before, on two
 servers' points of unlike lengths) confounds the backends' request costs with their lengths and made the shorter
 schema's token a fifth dearer, and the model then let one schema bind the process and not the other: llguidance's
-nested/flat ITL at 256 clients +27% to +34% on shape runs 10-12. Priced by its tokens alone the ratio held within 10%
-at every point of those runs (docs/validation.md finding 54). The reason finding 54 gave, that the engines served
-flat and nested at the same tokens a second there, does not hold: by the engine's own token counter nested served
-1.05-1.24 times flat's tokens a second (median 1.14) on every one of shape runs 5-20, the process full on both where it was read, so a
-structured request does cost the process something of its own (finding 57: about 4 ms across schemas of unlike
-lengths). Priced so (a request worth 8 or 16 of its tokens, the token fitted again on calibrate's points) the record's
-ratios come no nearer (finding 79): where the process binds, the model's ITL moves by a tenth or more for a tenth
-more or less in its price, and the token alone stays the fit as the one the runs were registered with.
+nested/flat ITL at 256 clients +20% to +31% as registered on shape runs 10-12. Priced by its tokens alone the ratio
+held within 10% at every point of those runs (docs/validation.md finding 54). The reason finding 54 gave, that the
+engines served flat and nested at the same tokens a second there, does not hold: by the engine's own token counter
+nested served 1.05-1.24 times flat's tokens a second (median 1.14) on every one of shape runs 5-20, the process at
+0.94-1.05 CPU on both where it was read, so a structured request does cost the process something of its own (finding
+57: about 4 ms across schemas of unlike lengths). Priced so (a request worth 8 or 16 of its tokens, the token fitted
+again on calibrate's points) the record's ratios gained a ratio or two of 48 and broke llguidance's deep points, where
+a structured token a tenth dearer or cheaper alone moved the model's nested/flat at 256 clients by 4 and 13 points
+(finding 79): the token alone stays the fit, the one the runs were registered with.
 
 Not modelled: vLLM's --api-server-count > 1 (several loops, each a child process VLLM::APIServer, the parent holding
 the socket: the model has one queue; api_server_processes counts them, and calibrate then reads no loop's CPU and says
