@@ -89,7 +89,7 @@ def print_table(points: list) -> None:
               f"{_fmt(100 * p.gpu_busy_fraction if p.gpu_busy_fraction is not None else None, 0):>5}%")
     print("ITL in ms (mean/p50/p99, per output token); ±95% = the half-width of ITL on's 95% confidence interval "
           "(batch means over the run), in % of it; overhd% = ITL on / ITL off - 1; fill/step = host fill work "
-          "per step in ms; pool = share of steps that used vLLM's fill pool; " + _gpu_words(points) +
+          "per step in ms; pool = share of steps that used vLLM's fill pool (SGLang has none); " + _gpu_words(points) +
           ("; 80% interval = where the engine's ITL fell for 80% of points on machines the rule was not built "
            "from (maskcost/interval.py): " + "; ".join(sorted({p.interval["words"] for p in points
                                                                if p.interval is not None})) if pi else "") +
