@@ -707,13 +707,12 @@ def test_calibration_is_an_api_a_request_run_returns_the_profile_it_wrote(tmp_pa
     from maskcost.calibrate.refit import ServerSweeps
     from maskcost.cli import _parse
     from maskcost.cli.calibrate import calibration_request
+    from dataclasses import replace
     from maskcost.profile import default_profile_path
     from maskcost.validate.calibration import SweepsCalibration
-    from maskcost.profile import save_profile
     # the engine side from a profile whose API server's costs were read at speed 0.5 (frontend_read_speed): the
     # curve it copies keeps them, brought to its profile host's speed (x0.5), its structured request's cost the bench
     # ratio's too (engine_base.engine_side), so neither is priced at 0.5 twice
-    from dataclasses import replace
     d = load_profile(default_profile_path())
     base = tmp_path / "base.json.gz"
     save_profile(replace(d, forward=replace(d.forward, frontend_read_speed=0.5)), base)
