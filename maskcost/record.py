@@ -124,7 +124,7 @@ CHECKS = (
           "H100), 3 new schemas each, held out on 16 cores and 6 (`taskset`; runs 1-3)", r"vllm/transfer/run\d+",
           "calibrate --base-url"),
     Check("vLLM 0.25.1, each backend on its own server (`--backend-url`)", "a fresh machine a run (H200 and H100 "
-          "hosts), 2 schemas alone at 32, 128, 256, 3 on runs 16-20 (the shape check)", r"vllm/shape/run\d+",
+          "hosts), 2 schemas alone at 32, 128, 256, 3 on runs 16-21 (the shape check)", r"vllm/shape/run\d+",
           "calibrate --base-url"),
     Check("vLLM 0.25.1, the fill probe", "a fresh H100 machine, the shape check's 3 schemas alone at 32 and 128 on "
           "one xgrammar server, calibrate's trace counts planned from a pilot", r"vllm/fillprobe/run\d+",

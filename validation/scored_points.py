@@ -460,13 +460,14 @@ def vllm_shape_rows() -> list[dict]:
     calibrate with the deep schema alone too, three repeats a point. Run 17: run 16's with calibrate's trace counts
     planned from a pilot, two repeats a point. Run 18: run 17's again on a fresh machine. Run 19: run 17's with
     llguidance's fitted fill factor drawn halfway toward the record's (calibrate --backend-fill-prior). Run 20: run 19's
-    with the API server's costs priced as read (ForwardCurve.frontend_read_speed). The fill probe's run 1
+    with the API server's costs priced as read (ForwardCurve.frontend_read_speed). Run 21: run 20's again on a fresh
+    machine (an H100 host). The fill probe's run 1
     (fillprobe/README.md, an H100 host): the same check on its xgrammar server alone at 32 and 128 clients, twice, its
     profile from calibrate at 5cad3cb (each schema's trace count from a pilot), scored by check.py score."""
     rows, runs = [], []
     # each run scored on its own profile (speed read), but run 2: run 1's profile, nothing read there
     for run, mode, made in (("run1", "read", "run1"), ("run2", "bench", "run1"),
-                            *((f"run{n}", "read", f"run{n}") for n in range(3, 21))):
+                            *((f"run{n}", "read", f"run{n}") for n in range(3, 22))):
         runs.append((f"shape/{run}", mode, f"shape/{made}", run))
     runs.append(("fillprobe/run1", "read", "fillprobe/run1", None))  # (its xg/ alone; no 6-core points)
     for name, mode, made, run in runs:
