@@ -116,9 +116,10 @@ def bars(rs: list[dict], off_itl: dict) -> dict:
 
 
 def score(run: Path) -> None:
-    pred = predictions(str(run / "xg" / "host.json.gz"))
-    (run / "predicted.json").write_text(json.dumps(pred, indent=1) + "\n")
     shipped = json.loads((HERE / "predicted-shipped.json").read_text())
+    calibrated = (run / "xg" / "host.json.gz").is_file()  # (no calibrate: the amendment's primary, the shipped profile)
+    pred = predictions(str(run / "xg" / "host.json.gz")) if calibrated else shipped
+    (run / "predicted.json").write_text(json.dumps(pred, indent=1) + "\n")
     on, off = measured(run, "on"), measured(run, "off")
     rs = rows(pred, shipped, on, off)
     res = {"rule": "README.md", "rows": rs, "itl_off": itl_score(pred["points"]["off"], off),
@@ -126,6 +127,7 @@ def score(run: Path) -> None:
            "noise": noise([{**r, "backend": r["schema"]} for r in rs]),  # (its z keyed by schema and load)
            "calibrate_time": calibrate_time(run)}
     res["bars"] = bars(rs, res["itl_off"])
+    res["primary_profile"] = pred["profile"]
     (run / "score.json").write_text(json.dumps(res, indent=1) + "\n")
     (run / "score.md").write_text(report(res))
     print(report(res))
@@ -143,7 +145,7 @@ def report(res: dict) -> str:
                      f"{r['on_running']:.0f}, {r['off_running']:.0f} |")
     b = res["bars"]
     f = lambda v: "-" if v is None else f"{v:.1f}%"  # noqa: E731
-    lines += ["", f"primary: {b['cells']} of {b['cells_registered']} cells measured; median |off/on ratio error| "
+    lines += ["", f"primary profile: {res['primary_profile']}", f"primary: {b['cells']} of {b['cells_registered']} cells measured; median |off/on ratio error| "
               f"{f(b['median_abs_ratio_error_pct'])} (bar {RATIO_BAR_PCT:.0f}%); direction right at "
               f"{b['directions_right']} of the {b['directions_scored']} cells whose predicted change is at least "
               f"{DIRECTION_MIN_PCT:.0f}%; met: {b['primary_met']}",

@@ -50,7 +50,7 @@ points() {  # ON OFF NREP: the two servers' points, interleaved
   done; done; pack; done
 }
 pair xg xgoff
-if [ ! -f $R/xg/host.json.gz ]; then
+if [ -z "${NO_CALIBRATE:-}" ] && [ ! -f $R/xg/host.json.gz ]; then  # (NO_CALIBRATE=1: README's amendment)
   s=$(date +%s)
   python3 -m maskcost.cli calibrate --base-url http://127.0.0.1:8000 --tokenizer /tmp/llama3-8b \
     --schema $D/schemas/flat.json $D/schemas/nested.json $D/schemas/deep.json --server-engine vllm \
@@ -59,6 +59,6 @@ if [ ! -f $R/xg/host.json.gz ]; then
   rc=$?; echo "$(date +%T) calibrate rc $rc $(( $(date +%s) - s )) s" >> $R/steps.txt; pack
   [ $rc = 0 ] || exit 1
 fi
-points xg xgoff 2
+points xg xgoff "${NREP:-2}"
 echo "$(date +%T) done" >> $R/steps.txt; pack
 cat $R/steps.txt
