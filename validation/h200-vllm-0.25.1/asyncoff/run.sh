@@ -49,6 +49,7 @@ points() {  # ON OFF NREP: the two servers' points, interleaved
     done
   done; done; pack; done
 }
+echo "$(date +%T) $RUN call: NREP=${NREP:-2} NO_CALIBRATE=${NO_CALIBRATE:-} DEADLINE=${DEADLINE:-510}" >> $R/steps.txt
 pair xg xgoff
 if [ -z "${NO_CALIBRATE:-}" ] && [ ! -f $R/xg/host.json.gz ]; then  # (NO_CALIBRATE=1: README's amendment)
   s=$(date +%s)
