@@ -56,6 +56,24 @@ def test_a_point_with_its_api_server_loop_near_capacity_is_said(capsys):
     assert "finding 50" in out and "at 32" not in out
 
 
+def test_async_off_points_on_a_profile_with_no_async_off_points_are_said(capsys):
+    """A profile without sync points (calibrate --base-url's) prices the work async scheduling hides at none: predict
+    says so for the points run with async off, and says nothing where every point is async or the profile has them."""
+    from types import SimpleNamespace
+    from maskcost.cli.predict import _say_no_async_off_points
+
+    def prof(sync):
+        return SimpleNamespace(forward=SimpleNamespace(sync_points=sync))
+    pts = [SimpleNamespace(async_scheduling=True), SimpleNamespace(async_scheduling=False)]
+    _say_no_async_off_points(pts[:1], prof(()))
+    _say_no_async_off_points(pts, prof((object(),)))
+    assert capsys.readouterr().out == ""
+    _say_no_async_off_points(pts, prof(()))
+    out = capsys.readouterr().out
+    assert out.startswith("note: 1 point(s) run with async scheduling off, and this profile has no async-off points")
+    assert "--sync-sweep" in out
+
+
 def test_a_short_run_a_core_count_beyond_the_hosts_and_a_trace_are_said(tmp_path):
     """A point whose ITL did not settle is named with what settles it; --cores above the cpu_count the engine
     sizes its pools from is said; the trace file is announced; a zero default is shown in the help."""

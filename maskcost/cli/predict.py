@@ -341,6 +341,7 @@ def _say_points(points: list, profile, req: PredictRequest) -> None:
               f"rounds (model/host_share.py): their figures are the last round's")
     _say_unsettled(points, req.precision)
     _say_loop_near_full(points)
+    _say_no_async_off_points(points, profile)
     if req.trace:
         print(f"wrote {req.trace}: the first point's steps, a lane per thread (chrome://tracing or ui.perfetto.dev)")
 
@@ -378,6 +379,20 @@ def _say_loop_near_full(points: list) -> None:
               f"the loop's busy share in the model): where both are full, the engine runs only the requests the loop "
               f"lets through, and on the profiles of the record's servers a tenth more or less in the loop's costs "
               f"moved the model's ITL at such a point by up to 23% (docs/validation.md finding 50)")
+
+
+def _say_no_async_off_points(points: list, profile) -> None:
+    """A note where points run with async scheduling off (asked, or the engine's own rule) on a profile that never
+    measured a server so (ForwardCurve.sync_points: what calibrate --base-url makes): the engine's work a step that
+    async scheduling hides is then taken as none (Costs.cpu_overhead_ms), so without a grammar in the batch such a
+    point costs what an async one does."""
+    sync = [p for p in points if not p.async_scheduling]
+    if sync and not profile.forward.sync_points:
+        print(f"note: {len(sync)} point(s) run with async scheduling off, and this profile has no async-off points "
+              f"(forward.sync_points): the engine's work a step that async scheduling hides is taken as none, so "
+              f"where no grammar is in the batch (the schema-off arm, unstructured requests) they cost what async "
+              f"points do; `calibrate --engine-only --engine-from PROFILE --sync-sweep SWEEP.jsonl` adds them from a "
+              f"schema-off sweep of the server with --no-async-scheduling")
 
 
 def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, requests_help: str | None = None,
