@@ -125,7 +125,7 @@ def score(run: Path) -> None:
     res = {"rule": "README.md", "rows": rs, "itl_off": itl_score(pred["points"]["off"], off),
            "itl_on": itl_score(pred["points"]["on"], on),
            "noise": noise([{**r, "backend": r["schema"]} for r in rs]),  # (its z keyed by schema and load)
-           "calibrate_time": calibrate_time(run)}
+           "calibrate_time": calibrate_time(run) if calibrated else None}
     res["bars"] = bars(rs, res["itl_off"])
     res["primary_profile"] = pred["profile"]
     (run / "score.json").write_text(json.dumps(res, indent=1) + "\n")
