@@ -129,6 +129,9 @@ CHECKS = (
     Check("vLLM 0.25.1, the fill probe", "a fresh H100 machine, the shape check's 3 schemas alone at 32 and 128 on "
           "one xgrammar server, calibrate's trace counts planned from a pilot", r"vllm/fillprobe/run\d+",
           "calibrate --base-url"),
+    Check("vLLM 0.25.1, async scheduling off (`--no-async-scheduling`)", "a fresh H100 machine, two xgrammar servers "
+          "side by side (async on, off), the shape check's flat and nested alone at 32, 128, 256 (run 1)",
+          r"vllm/asyncoff/run\d+", "not read: the shipped profile"),
     Check("vLLM 0.25.1, replicas and CPU quotas", "two replicas on one GPU and 8 cores, a cgroup quota against a "
           "cpuset, the OpenMP team (six machines, runs 1-7)", r"vllm/replicas/run\d+",
           "schema-on changes, each on its reference cell's measured ITL: no speed read"),

