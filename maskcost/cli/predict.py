@@ -392,7 +392,8 @@ def _say_no_async_off_points(points: list, profile) -> None:
               f"(forward.sync_points): the engine's work a step that async scheduling hides is taken as none, so "
               f"where no grammar is in the batch (the schema-off arm, unstructured requests) they cost what async "
               f"points do; `calibrate --engine-only --engine-from PROFILE --sync-sweep SWEEP.jsonl` adds them from a "
-              f"schema-off sweep of the server with --no-async-scheduling")
+              f"schema-off sweep of the server with async scheduling off (vLLM --no-async-scheduling, SGLang "
+              f"--disable-overlap-schedule)")
 
 
 def add_workload_args(p: argparse.ArgumentParser, concurrency_help: str, requests_help: str | None = None,
