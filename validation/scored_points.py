@@ -507,24 +507,36 @@ def vllm_shape_rows() -> list[dict]:
 
 def asyncoff_rows() -> list[dict]:
     """The async-off check (asyncoff/README.md): two xgrammar servers side by side, async scheduling on and off, no
-    schema (flat's request, 128 tokens: schema_off), flat and nested each alone, one repeat; run 1 made no profile
-    (its amendment), so every point is the shipped profile's registered prediction at its own speed (nothing read).
-    A schema-off point is a registered point of the rule, never in the table."""
-    rows, d = [], f"{V}/asyncoff/run1"
-    pred = load(f"{V}/asyncoff/predicted-shipped.json")["points"]
-    for srv, arm in (("xg", "on"), ("xgoff", "off")):
-        for schema in ("none", "flat", "nested"):
-            path = f"{d}/{srv}/{schema}.jsonl"
-            for r in summaries(path):
-                c = r["concurrency"]
-                rows.append(dict(engine="vllm", engine_version="0.25.1", backend="xgrammar", session="vllm/asyncoff/run1",
-                                 machine="vllm/asyncoff/run1", server=f"vllm/asyncoff/run1/{srv}",
-                                 arm="schema_off" if schema == "none" else "schema_on", concurrency=c,
-                                 running_mean=r["engine"]["running_mean"], max_num_seqs=256, cores=16,
-                                 config=config_words({"async_scheduling": arm == "on"}), measured_itl_ms=itl_ms(r),
-                                 predicted_bench_itl_ms=pred[arm][schema]["xgrammar"][str(c)]["itl_ms"],
-                                 predicted_read_itl_ms=None, speed_read=None, speed_read_from=None, registered=1,
-                                 source=f"{V}/asyncoff/predicted-shipped.json; {path}"))
+    schema (flat's request, 128 tokens: schema_off), flat and nested each alone; every scored runN, each point against
+    the prediction its score was written on (RUN/predicted.json): the profile calibrate made there at the speed it read,
+    or, where none was made (run 1, its amendment), the shipped profile's at its own speed as the registration committed
+    it (predicted-shipped.json: nothing read). A schema-off point is a registered point of the rule, never in the
+    table."""
+    rows = []
+    runs = sorted(d.name for d in (ROOT / V / "asyncoff").iterdir() if re.fullmatch(r"run\d+", d.name))
+    for run in runs:
+        d = f"{V}/asyncoff/{run}"
+        if not (ROOT / d / "predicted.json").is_file():
+            continue  # (a run not yet scored)
+        made = ROOT / d / "xg" / "host.json.gz"
+        speed = json.loads(gzip.decompress(made.read_bytes()))["measured_speed"]["cpu_speed"] if made.is_file() else None
+        pred_file = f"{d}/predicted.json" if speed else f"{V}/asyncoff/predicted-shipped.json"
+        pred = load(pred_file)["points"]
+        for srv, arm in (("xg", "on"), ("xgoff", "off")):
+            for schema in ("none", "flat", "nested"):
+                path = f"{d}/{srv}/{schema}.jsonl"
+                for r in summaries(path):
+                    c = r["concurrency"]
+                    p = pred[arm][schema]["xgrammar"][str(c)]["itl_ms"]
+                    rows.append(dict(engine="vllm", engine_version="0.25.1", backend="xgrammar",
+                                     session=f"vllm/asyncoff/{run}", machine=f"vllm/asyncoff/{run}",
+                                     server=f"vllm/asyncoff/{run}/{srv}",
+                                     arm="schema_off" if schema == "none" else "schema_on", concurrency=c,
+                                     running_mean=r["engine"]["running_mean"], max_num_seqs=256, cores=16,
+                                     config=config_words({"async_scheduling": arm == "on"}), measured_itl_ms=itl_ms(r),
+                                     predicted_bench_itl_ms=None if speed else p, predicted_read_itl_ms=p if speed else None,
+                                     speed_read=speed, speed_read_from="calibration" if speed else None, registered=1,
+                                     source=f"{pred_file}; {path}"))
     return rows
 
 
