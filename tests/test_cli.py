@@ -74,6 +74,35 @@ def test_async_off_points_on_a_profile_with_no_async_off_points_are_said(capsys)
     assert "--sync-sweep" in out
 
 
+
+def test_async_off_points_borrow_the_shipped_profiles_hidden_work(capsys):
+    """A profile with no sync points, run with async scheduling off, prices the work async scheduling hides as the
+    engine's shipped profile measured it (at each of its sync batches, over this profile's own async curve), says so in
+    one note and keeps the donor in its provenance; an all-async run, or a profile with sync points, is left as it is."""
+    from dataclasses import replace
+    from maskcost.cli.engine_args import with_async_off_costs
+    from maskcost.model.config import EngineConfig
+    from maskcost.model.costs import Costs
+    from maskcost.profile import ForwardPoint, load_default_profile
+    donor = load_default_profile()
+    assert donor.forward.sync_points  # (the test's premise)
+    slower = tuple(ForwardPoint(q.batch, 1.3 * q.step_ms, 1.3 * q.itl_ms) for q in donor.forward.points)
+    mine = replace(donor, name="mine", forward=replace(donor.forward, points=slower, sync_points=()))
+    on, off = EngineConfig(backend="xgrammar"), EngineConfig(backend="xgrammar", async_scheduling=False)
+    assert with_async_off_costs(mine, [on]) is mine and with_async_off_costs(donor, [off]) is donor
+    assert Costs(mine, "xgrammar").cpu_overhead_ms(32) == 0.0
+    capsys.readouterr()
+    got = with_async_off_costs(mine, [on, off])
+    assert got.provenance["sync_points_borrowed_from"] == donor.name and "borrowed" in got.forward.source
+    assert got.forward.points == slower
+    out = capsys.readouterr().out
+    assert out.startswith("note: this profile has no async-off points") and donor.name in out and out.count("\n") == 1
+    ours, theirs = Costs(got, "xgrammar"), Costs(donor, "xgrammar")
+    for b in sorted({q.batch for q in donor.forward.sync_points}):
+        assert ours.cpu_overhead_ms(b) == pytest.approx(theirs.cpu_overhead_ms(b), rel=1e-9)
+    assert ours.cpu_overhead_ms(32) > 1.0
+
+
 def test_a_short_run_a_core_count_beyond_the_hosts_and_a_trace_are_said(tmp_path):
     """A point whose ITL did not settle is named with what settles it; --cores above the cpu_count the engine
     sizes its pools from is said; the trace file is announced; a zero default is shown in the help."""

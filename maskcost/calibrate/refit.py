@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from ..records import SweepSummary
 
-from ..profile import ForwardCurve, Profile
+from ..profile import ForwardCurve, ForwardPoint, Profile
 from .engine import fit_frontend, forward_from_summaries, forward_points_kept
 
 Summaries = list[SweepSummary]
@@ -107,3 +107,19 @@ def engine_side(base: Profile, sweeps: ServerSweeps, frontend_refit: bool = Fals
         fw = with_frontend(replace(base, forward=fw), sweeps, log)
     prov = {**base.provenance, **({"engine_only": {**provenance, "base": base.name}} if provenance is not None else {})}
     return replace(base, name=name or base.name, forward=fw, provenance=prov)
+
+
+def borrowed_sync(fw: ForwardCurve, donor: Profile) -> ForwardCurve:
+    """`fw` with async-off points made from `donor`'s: at each of the donor's sync batches, this curve's own
+    async ITL plus the work async scheduling hid on the donor's host there (model.costs.hidden_work_ms, what
+    Costs.cpu_overhead_ms prices on the donor), so a profile that never measured a server with async scheduling off
+    prices that work as the donor measured it rather than as none. Not measured on this profile's host: its source
+    says whose it is."""
+    from ..model.costs import forward_curve, hidden_work_ms
+    own, d_async, d_sync = (forward_curve(p) for p in (fw.points, donor.forward.points, donor.forward.sync_points))
+    hidden = {float(p.batch): hidden_work_ms(d_async, d_sync, p.batch) for p in donor.forward.sync_points}
+    sync = tuple(ForwardPoint(b, own(b) + ms, own(b) + ms) for b, ms in sorted(hidden.items()))
+    return replace(fw, sync_points=sync,
+                   source=f"{fw.source} Sync points borrowed: this curve plus the work async scheduling hid on "
+                          f"profile {donor.name}'s host ({', '.join(f'{ms:.1f} ms at {b:.0f}' for b, ms in sorted(hidden.items()))} "
+                          f"rows), not measured on this one.")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..point import Point
 from .common import Options
-from .engine_args import _add_engine_args, engine_config, profile_flag
+from .engine_args import _add_engine_args, engine_config, profile_flag, with_async_off_costs
 from .predict import _workloads, add_workload_args, load_inputs
 
 if TYPE_CHECKING:
@@ -153,7 +153,9 @@ def advise_request(args, command: list[str] | None = None) -> AdviseRequest:
                          f"(traced for each engine's profile)")
     requests = None if args.requests is not None or args.precision else \
         (lambda c: max(MIN_REQUESTS, 4 * (c or 0)))  # a point's own load sets it (a p99 needs them)
-    return AdviseRequest(goal, loaded, {e: tuple(_configs(flags[e], v.profile, v.speeds)) for e, v in loaded.items()},
+    configs = {e: tuple(_configs(flags[e], v.profile, v.speeds)) for e, v in loaded.items()}
+    loaded = {e: v._replace(profile=with_async_off_costs(v.profile, list(configs[e]))) for e, v in loaded.items()}
+    return AdviseRequest(goal, loaded, configs,
                          tuple(common), tuple(_workloads(args, tuple(common), requests)), tied=not args.cpu_count,
                          spec=(args.spec_method, args.spec_acceptance, args.spec_draft_rate), json=args.json,
                          png=args.png, progress=not args.quiet,

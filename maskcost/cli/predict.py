@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from ..point import Point, PointError
 from .common import UsageError, add_tool_args, tool_entries
 from .engine_args import (SOURCE_WORDS, Speeds, _add_engine_args, _add_speed_source, _engine_configs, _profile,
-                          add_host_args, engine_version, given_or_own_speeds)
+                          add_host_args, engine_version, given_or_own_speeds, with_async_off_costs)
 
 DEFAULT_CONCURRENCY = (1, 8, 32, 64, 128, 160, 192, 256)  # the loads of a run given neither --concurrency nor --rate
 UNSETTLED_CI = 0.10  # a point whose ITL's 95% half-width is over this share of its mean is said to be unsettled
@@ -284,6 +284,7 @@ def predict_request(args, command: list[str] | None = None) -> PredictRequest:
     configs = _engine_configs(args, inputs.profile, inputs.speeds)
     loads = _workloads(args, inputs.schema_ids)  # (bad flags: one line)
     say_engines(args, inputs.profile, inputs.local)
+    inputs = inputs._replace(profile=with_async_off_costs(inputs.profile, configs))
     return PredictRequest(inputs, tuple(configs), tuple(loads), args.json, args.png, args.trace, args.band,
                           args.executor, args.scheduler, args.resume, args.precision,
                           tuple(command or ["maskcost", *sys.argv[1:]]), progress=not args.quiet)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .engine_args import (Speeds, _add_engine_args, _add_speed_source, _engine_configs, _profile, add_host_args,
-                          given_or_own_speeds, one_server)
+                          given_or_own_speeds, one_server, with_async_off_costs)
 
 
 @dataclass(frozen=True)
@@ -201,6 +201,7 @@ def report_request(args) -> ReportRequest:
         raise ValueError(f"--sweep {' '.join(args.sweep)}: no point has a request that finished: nothing to score")
     speeds = _report_speed(args, profile, measured)
     cfg = _engine_configs(args, profile, speeds)[0]  # (one: one_server)
+    profile = with_async_off_costs(profile, [cfg])
     predicted = _predicted_points(args.predicted) if args.predicted else None
     if args.fit_engine_fill and (predicted is not None or not args.probe):
         raise ValueError("--fit-engine-fill: give --probe DIR and no --predicted (the model runs now, "

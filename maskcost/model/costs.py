@@ -59,6 +59,15 @@ def forward_curve(points: tuple[ForwardPoint, ...]) -> Curve:
     return Curve([p.batch for p in points], [p.itl_ms for p in points])
 
 
+def hidden_work_ms(async_curve: Curve, sync_curve: Curve, batch: float) -> float:
+    """The engine's work a step that async scheduling hides, at `batch` rows: the sync curve over the async one
+    (ITL). One sync point: its difference at every batch, not a curve through the origin. (Above the last batch of
+    either curve this is the two extrapolations apart: docs/validation.md finding 83.)"""
+    if len(sync_curve.x) == 1:
+        batch = float(sync_curve.x[0])
+    return max(0.0, sync_curve(batch) - async_curve(batch))
+
+
 @dataclass
 class Traces:
     """All traces of one backend flattened: row r at position p costs fill[off[r] + p % n[r]]."""
@@ -234,13 +243,10 @@ class Costs:
 
     def cpu_overhead_ms(self, batch: float) -> float:
         """Engine CPU work per step that async scheduling hides when no grammar is present:
-        schema-off ITL with --no-async-scheduling minus with it (0 where not measured)."""
+        schema-off ITL with --no-async-scheduling minus with it (0 where not measured; hidden_work_ms)."""
         if self.forward_sync is None:
             return 0.0
-        if len(self.forward_sync.x) == 1:  # one sync point: its overhead, not a curve through the origin
-            x0 = float(self.forward_sync.x[0])
-            return max(0.0, self.forward_sync(x0) - self.forward(x0)) * self.overhead_factor
-        return max(0.0, self.forward_sync(batch) - self.forward(batch)) * self.overhead_factor
+        return hidden_work_ms(self.forward, self.forward_sync, batch) * self.overhead_factor
 
     def grammar_step_cpu_terms(self, batch: float) -> tuple[float, float]:
         """The engine thread's work per step besides the fill when grammar rows are in the batch
