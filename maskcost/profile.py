@@ -446,6 +446,12 @@ def _nonneg(v: float, where: str) -> float:
     return v
 
 
+def _positive(v: int, where: str) -> int:
+    if v < 1:
+        raise ProfileError(f"{where}: must be >= 1, got {v}")
+    return v
+
+
 def _opt_spin(h: dict, where: str) -> float | None:
     v = h.get("omp_spin_ms")
     return None if v is None else _nonneg(_number(v, where), where)
@@ -533,8 +539,9 @@ def _profile_from_dict(d: dict[str, Any], where: str) -> Profile:
         raise ProfileError(f"{where}: maskcost_profile_version is {v!r}, this maskcost reads "
                            f"{', '.join(map(str, READABLE_VERSIONS))}")
     h = _req(d, "host", where, dict)
-    host = HostInfo(_req(h, "cpu_model", f"{where}.host", str), _req(h, "nproc", f"{where}.host", int),
-                    _req(h, "os_cpu_count", f"{where}.host", int),
+    host = HostInfo(_req(h, "cpu_model", f"{where}.host", str),
+                    _positive(_req(h, "nproc", f"{where}.host", int), f"{where}.host.nproc"),
+                    _positive(_req(h, "os_cpu_count", f"{where}.host", int), f"{where}.host.os_cpu_count"),
                     _nonneg(_req(h, "bench_us", f"{where}.host", float), f"{where}.host.bench_us"),
                     _req(h, "platform", f"{where}.host", str), _opt_spin(h, f"{where}.host.omp_spin_ms"))
     backends = {name: _backend(name, b, f"{where}.backends.{name}") for name, b in _req(d, "backends", where, dict).items()}
@@ -557,7 +564,8 @@ def _profile_from_dict(d: dict[str, Any], where: str) -> Profile:
     digests = {str(k): _sha256(v, f"{where}.schema_sha256.{k}") for k, v in digests.items()}
     return Profile(name=_req(d, "name", where, str), created_utc=_req(d, "created_utc", where, str),
                    provenance=_req(d, "provenance", where, dict), host=host,
-                   tokenizer=_req(d, "tokenizer", where, str), vocab_size=_req(d, "vocab_size", where, int),
+                   tokenizer=_req(d, "tokenizer", where, str),
+                   vocab_size=_positive(_req(d, "vocab_size", where, int), f"{where}.vocab_size"),
                    backends=backends, forward=forward, apply=apply, extra=d.get("extra", {}), engine_speeds=speeds,
                    measured_speed=measured, tokenizer_sha256=_sha256(d.get("tokenizer_sha256"), f"{where}.tokenizer_sha256"),
                    schema_sha256=digests)

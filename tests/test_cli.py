@@ -444,3 +444,70 @@ def test_predict_quiet_writes_no_bar(capsys):
     assert "vllm" in out and err == ""
     assert main(["predict", "--concurrency", "8", "--requests", "200"]) == 0
     assert "predict" in capsys.readouterr().err
+
+
+def test_outputs_that_cannot_be_written_are_refused_before_the_run(tmp_path):
+    """--json/--png/--trace checked before anything runs: a file where a folder should be, a folder given as the file,
+    two flags on one file; each a one-line error naming the flag."""
+    from maskcost.cli.common import UsageError, check_outputs
+    (tmp_path / "f.json").write_text("{}")
+    for paths, words in (({"json": str(tmp_path / "f.json" / "out.json")}, "is a file, not a folder"),
+                         ({"json": str(tmp_path)}, "is a folder"),
+                         ({"json": str(tmp_path / "a.json"), "trace": str(tmp_path / "a.json")}, "one file for two")):
+        with pytest.raises(UsageError, match=words):
+            check_outputs(**paths)
+    check_outputs(json=str(tmp_path / "new" / "p.json"), png=None)  # a folder to make is made
+    assert (tmp_path / "new").is_dir()
+    r = mc("predict", "--concurrency", "8", "--json", str(tmp_path / "f.json" / "x.json"))
+    assert r.returncode == 2 and "--json" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_notes_on_an_overloaded_open_loop_and_an_engine_short_of_cores(capsys):
+    """An open-loop point that served fewer requests than arrived, and an engine alone whose threads kept more CPUs
+    busy than --cores: each named in one note; points within bounds say nothing."""
+    from types import SimpleNamespace
+    from maskcost.cli.predict import _say_cores_short, _say_overloaded
+
+    def pt(**k):
+        return SimpleNamespace(**{"engine": "vllm", "backend": "xgrammar", "concurrency": None, "rate_per_s": None,
+                                  "out_tok_per_s": None, "output_tokens_mean": 40.0, "replicas": 1, "cpu_quota": None,
+                                  "cpu_demand": 1.0, "cores": 16, **k})
+    _say_overloaded([pt(rate_per_s=5.0, out_tok_per_s=200.0), pt(concurrency=8, out_tok_per_s=10.0)])
+    _say_cores_short([pt(concurrency=64, cpu_demand=1.8, cores=4), pt(concurrency=64, cpu_demand=1.8, cores=1,
+                                                                     cpu_quota=1.0)])
+    assert capsys.readouterr().out == ""
+    _say_overloaded([pt(rate_per_s=100.0, out_tok_per_s=2000.0)])
+    _say_cores_short([pt(concurrency=64, cpu_demand=1.81, cores=1)])
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and "50.0/s served" in out[0] and "1.81 CPUs on 1" in out[1] and "--cpu-quota 1" in out[1]
+
+
+def test_bad_numbers_and_a_bad_profile_host_are_one_line_errors(tmp_path):
+    """inf where a finite number is meant, a negative grammar cache, a profile whose host has no CPU."""
+    import gzip
+    from maskcost.model.config import EngineConfig, Workload
+    from maskcost.profile import ProfileError, default_profile_path, load_profile
+    for bad in ({"cpu_speed": float("inf")}, {"xgrammar_cache_mb": -1}):
+        with pytest.raises(ValueError, match="--"):
+            EngineConfig(**bad)
+    with pytest.raises(ValueError, match="--rate inf"):
+        Workload(concurrency=None, rate_per_s=float("inf"))
+    d = json.loads(gzip.decompress(default_profile_path().read_bytes()))
+    d["host"]["nproc"] = 0
+    (tmp_path / "p.json").write_text(json.dumps(d))
+    with pytest.raises(ProfileError, match="host.nproc: must be >= 1"):
+        load_profile(tmp_path / "p.json")
+
+
+def test_the_table_shows_the_grid_flags_that_differ_and_a_profile_of_another_engine_is_said(tmp_path):
+    """A grid over --cpu-speed shows a speed column (none where one speed); --engine sglang on the vLLM profile says
+    whose costs its points run on."""
+    r = mc("predict", "--concurrency", "8", "--cpu-speed", "0.8", "1.2", "--no-band", "--requests", "60", "--quiet")
+    assert r.returncode == 0, r.stderr
+    head = next(x for x in r.stdout.splitlines() if x.startswith("engine"))
+    assert "speed" in head.split() and "speed = the CPU speed given" in r.stdout
+    r = mc("predict", "--engine", "vllm", "sglang", "--concurrency", "8", "--no-band", "--requests", "60", "--quiet")
+    assert r.returncode == 0, r.stderr
+    head = next(x for x in r.stdout.splitlines() if x.startswith("engine"))
+    assert "speed" not in head.split()
+    assert "note: --engine sglang: the profile h200-vllm-0.25.1-default-z was measured on a vllm server" in r.stdout

@@ -327,7 +327,7 @@ def _tracing(backend: Backend, entry: SchemaEntry, texts: list | None, repeats: 
             tokens, runs, again = _timed_replays(backend, compiled, tokens, texts[i] if i < len(texts) else None,
                                                  bitmask, repeats, before_replay)
         except ValueError as e:
-            last_error = f"replay failed: {e}"
+            last_error = f"replay failed: {e}" + (_off_schema(entry.schema, texts[i], i) if i < len(texts) else "")
             continue
         rewrites += again
         fill = [statistics.median(r[0][j] for r in runs) for j in range(len(tokens))]
@@ -428,3 +428,23 @@ def result_from_json(d: dict[str, Any]) -> TraceResult:
                                        tuple(bool(s) for s in t.get("in_string", ()))) for t in d["traces"]),
                        CompileCost(sid, c["cold_ms"], c["warm_ms"], c["memory_bytes"], c.get("variant_ms")), None,
                        tuple(tuple(t) for t in d.get("tokens", ())), d.get("source", ""))
+
+
+def _off_schema(schema: dict, text, i: int) -> str:
+    """Why a recorded output the matcher rejected may be: it is not an instance of its schema (jsonschema's words),
+    or not JSON; '' where it is one (the grammar then differs from the schema: the backend's own limits)."""
+    if not isinstance(text, str):
+        return ""
+    import json
+
+    import jsonschema
+    try:
+        jsonschema.validate(json.loads(text), schema)
+    except json.JSONDecodeError as e:
+        return f" (example {i + 1} is not JSON: {e.msg})"
+    except jsonschema.ValidationError as e:
+        return f" (example {i + 1} does not match the schema: {e.message[:120]})"
+    except jsonschema.SchemaError:
+        return ""
+    return ""
+

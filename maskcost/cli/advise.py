@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..point import Point
-from .common import Options
+from .common import Options, check_outputs
 from .engine_args import _add_engine_args, engine_config, profile_flag, with_async_off_costs
 from .predict import _workloads, add_workload_args, load_inputs
 
@@ -145,6 +145,7 @@ def advise_request(args, command: list[str] | None = None) -> AdviseRequest:
     "maskcost" first, as predict_request's (default: this process's)."""
     from ..model.advise import Goal
     goal = Goal(args.itl_p99_ms, args.ttft_p99_ms, args.overhead_pct, args.min_tok_s)
+    check_outputs(json=args.json, png=args.png)
     engines = list(dict.fromkeys(args.engine))
     flags, loaded = _load_engines(args, engines)
     common = [s for s in loaded[engines[0]].schema_ids if all(s in v.schema_ids for v in loaded.values())]

@@ -17,6 +17,15 @@ if TYPE_CHECKING:  # (the requests' modules load when a calibration runs, not wi
     from ..validate.calibration import (BlackBoxCalibration, Calibration, EngineRefit, ProfileExtension,
                                        ServerCalibration)
 
+
+def shipped_or_path(v: str) -> str:
+    """--engine-from's value: a profile file as given, or, where no such file is here, the shipped profile of that
+    name (maskcost/profiles/)."""
+    from ..profile import default_profile_path
+    shipped = default_profile_path(Path(v).name)
+    return str(shipped) if not Path(v).exists() and Path(v).name == v and shipped.is_file() else v
+
+
 def check_profile(path: str) -> int:
     """calibrate --check PROFILE: load it as predict would and say what it holds."""
     from ..profile import load_profile
@@ -403,8 +412,10 @@ def _add_finished_args(f) -> None:
                    "--server-backend, --server-cores and --max-num-seqs say (default: none fitted)")
     f.add_argument("--frontend", action="store_true", help="--engine-only: fit the API server's per-token and "
                    "per-request costs on the --forward-sweep (TTFT and running count under load)")
-    f.add_argument("--engine-from", metavar="PROFILE", help="take the GPU side (forward curve, mask apply) and the "
-                   "in-engine factors from this profile (e.g. maskcost/profiles/default.json.gz); with --base-url, "
+    f.add_argument("--engine-from", metavar="PROFILE", type=shipped_or_path,
+                   help="take the GPU side (forward curve, mask apply) and the "
+                   "in-engine factors from this profile: a file, or a shipped one by name (default.json.gz, "
+                   "sglang-0.5.17-h200.json.gz: maskcost/profiles/); with --base-url, "
                    "the in-engine factors only (default: the embedded profile's, where its vLLM version is the "
                    "server's)")
     f.add_argument("--engine-note", help="engine flags/GPU to record with the forward curve")

@@ -12,6 +12,48 @@ class UsageError(ValueError):
     pass
 
 
+def maskcost_provenance() -> dict[str, Any]:
+    """What made a result file: maskcost's version, and its git commit where it runs from a checkout (None else)."""
+    import subprocess
+    from pathlib import Path
+    from .. import __version__
+    here = Path(__file__).resolve().parents[2]
+    commit = None
+    if (here / ".git").exists():
+        try:
+            r = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+            commit = r.stdout.strip() or None if r.returncode == 0 else None
+        except (OSError, subprocess.SubprocessError):
+            pass
+    return {"version": __version__, "commit": commit}
+
+
+def check_outputs(**paths: str | None) -> None:
+    """The files a command will write (flag name -> path, None: not given), checked before it runs: a UsageError,
+    one line naming the flag, where two flags name one file or a path's folder cannot be made or written in (its
+    folder is made here, as the command would)."""
+    import tempfile
+    from pathlib import Path
+    given = {f"--{k.replace('_', '-')}": v for k, v in paths.items() if v}
+    seen: dict[Path, str] = {}
+    for flag, v in given.items():
+        p = Path(v).resolve()
+        if p in seen:
+            raise UsageError(f"{seen[p]} {v} and {flag} {v}: one file for two outputs (give each its own)")
+        seen[p] = flag
+        if p.is_dir():
+            raise UsageError(f"{flag} {v}: is a folder (give a file's path)")
+        up = next((a for a in p.parents if a.exists()), None)
+        if up is not None and not up.is_dir():
+            raise UsageError(f"{flag} {v}: {up} is a file, not a folder")
+        try:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryFile(dir=p.parent):
+                pass
+        except OSError as e:
+            raise UsageError(f"{flag} {v}: cannot write in {p.parent} ({e.strerror or e})") from None
+
+
 class Options(argparse.Namespace):
     """A command's options, resolved once from its flags (main): read-only, so that no step changes what a
     later one reads; `replace` gives a copy with some changed (a command's own defaults, one engine's)."""

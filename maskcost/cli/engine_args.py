@@ -77,6 +77,18 @@ def engine_version(args, profile: Profile, engine: str) -> tuple[str, str]:
     return ENGINES[engine].version, "the default modelled" + (f", the profile's {own} is not" if own else "")
 
 
+def profile_engine(profile: Profile) -> str | None:
+    """The engine whose server the profile measured: the one it reported (calibrate --base-url), else the one modelled
+    engine among the packages it records; None where neither says."""
+    from ..model.engines import ENGINES
+    prov = profile.provenance if isinstance(profile.provenance, dict) else {}
+    served = (prov.get("server_engine") or {}).get("engine")
+    if served in ENGINES:
+        return served
+    named = [e for e in ENGINES if e in (prov.get("packages") or {})]
+    return named[0] if len(named) == 1 else None
+
+
 def engine_config(args, **choice):
     """An EngineConfig of the flags every point shares (speculative decoding's terms, the token budget,
     the grammar cache, async scheduling) and `choice`: the fields a grid or a search varies."""

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..point import Point, PointError
-from .common import UsageError, add_tool_args, tool_entries
+from .common import UsageError, add_tool_args, check_outputs, maskcost_provenance, tool_entries
 from .engine_args import (SOURCE_WORDS, Speeds, _add_engine_args, _add_speed_source, _engine_configs, _profile,
-                          add_host_args, engine_version, given_or_own_speeds, with_async_off_costs)
+                          add_host_args, engine_version, given_or_own_speeds, profile_engine,
+                          with_async_off_costs)
 
 DEFAULT_CONCURRENCY = (1, 8, 32, 64, 128, 160, 192, 256)  # the loads of a run given neither --concurrency nor --rate
 UNSETTLED_CI = 0.10  # a point whose ITL's 95% half-width is over this share of its mean is said to be unsettled
@@ -69,16 +70,18 @@ def print_table(points: list) -> None:
     band = any(p.band is not None for p in points)
     pi = any(p.itl_ms_pi80 is not None for p in points)
     shared = any(p.replicas > 1 or p.cpu_quota is not None or p.tensor_parallel > 1 for p in points)
-    hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}" + (f"{'host':>12}" if shared else "") + f"{'conc':>6}{'running':>8}{'ITL on':>9}{'±95%':>6}"
+    grid = _varying(points)
+    hdr = (f"{'engine':9}{'backend':9}{'mns':>5}{'cores':>6}" + "".join(f"{k:>7}" for k in grid) +
+           (f"{'host':>12}" if shared else "") + f"{'conc':>7}{'running':>8}{'ITL on':>9}{'±95%':>6}"
            + (f"{'80% interval':>15}" if pi else "") + (f"{'band':>14}" if band else "") + f"{'p50':>8}"
            f"{'p99':>8}{'ITL off':>9}{'overhd%':>9}{'tok/s on':>10}{'tok/s off':>10}{'TTFT p50':>9}"
            f"{'fill/step':>10}{'pool':>6}{'GPU':>6}")
     print(hdr)
     for p in points:
         b = p.breakdown
-        print(f"{p.engine:9}{p.backend:9}{p.max_num_seqs:>5}{p.cores:>6}" +
+        print(f"{p.engine:9}{p.backend:9}{p.max_num_seqs:>5}{p.cores:>6}" + "".join(f"{f(p):>7}" for f in grid.values()) +
               (f"{_host(p):>12}" if shared else "") +
-              f"{p.concurrency if p.concurrency is not None else 'r' + str(p.rate_per_s):>6}"
+              f"{p.concurrency if p.concurrency is not None else f'r{p.rate_per_s:g}':>7}"
               f"{_fmt(p.running_mean):>8}{_fmt(p.itl_ms_mean, 2):>9}{_ci(p):>6}" +
               (f"{_span(p.itl_ms_pi80):>15}" if pi else "") +
               (f"{_span(p.band.itl_ms_mean if p.band else None):>14}" if band else "") +
@@ -95,8 +98,25 @@ def print_table(points: list) -> None:
                                                                if p.interval is not None})) if pi else "") +
           ("; band = ITL on with the engine as fast / as slow as on the fastest / slowest server of the profile's "
            "host type measured, against their bench (profile.engine_speeds)" if band else "") +
+          ("; " + ", ".join(_GRID_WORDS[k] for k in grid) if grid else "") +
           ("; host = engines on the host x, 1gpu where they share one GPU, tp = GPUs an engine spans, q = each one's CPU quota; the figures are "
            "one engine's (no 80% interval: the record's errors are of engines alone)" if shared else ""))
+
+
+# the grid's other flags, a column each where the points differ in it: header -> (what it shows, its words)
+_GRID_COLUMNS = {
+    "cpus": (lambda p: str(p.cpu_count), "cpus = the cpu_count the engine sizes its pools from (--cpu-count)"),
+    "speed": (lambda p: f"{(p.config.get('engine') or {}).get('cpu_speed', 1.0):.3g}",
+              "speed = the CPU speed given (--cpu-speed)"),
+    "async": (lambda p: "on" if p.async_scheduling else "off", "async = async scheduling (--async-scheduling)"),
+    "spec": (lambda p: str(p.spec_tokens), "spec = draft tokens a step (--spec-tokens)"),
+}
+_GRID_WORDS = {k: w for k, (_, w) in _GRID_COLUMNS.items()}
+
+
+def _varying(points: list) -> dict:
+    """The grid columns whose value differs between the points (header -> the cell's text of a point)."""
+    return {k: f for k, (f, _) in _GRID_COLUMNS.items() if len({f(p) for p in points}) > 1}
 
 
 def _host(p) -> str:
@@ -129,7 +149,10 @@ def _partial(json_path: str | None, resume: bool, profile):
         try:
             head = json.loads(lines[0]) if lines else {}
         except json.JSONDecodeError:
-            head = {}
+            head = None
+        if not isinstance(head, dict) or "profile" not in head:
+            raise UsageError(f"--resume: {path} is not a predict stream (its first line names no profile): remove it, "
+                             f"or run without --resume")
         if head.get("profile") != made_from:
             raise UsageError(f"--resume: {path} is not from profile {profile.name!r} of {profile.created_utc} "
                              f"(remove it, or run without --resume)")
@@ -167,7 +190,10 @@ class Inputs(NamedTuple):
     speeds: Speeds  # the CPU speeds the points run at, and where they were read
 
 
-def _say_pins(engine: str, version: str, profile, local: list) -> None:
+BACKEND_LIBRARY = {"guidance": "llguidance"}  # a --backend's grammar library, where its name differs
+
+
+def _say_pins(engine: str, version: str, profile, local: list, backends: list[str]) -> None:
     """Where the profile's traces, or the user's schemas' traced here, are of a grammar library this engine
     version does not run: said (Engine.pin_notes)."""
     from ..model.engines import engine_policy
@@ -176,8 +202,10 @@ def _say_pins(engine: str, version: str, profile, local: list) -> None:
     if local:
         from ..calibrate.host import package_versions
         notes += policy.pin_notes(package_versions(), "your schemas' traces (made on this host)")
+    used = {BACKEND_LIBRARY.get(b, b) for b in backends}
     for line in notes:
-        print(line)
+        if any(f" of {lib} " in line for lib in used):
+            print(line)
 
 
 def load_inputs(args, profile=None) -> Inputs:
@@ -213,15 +241,25 @@ def load_inputs(args, profile=None) -> Inputs:
         # only schemas every requested backend could compile
         for b in args.backend[1:]:
             schema_ids = tuple(s for s in schema_ids if s in set(profile.schema_ids(b)))
+        left = sorted({s for b in args.backend for s in profile.schema_ids(b)} - set(schema_ids))
+        if left:
+            print(f"note: {len(left)} of the profile's schemas left out ({', '.join(left[:4])}"
+                  f"{' ...' if len(left) > 4 else ''}): not every --backend compiled them, and every backend runs the "
+                  f"same schemas ({len(schema_ids)}); one --backend at a time runs all of its own")
     return Inputs(profile, schema_ids, local, speed_from, speeds)
 
 
 def say_engines(args, profile, local: list) -> None:
     """Whose mechanisms each --engine runs, and where its pinned libraries differ from the traces'."""
+    made_on = profile_engine(profile)
     for engine in args.engine:
         version, why = engine_version(args, profile, engine)
         print(f"mechanisms: {engine} {version} ({why}; model/engines.py)")
-        _say_pins(engine, version, profile, local)
+        if made_on not in (None, engine):
+            print(f"note: --engine {engine}: the profile {profile.name} was measured on a {made_on} server, so {engine}'s "
+                  f"points run on {made_on}'s forward, API server and engine costs with {engine}'s mechanisms; "
+                  f"{engine}'s own shipped profile is taken where it is the only --engine and no --profile is given")
+        _say_pins(engine, version, profile, local, args.backend)
 
 
 def with_cost_spread(profile, configs: list, loads: list, schema_ids: tuple[str, ...], points: list[Point],
@@ -280,6 +318,7 @@ def predict_request(args, command: list[str] | None = None) -> PredictRequest:
     (default: this process's)."""
     if args.scheduler and args.executor != "dask":
         raise ValueError(f"--scheduler {args.scheduler}: only with --executor dask")
+    check_outputs(json=args.json, png=args.png, trace=args.trace)
     inputs = load_inputs(args)
     configs = _engine_configs(args, inputs.profile, inputs.speeds)
     loads = _workloads(args, inputs.schema_ids)  # (bad flags: one line)
@@ -317,7 +356,7 @@ def run_prediction(req: PredictRequest) -> int:
     _say_points(points, profile, req)
     result = {"profile": {"name": profile.name, "created_utc": profile.created_utc, "host": profile.host.__dict__,
                           "provenance": profile.provenance},
-              "command": " ".join(req.command), "cpu_speed_from_report": speed_from,
+              "maskcost": maskcost_provenance(), "command": " ".join(req.command), "cpu_speed_from_report": speed_from,
               "local_schemas": [asdict(h) for h in local],
               "points": [p.to_json() for p in points]}
     if req.json:
@@ -343,6 +382,8 @@ def _say_points(points: list, profile, req: PredictRequest) -> None:
     _say_unsettled(points, req.precision)
     _say_loop_near_full(points)
     _say_no_async_off_points(points, profile)
+    _say_overloaded(points)
+    _say_cores_short(points)
     if req.trace:
         print(f"wrote {req.trace}: the first point's steps, a lane per thread (chrome://tracing or ui.perfetto.dev)")
 
@@ -380,6 +421,35 @@ def _say_loop_near_full(points: list) -> None:
               f"the loop's busy share in the model): where both are full, the engine runs only the requests the loop "
               f"lets through, and on the profiles of the record's servers a tenth more or less in the loop's costs "
               f"moved the model's ITL at such a point by up to 23% (docs/validation.md finding 50)")
+
+
+OVERLOADED = 0.9  # an open-loop point served under this share of the requests offered: its queue grows
+
+
+def _say_overloaded(points: list) -> None:
+    """A note naming the open-loop points (--rate) that served fewer requests a second than arrived: their queue
+    grows as long as the run lasts, so their TTFT (and the running count) is the run's length, not a steady value."""
+    over = [(p, p.out_tok_per_s / p.output_tokens_mean) for p in points
+            if p.rate_per_s and p.out_tok_per_s and p.output_tokens_mean
+            and p.out_tok_per_s / p.output_tokens_mean < OVERLOADED * p.rate_per_s]
+    if over:
+        p, served = over[0]
+        print(f"note: {len(over)} point(s) offered more requests than the model served ({p.engine} {p.backend} at rate "
+              f"{p.rate_per_s:g}/s: {served:.1f}/s served): the queue grows as long as the run lasts, so their TTFT and "
+              f"running count depend on --requests, not a steady value; a lower --rate finds what the server holds")
+
+
+def _say_cores_short(points: list) -> None:
+    """A note naming the points of one engine alone whose threads kept more CPUs busy than --cores gives them: --cores
+    sizes the engine's pools, and only a quota or other engines make its threads wait for a core
+    (model/host_share.py), so there the model runs them as if each had its own."""
+    short = [p for p in points if p.replicas == 1 and p.cpu_quota is None and p.cpu_demand and p.cores
+             and p.cpu_demand > p.cores]
+    if short:
+        p = short[0]
+        print(f"note: {len(short)} point(s) whose engine kept more CPUs busy than --cores gives it ({p.engine} "
+              f"{p.backend} at {_at(p)}: {p.cpu_demand:.2f} CPUs on {p.cores}): --cores alone sizes its pools, so its "
+              f"threads ran as if each had a core; --cpu-quota {p.cores} as well makes them share the cores")
 
 
 def _say_no_async_off_points(points: list, profile) -> None:

@@ -1,6 +1,7 @@
 """What a prediction is asked about: the engine and host (EngineConfig) and the load (Workload)."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .engines import ENGINES, Engine, engine_policy
@@ -78,8 +79,10 @@ class EngineConfig:
         for flag, v in (("--spec-acceptance", self.spec_acceptance), ("--spec-draft-rate", self.spec_draft_rate)):
             if not 0.0 <= v <= 1.0:
                 raise ValueError(f"{flag} {v}: must be in [0, 1]")
-        if not self.cpu_speed > 0 or (self.cpu_speed_pool is not None and not self.cpu_speed_pool > 0):
-            raise ValueError(f"--cpu-speed {self.cpu_speed}: must be > 0")
+        if not 0 < self.cpu_speed < math.inf or (self.cpu_speed_pool is not None and not 0 < self.cpu_speed_pool < math.inf):
+            raise ValueError(f"--cpu-speed {self.cpu_speed}: must be a finite number > 0")
+        if self.xgrammar_cache_mb < 0:
+            raise ValueError(f"--xgrammar-cache-mb {self.xgrammar_cache_mb}: must be >= 0 (0: only the grammar compiled last is kept)")
         if self.replicas < 1 or self.replica_gpu not in REPLICA_GPUS:
             raise ValueError(f"--replicas {self.replicas} --replica-gpu {self.replica_gpu}: replicas >= 1, "
                              f"replica-gpu one of {', '.join(REPLICA_GPUS)}")
@@ -159,8 +162,8 @@ class Workload:
             raise ValueError("give exactly one of --concurrency (closed loop) or --rate (Poisson)")
         if self.concurrency is not None and self.concurrency < 1:
             raise ValueError(f"--concurrency {self.concurrency}: must be >= 1")
-        if self.rate_per_s is not None and not self.rate_per_s > 0:
-            raise ValueError(f"--rate {self.rate_per_s}: must be > 0")
+        if self.rate_per_s is not None and not 0 < self.rate_per_s < math.inf:
+            raise ValueError(f"--rate {self.rate_per_s}: must be a finite number > 0")
         if self.requests < 1:
             raise ValueError(f"--requests {self.requests}: must be >= 1")
         if not 0.0 <= self.structured_fraction <= 1.0:
