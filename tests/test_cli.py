@@ -101,6 +101,9 @@ def test_async_off_points_borrow_the_shipped_profiles_hidden_work(capsys):
     for b in sorted({q.batch for q in donor.forward.sync_points}):
         assert ours.cpu_overhead_ms(b) == pytest.approx(theirs.cpu_overhead_ms(b), rel=1e-9)
     assert ours.cpu_overhead_ms(32) > 1.0
+    # borrowed, they price the async-off points only: an async point costs what it did on the profile's own
+    assert ours.for_async(True).cpu_overhead_ms(32) == 0.0 and ours.for_async(False) is ours
+    assert theirs.for_async(True) is theirs  # (measured ones price both)
 
 
 def test_a_short_run_a_core_count_beyond_the_hosts_and_a_trace_are_said(tmp_path):

@@ -155,28 +155,37 @@ def _engine_configs(args, profile: Profile, speeds: Speeds):
 def with_async_off_costs(profile: Profile, configs: list) -> Profile:
     """`profile`, or where a config runs with async scheduling off (asked, or the engine's own rule) and the profile
     never measured a server so (no forward.sync_points: what calibrate --base-url makes), the profile with the work
-    async scheduling hides borrowed from the engine's shipped profile (calibrate.refit.borrowed_sync), said in one
-    note and kept in its provenance. Without it such work would be priced as none: where no grammar is in the batch an
-    async-off point would cost what an async one does (docs/validation.md finding 82)."""
+    async scheduling hides borrowed from the shipped profile of the engine it was measured on (else of that config's
+    engine; calibrate.refit.borrowed_sync), said in one note and kept in its provenance. They price the async-off
+    points only (Costs.for_async): without them that work would be priced as none, and where no grammar is in the
+    batch an async-off point would cost what an async one does (docs/validation.md finding 83)."""
+    from ..model.costs import SYNC_BORROWED_KEY
+    from ..model.engines import engine_policy
     off = [c for c in configs if not c.policy.effective_async(c)]
-    if not off or profile.forward.sync_points or off[0].policy.shipped_profile is None:
+    prov = profile.provenance if isinstance(profile.provenance, dict) else {}
+    if off and prov.get(SYNC_BORROWED_KEY):
+        print(f"note: this profile's async-off points (forward.sync_points) are borrowed from the shipped profile "
+              f"{prov[SYNC_BORROWED_KEY]}, not measured on its host")
+    if not off or profile.forward.sync_points:
         return profile
+    engine = profile_engine(profile) or off[0].engine
+    policy = engine_policy(engine, off[0].policy.version if engine == off[0].engine else None)
+    if policy.shipped_profile is None:
+        return profile  # (predict says so: cli.predict._say_no_async_off_points)
     from dataclasses import replace
     from ..calibrate.refit import borrowed_sync
     from ..model.costs import forward_curve
-    donor = load_profile(shipped_profile_path([off[0].engine], off[0].policy.version))
-    if not donor.forward.sync_points or donor.name == profile.name:
-        return profile  # (predict says so: cli.predict._say_no_async_off_points)
+    donor = load_profile(shipped_profile_path([engine], policy.version))
+    if not donor.forward.sync_points:
+        return profile
     fw = borrowed_sync(profile.forward, donor)
     own, sync = forward_curve(fw.points), forward_curve(fw.sync_points)
     at = ", ".join(f"{sync(b) - own(b):.1f} ms at {b}" for b in (8, 32, 128))
-    print(f"note: this profile has no async-off points (forward.sync_points): the engine's work a step that async "
-          f"scheduling hides ({at} rows) is borrowed from the shipped profile {donor.name}, measured on its host, not "
-          f"this one; `calibrate --engine-only --engine-from PROFILE --sync-sweep SWEEP.jsonl` measures it from a "
-          f"schema-off sweep of the server with async scheduling off")
-    prov = profile.provenance if isinstance(profile.provenance, dict) else {}
-    return replace(profile, forward=fw, provenance={**prov, "sync_points_borrowed_from": donor.name})
-
+    print(f"note: this profile has no async-off points (forward.sync_points): for the points run with async scheduling "
+          f"off, the engine's work a step that async scheduling hides ({at} rows) is borrowed from the shipped "
+          f"profile {donor.name} ({engine}), measured on its host, not this one; `calibrate --engine-only --engine-from "
+          f"PROFILE --sync-sweep SWEEP.jsonl` measures it from a schema-off sweep of the server with async scheduling off")
+    return replace(profile, forward=fw, provenance={**prov, SYNC_BORROWED_KEY: donor.name})
 
 def add_host_args(p: argparse.ArgumentParser) -> None:
     """The host predict models around one engine (replicas, a CPU quota, the OpenMP team, tensor parallel):

@@ -54,6 +54,9 @@ class Curve:
         return float(self._f(v))
 
 
+SYNC_BORROWED_KEY = "sync_points_borrowed_from"  # a profile's provenance: whose async-off points it holds
+
+
 def forward_curve(points: tuple[ForwardPoint, ...]) -> Curve:
     # the engine's own per-token ITL is the decode step period the model reproduces
     return Curve([p.batch for p in points], [p.itl_ms for p in points])
@@ -130,6 +133,10 @@ class Costs:
         self.compile = {c.schema_id: c for c in b.compiles}
         self.forward = forward_curve(profile.forward.points)
         self.forward_sync = forward_curve(profile.forward.sync_points) if profile.forward.sync_points else None
+        # async-off points another profile lent this one (cli.engine_args.with_async_off_costs): they price only the
+        # points that run with async scheduling off (for_async), an async point as the profile's own would
+        prov = profile.provenance if isinstance(profile.provenance, dict) else {}
+        self.sync_borrowed = bool(prov.get(SYNC_BORROWED_KEY))
         # the GPU's kernels in a schema-off step at this many rows: NVML's busy share of the window times the
         # engine's step period (window / its steps), where the sweep read it at two loads or more (one point
         # is no curve: Curve would scale it from the origin)
@@ -170,6 +177,15 @@ class Costs:
         if self.engine_pool_excess is not None:
             self.fill_pool_factor = 1.0  # the pool is built from its parts instead (EngineFill)
             self.pool_task_factor = ef.pool_task_factor
+
+    def for_async(self, async_on: bool) -> "Costs":
+        """These costs for a run with async scheduling on or off: the same, but where the async-off points are
+        borrowed and it runs async, without them (as the profile prices async points on its own)."""
+        if not (self.sync_borrowed and async_on):
+            return self
+        other = copy.copy(self)
+        other.forward_sync, other.sync_borrowed = None, False
+        return other
 
     def at_speed(self, cpu_speed: float) -> "Costs":
         """These costs on a host of another single-thread speed: the same curves and traces (and their

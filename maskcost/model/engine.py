@@ -86,7 +86,7 @@ class Simulation:
                                self._release_held)
         if cfg.tp_forward_ratio != 1.0:
             costs = costs.with_forward_factor(cfg.tp_forward_ratio)
-        self.costs = self.engine.adapt_costs(costs, cfg)
+        self.costs = self.engine.adapt_costs(costs.for_async(cfg.effective_async), cfg)
         # a step of this many structured rows copies its bitmask on the OpenMP team (Engine.copy_spinners: CPU,
         # model/host_share.py), whose spinners may crowd the engine thread (Engine.spin_share), with the CPUs
         # of other engines on the same cores (crowd_cpus: model/host_share.py, Share.crowd_cpus)

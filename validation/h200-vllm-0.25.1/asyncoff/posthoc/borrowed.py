@@ -19,6 +19,9 @@ _spec.loader.exec_module(_check)
 LOADS, SCHEMAS, B, measured, predictions = _check.LOADS, _check.SCHEMAS, _check.B, _check.measured, _check.predictions
 
 RUN21 = HERE.parents[1] / "shape" / "run21" / "xg" / "host.json.gz"
+# run 21's no-schema ratios before the borrowing: this script run on main at 6eeea91's maskcost (its grammar cells as
+# now), the nine cells' median |error| then
+BEFORE = {"ratio": {32: 1.00, 128: 1.00, 256: 1.00}, "error_pct": {32: -28, 128: -36, 256: -19}, "median_pct": 11.4}
 PROFILES = {"shipped": None, "run 21": str(RUN21)}
 
 
@@ -48,10 +51,13 @@ if __name__ == "__main__":
     for (s, c), (m, p, e) in errs["shipped"].items():
         _, q, f = errs["run 21"][s, c]
         lines.append(f"| {c} | {s} | {m:.2f} | {p:.2f} | {e:+.0f}% | {q:.2f} | {f:+.0f}% |")
-    lines += [""] + [f"{k}: {summary(e)}" for k, e in errs.items()]
+    lines += [""] + [f"{k}: {summary(e)}" for k, e in errs.items()] + [
+        "run 21 before the borrowing (main at 6eeea91): no schema " +
+        ", ".join(f"{BEFORE['ratio'][c]:.2f} ({BEFORE['error_pct'][c]:+d}%) at {c}" for c in LOADS) +
+        f"; median over the nine cells {BEFORE['median_pct']}%"]
     (HERE / "borrowed.json").write_text(json.dumps(
         {"profiles": {k: v and str(RUN21.relative_to(HERE.parents[2])) for k, v in PROFILES.items()},
-         "predicted": preds, "error_pct": {k: {f"{s} {c}": v[2] for (s, c), v in e.items()} for k, e in errs.items()}},
+         "predicted": preds, "run 21 before": BEFORE, "error_pct": {k: {f"{s} {c}": v[2] for (s, c), v in e.items()} for k, e in errs.items()}},
         indent=1) + "\n")
     (HERE / "borrowed.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
