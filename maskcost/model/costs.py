@@ -133,10 +133,8 @@ class Costs:
         self.compile = {c.schema_id: c for c in b.compiles}
         self.forward = forward_curve(profile.forward.points)
         self.forward_sync = forward_curve(profile.forward.sync_points) if profile.forward.sync_points else None
-        # async-off points another profile lent this one (cli.engine_args.with_async_off_costs): they price only the
-        # points that run with async scheduling off (for_async), an async point as the profile's own would
-        prov = profile.provenance if isinstance(profile.provenance, dict) else {}
-        self.sync_borrowed = bool(prov.get(SYNC_BORROWED_KEY))
+        # async-off points lent by another profile (cli.engine_args.with_async_off_costs) price async-off runs only
+        self.sync_borrowed = bool(profile.provenance.get(SYNC_BORROWED_KEY))  # (for_async)
         # the GPU's kernels in a schema-off step at this many rows: NVML's busy share of the window times the
         # engine's step period (window / its steps), where the sweep read it at two loads or more (one point
         # is no curve: Curve would scale it from the origin)
