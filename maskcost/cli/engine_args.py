@@ -151,7 +151,6 @@ def _engine_configs(args, profile: Profile, speeds: Speeds):
     return out
 
 
-
 def with_async_off_costs(profile: Profile, configs: list) -> Profile:
     """`profile`, or where a config runs with async scheduling off (asked, or the engine's own rule) and the profile
     never measured a server so (no forward.sync_points: what calibrate --base-url makes), the profile with the work
@@ -186,6 +185,7 @@ def with_async_off_costs(profile: Profile, configs: list) -> Profile:
           f"profile {donor.name} ({engine}), measured on its host, not this one; `calibrate --engine-only --engine-from "
           f"PROFILE --sync-sweep SWEEP.jsonl` measures it from a schema-off sweep of the server with async scheduling off")
     return replace(profile, forward=fw, provenance={**prov, SYNC_BORROWED_KEY: donor.name})
+
 
 def add_host_args(p: argparse.ArgumentParser) -> None:
     """The host predict models around one engine (replicas, a CPU quota, the OpenMP team, tensor parallel):
