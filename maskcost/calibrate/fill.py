@@ -447,4 +447,3 @@ def _off_schema(schema: dict, text, i: int) -> str:
     except jsonschema.SchemaError:
         return ""
     return ""
-

@@ -22,7 +22,8 @@ def maskcost_provenance() -> dict[str, Any]:
     if (here / ".git").exists():
         try:
             r = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-            commit = r.stdout.strip() or None if r.returncode == 0 else None
+            if r.returncode == 0 and r.stdout.strip():
+                commit = r.stdout.strip()
         except (OSError, subprocess.SubprocessError):
             pass
     return {"version": __version__, "commit": commit}

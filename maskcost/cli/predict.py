@@ -198,14 +198,16 @@ def _say_pins(engine: str, version: str, profile, local: list, backends: list[st
     version does not run: said (Engine.pin_notes)."""
     from ..model.engines import engine_policy
     policy = engine_policy(engine, version)
-    notes = policy.pin_notes(dict(profile.provenance.get("packages") or {}), "the profile's traces")
+    used = {BACKEND_LIBRARY.get(b, b) for b in backends}  # (only the libraries of the backends run)
+
+    def of_used(packages: dict) -> dict:
+        return {k: v for k, v in packages.items() if k in used}
+    notes = policy.pin_notes(of_used(profile.provenance.get("packages") or {}), "the profile's traces")
     if local:
         from ..calibrate.host import package_versions
-        notes += policy.pin_notes(package_versions(), "your schemas' traces (made on this host)")
-    used = {BACKEND_LIBRARY.get(b, b) for b in backends}
+        notes += policy.pin_notes(of_used(package_versions()), "your schemas' traces (made on this host)")
     for line in notes:
-        if any(f" of {lib} " in line for lib in used):
-            print(line)
+        print(line)
 
 
 def load_inputs(args, profile=None) -> Inputs:
@@ -454,9 +456,10 @@ def _say_cores_short(points: list) -> None:
 
 def _say_no_async_off_points(points: list, profile) -> None:
     """A note where points run with async scheduling off (asked, or the engine's own rule) on a profile that never
-    measured a server so (ForwardCurve.sync_points: what calibrate --base-url makes): the engine's work a step that
-    async scheduling hides is then taken as none (Costs.cpu_overhead_ms), so without a grammar in the batch such a
-    point costs what an async one does."""
+    measured a server so (ForwardCurve.sync_points: what calibrate --base-url makes) and no shipped profile lent it
+    any (engine_args.with_async_off_costs: an engine with none, llama.cpp): the engine's work a step that async
+    scheduling hides is then taken as none (Costs.cpu_overhead_ms), so without a grammar in the batch such a point
+    costs what an async one does."""
     sync = [p for p in points if not p.async_scheduling]
     if sync and not profile.forward.sync_points:
         print(f"note: {len(sync)} point(s) run with async scheduling off, and this profile has no async-off points "
